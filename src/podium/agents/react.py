@@ -1,0 +1,99 @@
+"""The ReAct agent: call the model with the tools; run the tools it asks for (concurrently); repeat until it answers.
+
+Errors in tool calls (unknown tool, bad JSON, invalid arguments, a tool raising) go back to the model as tool
+messages so it can correct itself; after ``max_tool_retries`` consecutive rounds where every call failed the agent
+gives up with :class:`ToolRetriesExceeded`. ``max_steps`` bounds the model calls of one invocation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from podium.agents.base import Agent, AgentResult
+from podium.errors import StepLimitExceeded, ToolRetriesExceeded, UsageError
+from podium.messages import HumanMessage, Message, SystemMessage
+from podium.models.base import Model, ModelRequest, ModelSettings
+from podium.runtime.context import RunContext
+from podium.tools import Tool, as_tool
+
+__all__ = ["ReactAgent"]
+
+Prompt = str | Callable[[list[Message]], str | None] | None
+"""A system prompt, or a function of the history that returns one."""
+
+
+class ReactAgent(Agent):
+    """A model-and-tools loop."""
+
+    def __init__(
+        self,
+        name: str,
+        model: Model,
+        tools: Sequence[Tool | Callable[..., Any]] = (),
+        *,
+        prompt: Prompt = None,
+        description: str = "",
+        max_steps: int = 25,
+        max_tool_retries: int = 3,
+        handle_tool_errors: bool = True,
+        settings: ModelSettings | None = None,
+    ) -> None:
+        """Build the agent.
+
+        Args:
+            name: the agent's name, set on its replies.
+            model: the model it calls.
+            tools: tools or plain functions (made into tools).
+            prompt: the system prompt, or a function of the history returning it.
+            description: what the agent does, for a caller choosing among agents.
+            max_steps: model calls allowed per invocation before :class:`StepLimitExceeded`.
+            max_tool_retries: consecutive all-failing tool rounds allowed before :class:`ToolRetriesExceeded`.
+            handle_tool_errors: answer a tool's exception to the model (True) or let it end the run (False).
+            settings: request options (temperature, parallel tool calls ...).
+
+        Raises:
+            UsageError: duplicate tool names or a non-positive limit.
+        """
+        if max_steps < 1 or max_tool_retries < 0:
+            raise UsageError("max_steps must be at least 1 and max_tool_retries at least 0")
+        self.name = name
+        self.model = model
+        self.prompt = prompt
+        self.description = description
+        self.max_steps = max_steps
+        self.max_tool_retries = max_tool_retries
+        self.handle_tool_errors = handle_tool_errors
+        self.settings = settings or ModelSettings()
+        self.tools: dict[str, Tool] = {}
+        for item in tools:
+            made = as_tool(item)
+            if made.name in self.tools:
+                raise UsageError(f"agent {name!r} has two tools named {made.name!r}")
+            self.tools[made.name] = made
+        self._specs = [t.spec for t in self.tools.values()]
+
+    def _system(self, messages: list[Message]) -> list[Message]:
+        prompt = self.prompt(messages) if callable(self.prompt) else self.prompt
+        return [SystemMessage(content=prompt)] if prompt else []
+
+    async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
+        messages = await ctx.history()
+        start = len(messages)
+        messages.append(await ctx.add_message(input))
+        failing_rounds = 0
+        for _ in range(self.max_steps):
+            request = ModelRequest(messages=self._system(messages) + messages, tools=self._specs, settings=self.settings)
+            reply = (await ctx.call_model(self.model, request, name=self.name)).message
+            messages.append(reply)
+            if not reply.tool_calls:
+                return AgentResult(output=reply.content, messages=messages[start:])
+            results = await ctx.call_tools(self.tools, reply.tool_calls, handle_errors=self.handle_tool_errors)
+            messages.extend(results)
+            if all(r.is_error for r in results):
+                failing_rounds += 1
+                if failing_rounds > self.max_tool_retries:
+                    raise ToolRetriesExceeded(self.name, self.max_tool_retries, results[-1].content)
+            else:
+                failing_rounds = 0
+        raise StepLimitExceeded(self.name, self.max_steps)

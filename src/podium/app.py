@@ -1,0 +1,105 @@
+"""Chat apps: what ``podium chat <app>`` runs.
+
+An app is a module with an ``app = App(...)`` attribute: a name, a function building the agent from a model, and
+the cassette that lets it run offline. ``podium chat NAME`` finds ``examples/NAME.py`` (``-`` read as ``_``) in the
+current folder or its parents, a file path, or ``package.module[:attribute]``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from podium.errors import UsageError
+
+if TYPE_CHECKING:
+    from podium.agents.base import Agent
+    from podium.models.base import Model
+    from podium.settings import Settings
+
+__all__ = ["App", "load_app"]
+
+
+@dataclass(slots=True, kw_only=True)
+class App:
+    """A runnable chat application."""
+
+    name: str
+    """The app's name."""
+    build: Callable[[Model], Agent]
+    """Builds the agent around a model."""
+    cassette: Path | None = None
+    """Recorded replies that make the app run offline (used when no model is configured)."""
+    welcome: str = ""
+    """Shown when a new conversation starts."""
+
+    def model(self, settings: Settings) -> Model:
+        """The configured real model, or the offline replay of the app's cassette.
+
+        Raises:
+            UsageError: no model is configured and the app has no cassette.
+        """
+        real = settings.model_or_none()
+        if real is not None:
+            return real
+        if self.cassette is None:
+            raise UsageError(f"app {self.name!r} has no cassette for offline use; set PODIUM_MODEL")
+        from podium.models.replay import ReplayModel
+
+        return ReplayModel(self.cassette)
+
+
+def _examples_dirs() -> list[Path]:
+    here = Path.cwd().resolve()
+    return [folder / "examples" for folder in (here, *here.parents) if (folder / "examples").is_dir()]
+
+
+def _load_file(path: Path) -> ModuleType:
+    name = f"podium_app_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_app(spec: str) -> App:
+    """Find and load the app named by ``spec``.
+
+    Raises:
+        UsageError: nothing found, or the module has no ``App``.
+    """
+    attribute = "app"
+    module: ModuleType | None = None
+    path = Path(spec)
+    if spec.endswith(".py") and path.is_file():
+        module = _load_file(path)
+    else:
+        stem = spec.replace("-", "_")
+        for folder in _examples_dirs():
+            candidate = folder / f"{stem}.py"
+            if candidate.is_file():
+                module = _load_file(candidate)
+                break
+        if module is None and (":" in spec or "." in spec):
+            module_name, _, attribute = spec.partition(":")
+            attribute = attribute or "app"
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError as exc:
+                raise UsageError(f"cannot import app module {module_name!r}: {exc}") from None
+    if module is None:
+        known = sorted(p.stem.replace("_", "-") for d in _examples_dirs() for p in d.glob("*.py") if p.stem != "__init__")
+        raise UsageError(f"no app {spec!r}; examples found here: {', '.join(known) or 'none'}")
+    found = getattr(module, attribute, None)
+    if not isinstance(found, App):
+        raise UsageError(f"{spec!r} has no App named {attribute!r}")
+    return found

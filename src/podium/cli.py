@@ -1,0 +1,209 @@
+"""The ``podium`` command: chat with an app in the terminal, list and inspect stored conversations."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from podium.app import load_app
+from podium.errors import PodiumError
+from podium.events import (
+    Artifact,
+    ErrorEvent,
+    Event,
+    InterruptRaised,
+    MessageAdded,
+    RunEnded,
+    SideChannel,
+    event_to_dict,
+)
+from podium.messages import AIMessage, ToolMessage
+from podium.runtime.runtime import RunResult, Runtime
+from podium.settings import Settings, open_store
+
+cli = typer.Typer(help="Podium: multi-agent apps with a durable runtime.", no_args_is_help=True, add_completion=False)
+
+StoreOption = Annotated[
+    str | None, typer.Option("--store", help="'memory', a SQLite file, or sqlite:///path (default: PODIUM_STORE)")
+]
+
+
+class _Printer:
+    """Shows events for a person (or as JSON lines for scripts)."""
+
+    def __init__(self, jsonl: bool) -> None:
+        self.jsonl = jsonl
+        from rich.console import Console
+
+        self.console = Console(highlight=False, soft_wrap=True)
+
+    def line(self, data: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+        sys.stdout.flush()
+
+    def note(self, text: str) -> None:
+        if self.jsonl:
+            self.line({"kind": "note", "text": text})
+        else:
+            self.console.print(f"[dim]{text}[/dim]", markup=True)
+
+    def __call__(self, event: Event) -> None:
+        if self.jsonl:
+            if event.kind != "token":
+                self.line(event_to_dict(event))
+            return
+        from rich.markup import escape
+
+        c = self.console
+        if isinstance(event, MessageAdded):
+            message = event.message
+            if isinstance(message, AIMessage):
+                for call in message.tool_calls:
+                    c.print(f"[dim]  → {escape(call.name)}({escape(call.arguments)})[/dim]")
+                if message.content and event.namespace == "":
+                    c.print(f"[bold cyan]{escape(message.name or 'assistant')}>[/bold cyan] {escape(message.content)}")
+            elif isinstance(message, ToolMessage):
+                style = "red" if message.is_error else "dim"
+                c.print(f"[{style}]  ← {escape(message.name)}: {escape(message.content[:300])}[/{style}]")
+        elif isinstance(event, SideChannel):
+            c.print(f"[yellow]  ⋯ {escape(event.text)}[/yellow]")
+        elif isinstance(event, Artifact):
+            c.print(f"[magenta]  ▣ artifact {escape(event.title)}:[/magenta] {escape(str(event.content))}")
+        elif isinstance(event, InterruptRaised):
+            interrupt = event.interrupt
+            choices = ""
+            if interrupt.expectation is not None and interrupt.expectation.options:
+                choices = " [" + " | ".join(interrupt.expectation.options) + "]"
+            c.print(f"[bold green]? {escape(interrupt.prompt)}{escape(choices)}[/bold green]")
+        elif isinstance(event, ErrorEvent):
+            c.print(f"[red]error: {escape(event.message)}[/red]")
+        elif isinstance(event, RunEnded) and event.status not in ("completed", "interrupted", "failed"):
+            c.print(f"[red]run {event.status}: {escape(event.reason)}[/red]")
+
+
+def _read_lines(interactive: bool) -> Any:
+    while True:
+        try:
+            text = input("you> ") if interactive else sys.stdin.readline()
+        except EOFError:
+            return
+        if not interactive and text == "":
+            return
+        yield text.rstrip("\n")
+
+
+async def _chat(app_name: str, thread: str | None, jsonl: bool, store_spec: str | None) -> int:
+    settings = Settings.load()
+    app = load_app(app_name)
+    agent = app.build(app.model(settings))
+    store = open_store(store_spec, settings=settings)
+    runtime = Runtime(store)
+    printer = _Printer(jsonl)
+    failures = 0
+
+    def report(result: RunResult) -> None:
+        nonlocal failures
+        if result.status == "failed":
+            failures += 1
+
+    try:
+        if thread is not None:
+            status, _ = await runtime.pending(thread)
+            if status == "running":
+                printer.note(f"finishing the unfinished run of thread {thread}")
+                report(await runtime.resume(agent, thread, on_event=printer))
+        else:
+            import uuid
+
+            thread = uuid.uuid4().hex[:12]
+            if app.welcome:
+                printer.note(app.welcome) if jsonl else printer.console.print(app.welcome)
+        if jsonl:
+            printer.line({"kind": "thread", "thread_id": thread})
+        else:
+            printer.note(f"thread {thread} (continue later with --thread {thread})")
+        interactive = sys.stdin.isatty()
+        for text in _read_lines(interactive):
+            if not text.strip():
+                printer.note("empty message ignored: type a request, or end with Ctrl-D")
+                continue
+            status, pending = await runtime.pending(thread) if await store.get_thread(thread) else (None, [])
+            if status == "interrupted" and pending:
+                result = await runtime.resume(agent, thread, text, on_event=printer)
+            else:
+                result = await runtime.run(agent, text, thread_id=thread, on_event=printer)
+            report(result)
+    finally:
+        await store.close()
+    return 1 if failures else 0
+
+
+@cli.command()
+def chat(
+    app: Annotated[str, typer.Argument(help="An example name (e.g. 'trip'), a .py file, or module:attribute")],
+    thread: Annotated[str | None, typer.Option("--thread", help="Continue this stored conversation")] = None,
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="Print every event as one JSON object per line")] = False,
+    store: StoreOption = None,
+) -> None:
+    """Chat with an app in the terminal (offline replay unless PODIUM_MODEL is set).
+
+    When stdin is not a terminal, each line is one human message.
+    """
+    try:
+        code = asyncio.run(_chat(app, thread, jsonl, store))
+    except PodiumError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    raise typer.Exit(code)
+
+
+@cli.command()
+def threads(store: StoreOption = None, limit: int = 20) -> None:
+    """List stored conversations, newest first."""
+
+    async def listing() -> None:
+        opened = open_store(store)
+        try:
+            for info in await opened.list_threads(limit):
+                typer.echo(f"{info.id}\t{info.metadata.get('agent', '')}")
+        finally:
+            await opened.close()
+
+    try:
+        asyncio.run(listing())
+    except PodiumError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+@cli.command()
+def history(
+    thread: Annotated[str, typer.Argument(help="The conversation's id")],
+    store: StoreOption = None,
+) -> None:
+    """Print a conversation's stored events as JSON lines."""
+
+    async def dump() -> None:
+        opened = open_store(store)
+        try:
+            for event in await Runtime(opened).events(thread):
+                typer.echo(json.dumps(event_to_dict(event), ensure_ascii=False, default=str))
+        finally:
+            await opened.close()
+
+    try:
+        asyncio.run(dump())
+    except PodiumError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def main() -> None:
+    """Entry point of the ``podium`` command."""
+    cli()

@@ -1,0 +1,162 @@
+"""Podium's exceptions.
+
+Every failure the library raises derives from :class:`PodiumError`::
+
+    PodiumError
+    ├── UsageError               the caller must change something (bad option, bad argument)
+    ├── ThreadNotFound           no conversation with that id in the store
+    ├── ThreadBusy               another run holds the conversation (single writer)
+    ├── ThreadWaiting            the conversation waits for an answer to an interrupt
+    ├── StoreError               the store cannot be used
+    │   ├── StoreLocked          the database stayed locked past the busy timeout
+    │   └── StoreCorrupt         the file is not a Podium database (or from a newer Podium)
+    ├── ModelError               a model could not answer
+    │   ├── ModelRequestsBlocked real model requests are blocked (tests)
+    │   ├── ModelHTTPError       the endpoint answered with an error status
+    │   └── CassetteError        a replay cassette is malformed or has no answer for a request
+    ├── ToolDefinitionError      a function cannot be made into a tool
+    └── AgentError               an agent gave up
+        ├── StepLimitExceeded    the step limit was reached
+        └── ToolRetriesExceeded  the model kept producing failing tool calls
+
+Control-flow signals that user code raises on purpose are kept apart from failures:
+:class:`ModelRetry` (a tool asks the model to try again with the given advice).
+
+Exceptions carry typed fields and do nothing when constructed.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentError",
+    "CassetteError",
+    "ModelError",
+    "ModelHTTPError",
+    "ModelRequestsBlocked",
+    "ModelRetry",
+    "PodiumError",
+    "StepLimitExceeded",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreLocked",
+    "ThreadBusy",
+    "ThreadNotFound",
+    "ThreadWaiting",
+    "ToolDefinitionError",
+    "ToolRetriesExceeded",
+    "UsageError",
+]
+
+
+class PodiumError(Exception):
+    """Root of every error Podium raises."""
+
+
+class UsageError(PodiumError):
+    """The library was called in a way it does not support; the message says what to change."""
+
+
+class ThreadNotFound(PodiumError):
+    """No conversation with this id exists in the store."""
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__(f"no thread {thread_id!r} in the store")
+        self.thread_id = thread_id
+
+
+class ThreadBusy(PodiumError):
+    """Another run is in progress on this conversation (one writer per thread)."""
+
+    def __init__(self, thread_id: str, owner: str) -> None:
+        super().__init__(
+            f"thread {thread_id!r} is busy: a run held by {owner} is in progress; "
+            "wait for it to end or pass if_busy='wait'"
+        )
+        self.thread_id = thread_id
+        self.owner = owner
+
+
+class ThreadWaiting(PodiumError):
+    """The conversation is suspended on an interrupt; answer it with ``Runtime.resume``."""
+
+    def __init__(self, thread_id: str, interrupt_ids: list[str], *, message: str | None = None) -> None:
+        super().__init__(
+            message
+            or f"thread {thread_id!r} is waiting for an answer to interrupt(s) "
+            f"{', '.join(interrupt_ids)}; call Runtime.resume() with the answer"
+        )
+        self.thread_id = thread_id
+        self.interrupt_ids = interrupt_ids
+
+
+class StoreError(PodiumError):
+    """The store cannot be used (I/O, schema or database error)."""
+
+
+class StoreLocked(StoreError):
+    """The database stayed locked by another connection past the busy timeout."""
+
+
+class StoreCorrupt(StoreError):
+    """The file is not a Podium database, or was written by a newer Podium."""
+
+
+class ModelError(PodiumError):
+    """A model could not produce a reply."""
+
+
+class ModelRequestsBlocked(ModelError):
+    """Requests to real models are blocked (set while tests run)."""
+
+
+class ModelHTTPError(ModelError):
+    """The model endpoint answered with an error status after retries."""
+
+    def __init__(self, status_code: int, message: str) -> None:
+        super().__init__(f"model endpoint answered {status_code}: {message}")
+        self.status_code = status_code
+
+
+class CassetteError(ModelError):
+    """A replay cassette is malformed, or holds no answer for the request made."""
+
+
+class ToolDefinitionError(PodiumError):
+    """A function cannot be turned into a tool (for example an untyped parameter)."""
+
+
+class AgentError(PodiumError):
+    """An agent stopped without an answer."""
+
+
+class StepLimitExceeded(AgentError):
+    """The agent reached its step limit before answering."""
+
+    def __init__(self, agent: str, limit: int) -> None:
+        super().__init__(f"agent {agent!r} reached its step limit of {limit} model calls without answering")
+        self.agent = agent
+        self.limit = limit
+
+
+class ToolRetriesExceeded(AgentError):
+    """The model produced failing tool calls more times in a row than allowed."""
+
+    def __init__(self, agent: str, retries: int, last_error: str) -> None:
+        super().__init__(
+            f"agent {agent!r} gave up after {retries} consecutive failing tool calls; last error: {last_error}"
+        )
+        self.agent = agent
+        self.retries = retries
+        self.last_error = last_error
+
+
+class ModelRetry(Exception):  # noqa: N818 - a signal, not a failure
+    """Raised by a tool to send ``message`` back to the model so it can try again.
+
+    This is control flow, not a failure: the agent answers the tool call with the message and lets the model
+    correct itself (bounded by the agent's retry limit).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

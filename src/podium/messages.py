@@ -1,0 +1,274 @@
+"""Message types shared by every orchestration, their JSON form and the OpenAI chat-completions wire format.
+
+Each message is a small dataclass with a literal ``kind`` tag, so one function round-trips any history to JSON
+(:func:`message_to_dict` / :func:`message_from_dict`) and another converts it to and from the wire format
+(:func:`to_openai` / :func:`from_openai`). ``metadata`` carries data that travels with a message but is never sent
+to a model (seed 000's side-channel notes, UI hints).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "AIMessage",
+    "HumanMessage",
+    "Message",
+    "SystemMessage",
+    "ToolCall",
+    "ToolMessage",
+    "Usage",
+    "from_openai",
+    "message_from_dict",
+    "message_to_dict",
+    "order_tool_results",
+    "to_openai",
+]
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token usage of one or more model replies."""
+
+    input_tokens: int = 0
+    """Tokens in the prompts."""
+    output_tokens: int = 0
+    """Tokens in the replies."""
+    requests: int = 0
+    """Number of model requests counted."""
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.requests + other.requests,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        """The JSON form."""
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "requests": self.requests}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        """Read the JSON form."""
+        return cls(int(data.get("input_tokens", 0)), int(data.get("output_tokens", 0)), int(data.get("requests", 0)))
+
+
+@dataclass(slots=True, kw_only=True)
+class SystemMessage:
+    """Instructions for the model."""
+
+    content: str
+    """The instruction text."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Data that travels with the message and is never sent to a model."""
+    kind: Literal["system"] = "system"
+    """Tag for the JSON form."""
+
+
+@dataclass(slots=True, kw_only=True)
+class HumanMessage:
+    """A message written by a person (or by a parent agent speaking as the user)."""
+
+    content: str
+    """The text."""
+    name: str | None = None
+    """Optional name of the speaker."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Data that travels with the message and is never sent to a model."""
+    kind: Literal["human"] = "human"
+    """Tag for the JSON form."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolCall:
+    """A model's request to call one tool."""
+
+    id: str
+    """Identifier the tool result must echo."""
+    name: str
+    """Name of the tool to call."""
+    arguments: str = "{}"
+    """The arguments exactly as the model wrote them (a JSON object, possibly invalid)."""
+
+    def parsed_arguments(self) -> dict[str, Any]:
+        """The arguments as a dict.
+
+        Raises:
+            ValueError: the model's text is not a JSON object.
+        """
+        text = self.arguments.strip() or "{}"
+        value = json.loads(text)
+        if not isinstance(value, dict):
+            raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+        return value
+
+
+@dataclass(slots=True, kw_only=True)
+class AIMessage:
+    """A model's reply: text, tool calls, or both."""
+
+    content: str = ""
+    """The text of the reply ("" when the model only called tools)."""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    """Tools the model asks to call, in order."""
+    name: str | None = None
+    """Name of the agent that produced the reply."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Data that travels with the message and is never sent to a model."""
+    kind: Literal["ai"] = "ai"
+    """Tag for the JSON form."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolMessage:
+    """The result of one tool call, answering the call with the same ``tool_call_id``."""
+
+    content: str
+    """The result as text (what the model sees)."""
+    tool_call_id: str
+    """The id of the call this answers."""
+    name: str = ""
+    """The tool's name."""
+    is_error: bool = False
+    """True when the content reports an error the model should correct."""
+    artifact: Any = None
+    """A result for the user interface (a document, a table), kept out of the model's view."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Data that travels with the message and is never sent to a model."""
+    kind: Literal["tool"] = "tool"
+    """Tag for the JSON form."""
+
+
+Message: TypeAlias = SystemMessage | HumanMessage | AIMessage | ToolMessage
+"""Any message of a conversation."""
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """The JSON-ready form of ``message`` (round-trips through :func:`message_from_dict`)."""
+    data: dict[str, Any] = {"kind": message.kind, "content": message.content}
+    if isinstance(message, HumanMessage | AIMessage) and message.name is not None:
+        data["name"] = message.name
+    if isinstance(message, AIMessage) and message.tool_calls:
+        data["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
+    if isinstance(message, ToolMessage):
+        data["tool_call_id"] = message.tool_call_id
+        data["name"] = message.name
+        if message.is_error:
+            data["is_error"] = True
+        if message.artifact is not None:
+            data["artifact"] = message.artifact
+    if message.metadata:
+        data["metadata"] = message.metadata
+    return data
+
+
+def message_from_dict(data: dict[str, Any]) -> Message:
+    """Read a message from its JSON form.
+
+    Raises:
+        ValueError: the data is not a message.
+    """
+    try:
+        kind = data["kind"]
+        content = data.get("content", "")
+        metadata = dict(data.get("metadata") or {})
+        if kind == "human":
+            return HumanMessage(content=content, name=data.get("name"), metadata=metadata)
+        if kind == "ai":
+            calls = [ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments", "{}")) for c in data.get("tool_calls", ())]
+            return AIMessage(content=content, tool_calls=calls, name=data.get("name"), metadata=metadata)
+        if kind == "tool":
+            return ToolMessage(
+                content=content,
+                tool_call_id=data["tool_call_id"],
+                name=data.get("name", ""),
+                is_error=bool(data.get("is_error", False)),
+                artifact=data.get("artifact"),
+                metadata=metadata,
+            )
+        if kind == "system":
+            return SystemMessage(content=content, metadata=metadata)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a message: {data!r:.200}") from exc
+    raise ValueError(f"unknown message kind {kind!r}")
+
+
+def to_openai(message: Message) -> dict[str, Any]:
+    """The chat-completions wire form of ``message``."""
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": message.content}
+    if isinstance(message, HumanMessage):
+        out: dict[str, Any] = {"role": "user", "content": message.content}
+        if message.name:
+            out["name"] = message.name
+        return out
+    if isinstance(message, AIMessage):
+        out = {"role": "assistant", "content": message.content if (message.content or not message.tool_calls) else None}
+        if message.name:
+            out["name"] = message.name
+        if message.tool_calls:
+            out["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in message.tool_calls
+            ]
+        return out
+    return {"role": "tool", "content": message.content, "tool_call_id": message.tool_call_id}
+
+
+def from_openai(data: dict[str, Any]) -> Message:
+    """Read a message from its chat-completions wire form.
+
+    Raises:
+        ValueError: the role is unknown or a required field is missing.
+    """
+    role = data.get("role")
+    content = data.get("content")
+    if isinstance(content, list):  # content parts: keep the text ones
+        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    text = content or ""
+    if role in ("system", "developer"):
+        return SystemMessage(content=text)
+    if role == "user":
+        return HumanMessage(content=text, name=data.get("name"))
+    if role == "assistant":
+        calls = []
+        for c in data.get("tool_calls") or ():
+            fn = c.get("function") or {}
+            calls.append(ToolCall(id=c.get("id", ""), name=fn.get("name", ""), arguments=fn.get("arguments") or "{}"))
+        return AIMessage(content=text, tool_calls=calls, name=data.get("name"))
+    if role == "tool":
+        if "tool_call_id" not in data:
+            raise ValueError("a tool message needs a tool_call_id")
+        return ToolMessage(content=text, tool_call_id=data["tool_call_id"], name=data.get("name", ""))
+    raise ValueError(f"unknown message role {role!r}")
+
+
+def order_tool_results(messages: list[Message]) -> list[Message]:
+    """``messages`` with each block of tool results in the order of the calls they answer.
+
+    Concurrent tool calls are stored as they finish; strict providers want the results in call order.
+    """
+    out: list[Message] = []
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        out.append(message)
+        index += 1
+        if isinstance(message, AIMessage) and len(message.tool_calls) > 1:
+            end = index
+            while end < len(messages) and isinstance(messages[end], ToolMessage):
+                end += 1
+            position = {call.id: n for n, call in enumerate(message.tool_calls)}
+            block = messages[index:end]
+            block.sort(key=lambda m: position.get(m.tool_call_id, len(position)) if isinstance(m, ToolMessage) else 0)
+            out.extend(block)
+            index = end
+    return out

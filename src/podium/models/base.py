@@ -1,0 +1,202 @@
+"""The model interface: one async reply and one stream of typed events, with token usage on every reply."""
+
+from __future__ import annotations
+
+import json
+import os
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from podium.errors import ModelRequestsBlocked
+from podium.messages import AIMessage, Message, Usage, message_to_dict, to_openai
+from podium.tools import ToolSpec
+
+__all__ = [
+    "Done",
+    "Model",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelSettings",
+    "StreamEvent",
+    "TextDelta",
+    "ToolCallDelta",
+    "allow_model_requests",
+    "check_allowed",
+]
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelSettings:
+    """Options of one request; ``None`` leaves the provider's default."""
+
+    temperature: float | None = None
+    """Sampling temperature."""
+    max_tokens: int | None = None
+    """Cap on the reply's length."""
+    parallel_tool_calls: bool | None = None
+    """Whether the model may call several tools in one reply."""
+    tool_choice: Literal["auto", "required", "none"] | str | None = None
+    """``auto``, ``required``, ``none``, or the name of the one tool to call."""
+    response_format: dict[str, Any] | None = None
+    """A JSON schema the reply's text must follow (structured output)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Provider-specific fields passed through unchanged."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelRequest:
+    """Everything a model is asked in one call."""
+
+    messages: list[Message]
+    """The conversation, system message first."""
+    tools: list[ToolSpec] = field(default_factory=list)
+    """Tools the model may call."""
+    settings: ModelSettings = field(default_factory=ModelSettings)
+    """Options."""
+
+    def to_openai(self) -> dict[str, Any]:
+        """The chat-completions request body, without the model name."""
+        body: dict[str, Any] = {"messages": [to_openai(m) for m in self.messages]}
+        if self.tools:
+            body["tools"] = [t.to_openai() for t in self.tools]
+        s = self.settings
+        if s.temperature is not None:
+            body["temperature"] = s.temperature
+        if s.max_tokens is not None:
+            body["max_tokens"] = s.max_tokens
+        if s.parallel_tool_calls is not None and self.tools:
+            body["parallel_tool_calls"] = s.parallel_tool_calls
+        if s.tool_choice is not None and self.tools:
+            if s.tool_choice in ("auto", "required", "none"):
+                body["tool_choice"] = s.tool_choice
+            else:
+                body["tool_choice"] = {"type": "function", "function": {"name": s.tool_choice}}
+        if s.response_format is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "response", "schema": s.response_format},
+            }
+        body.update(s.extra)
+        return body
+
+    def fingerprint(self) -> str:
+        """A canonical JSON text of the messages and tools, for matching recorded requests."""
+        return json.dumps(
+            {
+                "messages": [_fingerprint_message(m) for m in self.messages],
+                "tools": [t.name for t in self.tools],
+            },
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+
+
+def _fingerprint_message(message: Message) -> dict[str, Any]:
+    data = message_to_dict(message)
+    data.pop("metadata", None)
+    data.pop("artifact", None)
+    return data
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelResponse:
+    """A model's reply with its usage."""
+
+    message: AIMessage
+    """The reply."""
+    usage: Usage = field(default_factory=Usage)
+    """Tokens spent on this call."""
+    model_name: str = ""
+    """Which model answered."""
+    finish_reason: str | None = None
+    """Why the model stopped (``stop``, ``tool_calls``, ``length`` ...)."""
+
+
+@dataclass(slots=True, frozen=True)
+class TextDelta:
+    """New text of a streamed reply."""
+
+    text: str
+    """The text."""
+    kind: Literal["text"] = "text"
+
+
+@dataclass(slots=True, frozen=True)
+class ToolCallDelta:
+    """A piece of a streamed tool call (``index`` says which call)."""
+
+    index: int
+    """Position of the call in the reply."""
+    id: str | None = None
+    """The call's id, on its first piece."""
+    name: str | None = None
+    """The tool's name, on its first piece."""
+    arguments: str = ""
+    """More argument text."""
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(slots=True, frozen=True)
+class Done:
+    """The end of a stream, with the whole reply."""
+
+    response: ModelResponse
+    """The complete reply, as :meth:`Model.reply` would return it."""
+    kind: Literal["done"] = "done"
+
+
+StreamEvent = TextDelta | ToolCallDelta | Done
+"""What :meth:`Model.stream` yields; the last item is always :class:`Done`."""
+
+
+class Model(ABC):
+    """A chat model with tool calling."""
+
+    name: str = "model"
+    """A label for logs and recorded responses."""
+
+    @abstractmethod
+    async def reply(self, request: ModelRequest) -> ModelResponse:
+        """Answer ``request``."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Answer ``request`` piece by piece; the default yields the whole reply at once."""
+        response = await self.reply(request)
+        if response.message.content:
+            yield TextDelta(response.message.content)
+        yield Done(response)
+
+
+_allowed: bool | None = None
+
+
+def allow_model_requests(allowed: bool) -> None:
+    """Allow or block requests to real (non-loopback) model endpoints in this process.
+
+    The test suite blocks them; the environment variable ``PODIUM_BLOCK_MODEL_REQUESTS=1`` does the same for
+    child processes.
+    """
+    global _allowed
+    _allowed = allowed
+
+
+def check_allowed(base_url: str | None) -> None:
+    """Raise :class:`ModelRequestsBlocked` if requests to ``base_url`` are blocked.
+
+    Loopback endpoints (a local server standing in for an API) are always allowed.
+    """
+    allowed = _allowed
+    if allowed is None:
+        allowed = os.environ.get("PODIUM_BLOCK_MODEL_REQUESTS", "") not in ("1", "true", "yes")
+    if allowed:
+        return
+    host = urlparse(base_url or "https://api.openai.com/v1").hostname or ""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return
+    raise ModelRequestsBlocked(
+        f"requests to real models are blocked here (tests); refused {base_url or 'the default OpenAI endpoint'}. "
+        "Use podium.testing's FunctionModel, ScriptedModel or ReplayModel."
+    )

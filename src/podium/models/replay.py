@@ -1,0 +1,183 @@
+"""Cassettes: recorded request/response pairs, replayed offline or recorded from any model.
+
+A cassette is a JSON file::
+
+    {"format": "podium-cassette", "version": 1,
+     "interactions": [{"request": <chat-completions body>, "response": {"message": <assistant message>,
+                       "usage": {...}, "model": "...", "finish_reason": "..."}}]}
+
+:class:`ReplayModel` answers a request with the recorded response whose request matches it: first exactly
+(every message and the tool names), then, failing that, on the current turn only (the messages from the last
+user message on), so an offline chat still answers a recorded question after a different earlier history.
+Replay is stateless, so any number of concurrent runs can share one instance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from podium.errors import CassetteError
+from podium.messages import AIMessage, Usage, from_openai
+from podium.models.base import Model, ModelRequest, ModelResponse
+
+__all__ = ["RecordingModel", "ReplayModel", "load_cassette"]
+
+FORMAT = "podium-cassette"
+VERSION = 1
+
+
+def _wire_key(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
+    def norm(m: dict[str, Any]) -> dict[str, Any]:
+        out = {k: m.get(k) for k in ("role", "content", "name", "tool_call_id") if m.get(k) not in (None, "")}
+        calls = m.get("tool_calls") or []
+        if calls:
+            out["tool_calls"] = [
+                [c["function"]["name"], json.dumps(json.loads(c["function"]["arguments"] or "{}"), sort_keys=True)]
+                if _is_json(c["function"]["arguments"])
+                else [c["function"]["name"], c["function"]["arguments"]]
+                for c in calls
+            ]
+        return out
+
+    names = sorted(t["function"]["name"] for t in tools)
+    return json.dumps({"m": [norm(m) for m in messages], "t": names}, sort_keys=True, ensure_ascii=False)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text or "{}")
+    except (json.JSONDecodeError, TypeError):
+        return False
+    return True
+
+
+def _turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages from the last user message on (the current turn)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "user":
+            return messages[index:]
+    return messages
+
+
+def load_cassette(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read and check a cassette's interactions.
+
+    Raises:
+        CassetteError: the file is missing, is not JSON, or does not have the cassette's shape.
+    """
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CassetteError(f"cassette {file} does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CassetteError(f"cassette {file} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CassetteError(f"cassette {file} is not a Podium cassette (expected \"format\": \"{FORMAT}\")")
+    if data.get("version") != VERSION:
+        raise CassetteError(f"cassette {file} has version {data.get('version')!r}; this Podium reads {VERSION}")
+    interactions = data.get("interactions")
+    if not isinstance(interactions, list):
+        raise CassetteError(f"cassette {file}: \"interactions\" must be a list")
+    for number, item in enumerate(interactions):
+        try:
+            request, response = item["request"], item["response"]
+            if not isinstance(request["messages"], list) or not isinstance(response["message"], dict):
+                raise TypeError("messages must be a list and message an object")
+            from_openai(response["message"])
+            for message in request["messages"]:
+                from_openai(message)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CassetteError(f"cassette {file}: interaction {number} is malformed ({exc})") from None
+    return interactions
+
+
+def _response_from_wire(data: dict[str, Any], model_name: str) -> ModelResponse:
+    message = from_openai(data["message"])
+    assert isinstance(message, AIMessage)
+    return ModelResponse(
+        message=message,
+        usage=Usage.from_dict(data.get("usage") or {}),
+        model_name=data.get("model") or model_name,
+        finish_reason=data.get("finish_reason"),
+    )
+
+
+class ReplayModel(Model):
+    """Answers from a recorded cassette, offline; a request with no recording raises :class:`CassetteError`."""
+
+    def __init__(self, path: str | os.PathLike[str], *, name: str | None = None) -> None:
+        """Load the cassette at ``path`` (checked now, so a malformed file fails early)."""
+        self.path = Path(path)
+        self.name = name or f"replay:{self.path.name}"
+        self._exact: dict[str, dict[str, Any]] = {}
+        self._by_turn: dict[str, dict[str, Any]] = {}
+        self._questions: list[str] = []
+        for item in load_cassette(self.path):
+            messages, tools = item["request"]["messages"], item["request"].get("tools") or []
+            self._exact.setdefault(_wire_key(messages, tools), item["response"])
+            self._by_turn.setdefault(_wire_key(_turn(messages), tools), item["response"])
+            turn = _turn(messages)
+            if turn and turn[0].get("role") == "user" and len(turn) == 1:
+                self._questions.append(str(turn[0].get("content")))
+
+    @property
+    def recorded_questions(self) -> list[str]:
+        """The user messages that open a recorded turn, in recording order."""
+        return list(self._questions)
+
+    async def reply(self, request: ModelRequest) -> ModelResponse:
+        body = request.to_openai()
+        messages, tools = body["messages"], body.get("tools") or []
+        found = self._exact.get(_wire_key(messages, tools)) or self._by_turn.get(_wire_key(_turn(messages), tools))
+        if found is None:
+            last = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), None)
+            known = "; ".join(repr(q) for q in self._questions[:8]) or "none"
+            raise CassetteError(
+                f"cassette {self.path} has no recorded reply for this request (last user message: {last!r}). "
+                f"Recorded questions: {known}. Set PODIUM_MODEL to use a real model, or record a new cassette."
+            )
+        return _response_from_wire(found, self.name)
+
+
+class RecordingModel(Model):
+    """Forwards to ``inner`` and appends every request/response pair to the cassette at ``path``."""
+
+    def __init__(self, inner: Model, path: str | os.PathLike[str]) -> None:
+        """Record ``inner``'s replies into ``path`` (created, or extended if it already is a cassette)."""
+        self.inner = inner
+        self.path = Path(path)
+        self.name = inner.name
+        self._interactions: list[dict[str, Any]] = load_cassette(self.path) if self.path.exists() else []
+
+    async def reply(self, request: ModelRequest) -> ModelResponse:
+        response = await self.inner.reply(request)
+        from podium.messages import to_openai
+
+        self._interactions.append(
+            {
+                "request": request.to_openai(),
+                "response": {
+                    "message": to_openai(response.message),
+                    "usage": response.usage.to_dict(),
+                    "model": response.model_name,
+                    "finish_reason": response.finish_reason,
+                },
+            }
+        )
+        self._write()
+        return response
+
+    def _write(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"format": FORMAT, "version": VERSION, "interactions": self._interactions}
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".cassette-")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=1, ensure_ascii=False)
+            out.write("\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, self.path)

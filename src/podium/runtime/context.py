@@ -1,0 +1,355 @@
+"""The run context handed to agents and tools, and the journal that makes runs durable.
+
+Every step with an effect (a model call, a tool call, a message added, a side-channel note, a question to the
+human) goes through the context, which gives it a *key*: the agent path plus a counter of that context. A step
+whose key is already in the run's journal returns the recorded result instead of running again. That is the
+whole resume mechanism (see ``specs/architecture.md``, guarantees 1 and 2): after a crash or an interrupt the
+runtime executes the run again from its input, completed steps replay from the journal in microseconds, and the
+run continues exactly where it stopped. Agent code must therefore be deterministic given its steps' results
+(anything random or time-dependent belongs in a step).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from podium.errors import ModelRetry
+from podium.events import (
+    Artifact,
+    Event,
+    Expectation,
+    Interrupt,
+    InterruptAnswered,
+    InterruptRaised,
+    MessageAdded,
+    SideChannel,
+    StepRecorded,
+    TokenDelta,
+    ToolStarted,
+)
+from podium.messages import AIMessage, Message, ToolCall, ToolMessage, Usage, order_tool_results
+from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDelta
+from podium.tools import Tool, ToolArgumentsError, ToolReturn, result_to_text
+
+if TYPE_CHECKING:
+    from podium.store.base import Store
+
+__all__ = ["Limits", "RunContext"]
+
+DepsT = TypeVar("DepsT")
+T = TypeVar("T")
+
+
+@dataclass(slots=True, kw_only=True)
+class Limits:
+    """Bounds of one run; reaching one ends the run with status ``limit_exceeded`` and says which."""
+
+    max_model_calls: int | None = 200
+    """Model calls in the whole run, all agents together."""
+    max_tokens: int | None = None
+    """Input plus output tokens in the whole run."""
+    timeout: float | None = None
+    """Wall-clock seconds for one execution of the run."""
+
+
+class Suspended(BaseException):  # noqa: N818 - control flow, not an error
+    """Unwinds a run that waits for the human; the runtime turns it into an ``interrupted`` outcome.
+
+    A ``BaseException`` so that ``except Exception`` in user code (tools that catch everything) cannot swallow it.
+    """
+
+    def __init__(self, interrupts: list[Interrupt]) -> None:
+        super().__init__(f"waiting for {len(interrupts)} answer(s)")
+        self.interrupts = interrupts
+
+
+class LimitReached(BaseException):  # noqa: N818 - control flow, not an error
+    """Unwinds a run that reached one of its :class:`Limits` (kept out of reach of ``except Exception``)."""
+
+    def __init__(self, limit: str, reason: str) -> None:
+        super().__init__(reason)
+        self.limit = limit
+        self.reason = reason
+
+
+@dataclass(slots=True, kw_only=True)
+class RunState:
+    """What all contexts of one run execution share."""
+
+    store: Store
+    thread_id: str
+    run_id: str
+    journal: dict[str, Event]
+    seq: int
+    limits: Limits
+    owner: str
+    lease_ttl: float
+    sinks: list[Callable[[Event], Any]] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    model_calls: int = 0
+    last_renewal: float = field(default_factory=time.monotonic)
+    stream_tokens: bool = False
+
+    async def record(self, event: Event) -> None:
+        """Store ``event`` as the next entry of the thread's log and publish it."""
+        event.run_id = self.run_id
+        self.seq += 1
+        event.seq = self.seq
+        if time.monotonic() - self.last_renewal > self.lease_ttl / 3:
+            await self.store.acquire_thread(self.thread_id, self.owner, self.lease_ttl)
+            self.last_renewal = time.monotonic()
+        await self.store.append_events(self.thread_id, [event])
+        if event.key is not None:
+            self.journal[event.key] = event
+        self.publish(event)
+
+    def publish(self, event: Event) -> None:
+        """Hand ``event`` to the live subscribers only."""
+        event.run_id = self.run_id
+        for sink in self.sinks:
+            sink(event)
+
+    def count_model_call(self, usage: Usage) -> None:
+        """Add a model call's usage to the run's totals."""
+        self.usage = self.usage + usage
+        self.model_calls += 1
+
+    def check_limits(self) -> None:
+        """Raise :class:`LimitReached` if the next model call would exceed a limit."""
+        limits = self.limits
+        if limits.max_model_calls is not None and self.model_calls >= limits.max_model_calls:
+            raise LimitReached("model_calls", f"the run made its limit of {limits.max_model_calls} model calls")
+        if limits.max_tokens is not None and self.usage.total_tokens >= limits.max_tokens:
+            raise LimitReached(
+                "tokens", f"the run used {self.usage.total_tokens} tokens, reaching its budget of {limits.max_tokens}"
+            )
+
+
+class RunContext(Generic[DepsT]):
+    """The view of a run that an agent or a tool gets: its path, its dependencies, and journaled steps.
+
+    A tool receives one when it declares a parameter annotated ``RunContext`` (or ``RunContext[MyDeps]``).
+    """
+
+    __slots__ = ("_counter", "_state", "deps", "namespace", "path")
+
+    def __init__(self, state: RunState, *, path: tuple[str, ...], namespace: str, deps: DepsT) -> None:
+        self._state = state
+        self._counter = 0
+        self.path = path
+        """Where this context sits: agent names and tool call ids, outermost first."""
+        self.namespace = namespace
+        """Which message history :meth:`history` and :meth:`add_message` use ("" is the thread's)."""
+        self.deps = deps
+        """The application's dependencies, as passed to the run."""
+
+    # identity ---------------------------------------------------------------------------------------------------
+    @property
+    def thread_id(self) -> str:
+        """The conversation's id."""
+        return self._state.thread_id
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self._state.run_id
+
+    @property
+    def idempotency_key(self) -> str:
+        """A key that is the same every time this step is executed again (after a crash), for external calls."""
+        return f"{self._state.run_id}:{'/'.join(self.path)}"
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by the run so far."""
+        return self._state.usage
+
+    def child(self, *segments: str, namespace: str | None = None) -> RunContext[DepsT]:
+        """A context one level deeper (a nested agent or a tool call) with its own step counter."""
+        return RunContext(
+            self._state,
+            path=self.path + segments,
+            namespace=self.namespace if namespace is None else namespace,
+            deps=self.deps,
+        )
+
+    def _next_key(self) -> str:
+        self._counter += 1
+        return f"{'/'.join(self.path)}#{self._counter}"
+
+    # journaled steps ----------------------------------------------------------------------------------------------
+    async def step(self, function: Callable[[], Awaitable[T]]) -> T:
+        """Run ``function`` once per run: its JSON-able result is journaled and replayed on re-execution."""
+        key = self._next_key()
+        done = self._state.journal.get(key)
+        if isinstance(done, StepRecorded):
+            return done.value  # type: ignore[no-any-return]
+        value = await function()
+        await self._state.record(StepRecorded(value=value, key=key, path=self.path))
+        return value
+
+    async def history(self) -> list[Message]:
+        """This context's message history from the thread's earlier runs."""
+        return order_tool_results(
+            await self._state.store.load_messages(self._state.thread_id, self.namespace, exclude_run=self._state.run_id)
+        )
+
+    async def add_message(self, message: Message) -> Message:
+        """Append ``message`` to this context's history (once, however often the run is re-executed)."""
+        key = self._next_key()
+        done = self._state.journal.get(key)
+        if isinstance(done, MessageAdded):
+            return done.message
+        await self._state.record(MessageAdded(message=message, namespace=self.namespace, key=key, path=self.path))
+        return message
+
+    async def emit(self, event: Event) -> None:
+        """Record and stream an event (side-channel note, artifact, task-stack change) once per run."""
+        key = self._next_key()
+        if key in self._state.journal:
+            return
+        event.key = key
+        event.path = self.path
+        await self._state.record(event)
+
+    async def progress(self, text: str) -> None:
+        """Tell the user what is happening, on the side channel (never shown to a model)."""
+        await self.emit(SideChannel(text=text, channel="progress"))
+
+    async def rationale(self, text: str) -> None:
+        """Tell the user why something was chosen, on the side channel."""
+        await self.emit(SideChannel(text=text, channel="rationale"))
+
+    async def artifact(self, content: Any, *, title: str = "") -> None:
+        """Send a result to the user interface's side panel, out of the chat."""
+        await self.emit(Artifact(content=content, title=title))
+
+    async def ask(self, prompt: str, *, expectation: Expectation | None = None, data: Any = None) -> str:
+        """Ask the human and return the answer; the run suspends durably until it comes.
+
+        The first time, this records the question and unwinds the run (status ``interrupted``). When the answer is
+        given to :meth:`podium.Runtime.resume`, in this process or another one, the run executes again and this
+        call returns the answer.
+        """
+        key = self._next_key()
+        journal = self._state.journal
+        answer = journal.get(key + "!")
+        if isinstance(answer, InterruptAnswered):
+            return answer.answer
+        raised = journal.get(key)
+        if isinstance(raised, InterruptRaised):
+            raise Suspended([raised.interrupt])
+        interrupt = Interrupt(id=key, path=self.path, prompt=prompt, expectation=expectation, data=data)
+        await self._state.record(InterruptRaised(interrupt=interrupt, key=key, path=self.path))
+        raise Suspended([interrupt])
+
+    async def call_model(self, model: Model, request: ModelRequest, *, name: str | None = None) -> ModelResponse:
+        """Ask ``model`` (once per run: the reply is journaled and added to this context's history).
+
+        ``name`` is set on the reply (the agent's name). Streams tokens to live subscribers when a client listens.
+
+        Raises:
+            LimitReached: the run's model-call or token budget is spent.
+        """
+        key = self._next_key()
+        state = self._state
+        done = state.journal.get(key)
+        if isinstance(done, MessageAdded) and isinstance(done.message, AIMessage):
+            usage = done.usage or Usage()
+            state.count_model_call(usage)
+            return ModelResponse(message=done.message, usage=usage)
+        state.check_limits()
+        if state.stream_tokens:
+            response = None
+            async for item in model.stream(request):
+                if isinstance(item, TextDelta):
+                    state.publish(TokenDelta(text=item.text, path=self.path))
+                elif isinstance(item, Done):
+                    response = item.response
+            if response is None:
+                raise RuntimeError(f"model {model.name!r} ended its stream without a Done event")
+        else:
+            response = await model.reply(request)
+        if name is not None:
+            response.message.name = name
+        state.count_model_call(response.usage)
+        await state.record(
+            MessageAdded(message=response.message, namespace=self.namespace, usage=response.usage, key=key, path=self.path)
+        )
+        return response
+
+    async def call_tools(
+        self,
+        tools: Mapping[str, Tool],
+        calls: Sequence[ToolCall],
+        *,
+        handle_errors: bool = True,
+    ) -> list[ToolMessage]:
+        """Run a model's tool calls concurrently; each result is journaled and added to this context's history.
+
+        Calls that cannot run (unknown tool, unparseable or invalid arguments, :class:`ModelRetry`, and with
+        ``handle_errors`` any exception) are answered with an error message for the model instead of raising, so
+        every call gets exactly one result, in the order of the calls. Questions to the human raised by several
+        calls are gathered into one suspension after the others finish.
+        """
+        keys = [self._next_key() for _ in calls]
+        results = await asyncio.gather(
+            *(self._call_tool(tools, call, key, handle_errors) for call, key in zip(calls, keys, strict=True)),
+            return_exceptions=True,
+        )
+        interrupts: list[Interrupt] = []
+        messages: list[ToolMessage] = []
+        for result in results:
+            if isinstance(result, Suspended):
+                interrupts.extend(result.interrupts)
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                messages.append(result)
+        if interrupts:
+            raise Suspended(interrupts)
+        return messages
+
+    async def _call_tool(self, tools: Mapping[str, Tool], call: ToolCall, key: str, handle_errors: bool) -> ToolMessage:
+        state = self._state
+        done = state.journal.get(key)
+        if isinstance(done, MessageAdded) and isinstance(done.message, ToolMessage):
+            return done.message
+        message = await self._execute_tool(tools, call, handle_errors)
+        await state.record(MessageAdded(message=message, namespace=self.namespace, key=key, path=self.path))
+        return message
+
+    async def _execute_tool(self, tools: Mapping[str, Tool], call: ToolCall, handle_errors: bool) -> ToolMessage:
+        def error(text: str) -> ToolMessage:
+            return ToolMessage(content=text, tool_call_id=call.id, name=call.name, is_error=True)
+
+        tool = tools.get(call.name)
+        if tool is None:
+            available = ", ".join(sorted(tools)) or "none"
+            return error(f"Unknown tool '{call.name}'. Available tools: {available}. Call one of these instead.")
+        try:
+            kwargs = tool.validate(call.arguments)
+        except ToolArgumentsError as exc:
+            return error(str(exc))
+        self._state.publish(ToolStarted(tool_call_id=call.id, name=call.name, path=self.path))
+        try:
+            value = await tool.run(self.child(call.id), kwargs)
+        except ModelRetry as exc:
+            return error(exc.message)
+        except Exception as exc:
+            if not handle_errors:
+                raise
+            return error(f"Error: tool '{call.name}' failed with {type(exc).__name__}: {exc}")
+        if isinstance(value, ToolReturn):
+            return ToolMessage(
+                content=result_to_text(value.content),
+                tool_call_id=call.id,
+                name=call.name,
+                artifact=value.artifact,
+                metadata=dict(value.metadata),
+            )
+        return ToolMessage(content=result_to_text(value), tool_call_id=call.id, name=call.name)

@@ -1,0 +1,354 @@
+"""The runtime: conversations (threads) with runs, one writer per thread, durable interrupts and crash recovery.
+
+A *run* processes one input on a thread until it completes, waits for the human, fails, or reaches a limit.
+:meth:`Runtime.run` starts one; :meth:`Runtime.resume` answers a waiting run, or finishes one whose process died.
+Both execute the agent from the run's input again: the journal (see :mod:`podium.runtime.context`) replays the
+completed steps, so nothing is repeated and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from podium.errors import (
+    AgentError,
+    StepLimitExceeded,
+    ThreadBusy,
+    ThreadNotFound,
+    ThreadWaiting,
+    UsageError,
+)
+from podium.events import (
+    ErrorEvent,
+    Event,
+    Interrupt,
+    InterruptAnswered,
+    InterruptRaised,
+    RunEnded,
+    RunStarted,
+)
+from podium.messages import HumanMessage, Message, Usage, message_from_dict, message_to_dict, order_tool_results
+from podium.runtime.context import Limits, LimitReached, RunContext, RunState, Suspended
+from podium.store.base import RunRecord, RunStatus, Store, new_owner
+
+if TYPE_CHECKING:
+    from podium.agents.base import Agent
+
+__all__ = ["RunResult", "Runtime"]
+
+
+@dataclass(slots=True, kw_only=True)
+class RunResult:
+    """How a run stopped. ``status`` says which way; nothing is ever a bare ``None``."""
+
+    status: RunStatus
+    """``completed``, ``interrupted`` (waiting for the human), ``failed``, ``limit_exceeded`` or ``cancelled``."""
+    thread_id: str
+    """The conversation."""
+    run_id: str
+    """The run."""
+    output: str | None = None
+    """The final answer, when completed."""
+    reason: str = ""
+    """Why it stopped, when not completed."""
+    limit: str | None = None
+    """Which limit was reached (``model_calls``, ``tokens``, ``time``, ``steps``), for ``limit_exceeded``."""
+    interrupts: list[Interrupt] = field(default_factory=list)
+    """The questions waiting for the human, when interrupted."""
+    usage: Usage = field(default_factory=Usage)
+    """Tokens and model calls of the run (all executions together)."""
+    error: BaseException | None = None
+    """The exception that failed the run, in the process that saw it (not stored)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (as stored with the run)."""
+        return {
+            "status": self.status,
+            "output": self.output,
+            "reason": self.reason,
+            "limit": self.limit,
+            "interrupts": [i.to_dict() for i in self.interrupts],
+            "usage": self.usage.to_dict(),
+        }
+
+
+def _pending(journal: dict[str, Event]) -> list[Interrupt]:
+    return [
+        e.interrupt
+        for key, e in journal.items()
+        if isinstance(e, InterruptRaised) and key + "!" not in journal
+    ]
+
+
+class Runtime:
+    """Runs agents on stored conversations."""
+
+    def __init__(
+        self,
+        store: Store | None = None,
+        *,
+        limits: Limits | None = None,
+        lease_ttl: float = 60.0,
+        busy_poll: float = 0.02,
+    ) -> None:
+        """Use ``store`` (default: an in-memory store).
+
+        Args:
+            store: where conversations live; see :func:`podium.open_store` for the SQLite default.
+            limits: default limits of every run.
+            lease_ttl: seconds a run's write lease lasts without renewal (a crashed process on another host
+                releases its threads after this).
+            busy_poll: seconds between checks when waiting for a busy thread.
+        """
+        if store is None:
+            from podium.store.memory import MemoryStore
+
+            store = MemoryStore()
+        self.store = store
+        self.limits = limits or Limits()
+        self.lease_ttl = lease_ttl
+        self.busy_poll = busy_poll
+
+    # public API ---------------------------------------------------------------------------------------------------
+    async def run(
+        self,
+        agent: Agent,
+        input: str | HumanMessage,
+        *,
+        thread_id: str | None = None,
+        deps: Any = None,
+        limits: Limits | None = None,
+        if_busy: str = "fail",
+        busy_timeout: float = 30.0,
+        on_event: Callable[[Event], Any] | None = None,
+    ) -> RunResult:
+        """Run ``agent`` on ``input`` in a thread (a new one by default; created if the id is new).
+
+        Args:
+            agent: the agent to run.
+            input: the human's message.
+            thread_id: the conversation to continue or create.
+            deps: dependencies handed to tools through their :class:`RunContext`.
+            limits: bounds of this run (default: the runtime's).
+            if_busy: when another run holds the thread: ``"fail"`` raises :class:`ThreadBusy`, ``"wait"`` waits
+                up to ``busy_timeout`` seconds.
+            busy_timeout: see ``if_busy``.
+            on_event: called with every event as it happens (stored ones and streamed-only ones).
+
+        Raises:
+            ThreadBusy: another run holds the thread.
+            ThreadWaiting: the thread waits for an answer (use :meth:`resume`) or has an unfinished run.
+            UsageError: empty input or an unknown ``if_busy``.
+        """
+        message = input if isinstance(input, HumanMessage) else HumanMessage(content=input)
+        if not isinstance(message.content, str):
+            raise UsageError("the input must be text")
+        thread_id = thread_id or uuid.uuid4().hex
+        await self.store.create_thread(thread_id, {"agent": agent.name})
+        owner = await self._acquire(thread_id, if_busy, busy_timeout)
+        try:
+            runs = await self.store.list_runs(thread_id)
+            if runs and runs[-1].status in ("interrupted", "running"):
+                last = runs[-1]
+                pending = [i.id for i in _pending(await self.store.journal(last.id))]
+                if last.status == "running":
+                    raise ThreadWaiting(
+                        thread_id,
+                        pending,
+                        message=f"thread {thread_id!r} has an unfinished run {last.id!r} (its process stopped); "
+                        "call Runtime.resume() to finish it first",
+                    )
+                raise ThreadWaiting(thread_id, pending)
+            record = RunRecord(
+                id=uuid.uuid4().hex, thread_id=thread_id, input=message_to_dict(message), agent=agent.name
+            )
+            await self.store.create_run(record)
+            return await self._execute(agent, record, {}, owner, deps, limits, on_event)
+        finally:
+            await self.store.release_thread(thread_id, owner)
+
+    async def resume(
+        self,
+        agent: Agent,
+        thread_id: str,
+        answer: str | dict[str, str] | None = None,
+        *,
+        deps: Any = None,
+        limits: Limits | None = None,
+        if_busy: str = "fail",
+        busy_timeout: float = 30.0,
+        on_event: Callable[[Event], Any] | None = None,
+    ) -> RunResult:
+        """Continue the thread's last run: answer its interrupt(s), or finish it after its process died.
+
+        Args:
+            agent: the same agent that started the run.
+            thread_id: the conversation.
+            answer: the answer to the one pending interrupt, or answers by interrupt id. Leave it out to finish a
+                run whose process stopped mid-way.
+
+        Raises:
+            ThreadNotFound: no such thread.
+            UsageError: nothing to resume, a missing answer, or an answer to an unknown interrupt.
+        """
+        if await self.store.get_thread(thread_id) is None:
+            raise ThreadNotFound(thread_id)
+        owner = await self._acquire(thread_id, if_busy, busy_timeout)
+        try:
+            runs = await self.store.list_runs(thread_id)
+            if not runs or runs[-1].status not in ("interrupted", "running"):
+                raise UsageError(f"thread {thread_id!r} has no run to resume; start one with Runtime.run()")
+            record = runs[-1]
+            journal = await self.store.journal(record.id)
+            answers = self._answers(record, _pending(journal), answer)
+            state_seq = await self.store.last_seq(thread_id)
+            for offset, (interrupt_id, text) in enumerate(answers.items(), 1):
+                event = InterruptAnswered(answer=text, key=interrupt_id + "!", run_id=record.id, seq=state_seq + offset)
+                await self.store.append_events(thread_id, [event])
+                journal[event.key or ""] = event
+                if on_event is not None:
+                    on_event(event)
+            await self.store.update_run(record.id, "running")
+            return await self._execute(agent, record, journal, owner, deps, limits, on_event)
+        finally:
+            await self.store.release_thread(thread_id, owner)
+
+    async def stream(self, agent: Agent, input: str | HumanMessage, **options: Any) -> AsyncIterator[Event]:
+        """Run like :meth:`run` and yield its events as they happen, ending with :class:`RunEnded`."""
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        task = asyncio.create_task(self.run(agent, input, on_event=queue.put_nowait, **options))
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+
+    async def messages(self, thread_id: str, namespace: str = "") -> list[Message]:
+        """The thread's message history.
+
+        Raises:
+            ThreadNotFound: no such thread.
+        """
+        await self._require(thread_id)
+        return order_tool_results(await self.store.load_messages(thread_id, namespace))
+
+    async def events(self, thread_id: str, *, after: int = 0) -> list[Event]:
+        """The thread's stored events after sequence number ``after``.
+
+        Raises:
+            ThreadNotFound: no such thread.
+        """
+        await self._require(thread_id)
+        return await self.store.read_events(thread_id, after=after)
+
+    async def pending(self, thread_id: str) -> tuple[RunStatus | None, list[Interrupt]]:
+        """The status of the thread's last run and the interrupts it waits on.
+
+        Raises:
+            ThreadNotFound: no such thread.
+        """
+        await self._require(thread_id)
+        runs = await self.store.list_runs(thread_id)
+        if not runs:
+            return None, []
+        return runs[-1].status, _pending(await self.store.journal(runs[-1].id))
+
+    # internals ----------------------------------------------------------------------------------------------------
+    async def _require(self, thread_id: str) -> None:
+        if await self.store.get_thread(thread_id) is None:
+            raise ThreadNotFound(thread_id)
+
+    async def _acquire(self, thread_id: str, if_busy: str, busy_timeout: float) -> str:
+        if if_busy not in ("fail", "wait"):
+            raise UsageError(f"if_busy must be 'fail' or 'wait', not {if_busy!r}")
+        owner = new_owner(uuid.uuid4().hex[:8])
+        deadline = time.monotonic() + busy_timeout
+        while (holder := await self.store.acquire_thread(thread_id, owner, self.lease_ttl)) is not None:
+            if if_busy == "fail" or time.monotonic() >= deadline:
+                raise ThreadBusy(thread_id, holder)
+            await asyncio.sleep(self.busy_poll)
+        return owner
+
+    @staticmethod
+    def _answers(record: RunRecord, pending: list[Interrupt], answer: str | dict[str, str] | None) -> dict[str, str]:
+        if record.status == "running":
+            if answer is not None:
+                raise UsageError(f"run {record.id!r} is not waiting for an answer; resume it without one")
+            return {}
+        if answer is None:
+            raise UsageError(f"run {record.id!r} waits for an answer to {', '.join(i.id for i in pending)}")
+        if isinstance(answer, str):
+            if len(pending) != 1:
+                raise UsageError(
+                    f"run {record.id!r} waits on {len(pending)} interrupts; pass answers by id: "
+                    + ", ".join(i.id for i in pending)
+                )
+            return {pending[0].id: answer}
+        known = {i.id for i in pending}
+        unknown = sorted(set(answer) - known)
+        if unknown:
+            raise UsageError(f"no pending interrupt {', '.join(unknown)} in run {record.id!r}")
+        return dict(answer)
+
+    async def _execute(
+        self,
+        agent: Agent,
+        record: RunRecord,
+        journal: dict[str, Event],
+        owner: str,
+        deps: Any,
+        limits: Limits | None,
+        on_event: Callable[[Event], Any] | None,
+    ) -> RunResult:
+        limits = limits or self.limits
+        state = RunState(
+            store=self.store,
+            thread_id=record.thread_id,
+            run_id=record.id,
+            journal=journal,
+            seq=await self.store.last_seq(record.thread_id),
+            limits=limits,
+            owner=owner,
+            lease_ttl=self.lease_ttl,
+            sinks=[on_event] if on_event is not None else [],
+            stream_tokens=on_event is not None,
+        )
+        attempt = 1 + sum(1 for key in journal if key.startswith("@start"))
+        message = message_from_dict(record.input or {"kind": "human", "content": ""})
+        assert isinstance(message, HumanMessage)
+        await state.record(RunStarted(input=message if attempt == 1 else None, attempt=attempt, key=f"@start{attempt}"))
+        ctx: RunContext[Any] = RunContext(state, path=(agent.name,), namespace="", deps=deps)
+        result = RunResult(status="completed", thread_id=record.thread_id, run_id=record.id)
+        try:
+            async with asyncio.timeout(limits.timeout):
+                outcome = await agent.invoke(ctx, message)
+            result.output = outcome.output
+        except Suspended as suspended:
+            result.status = "interrupted"
+            result.interrupts = _pending(state.journal) or suspended.interrupts
+            result.reason = f"waiting for the human: {result.interrupts[0].prompt}"
+        except LimitReached as reached:
+            result.status, result.limit, result.reason = "limit_exceeded", reached.limit, reached.reason
+        except TimeoutError:
+            result.status, result.limit = "limit_exceeded", "time"
+            result.reason = f"the run took longer than its timeout of {limits.timeout} s"
+        except StepLimitExceeded as exc:
+            result.status, result.limit, result.reason, result.error = "limit_exceeded", "steps", str(exc), exc
+        except (AgentError, Exception) as exc:
+            result.status, result.reason, result.error = "failed", f"{type(exc).__name__}: {exc}", exc
+            await state.record(ErrorEvent(error=type(exc).__name__, message=str(exc), path=ctx.path))
+        except asyncio.CancelledError:
+            await self.store.update_run(record.id, "cancelled", None)
+            raise
+        result.usage = state.usage
+        await state.record(RunEnded(status=result.status, reason=result.reason, output=result.output, path=ctx.path))
+        await self.store.update_run(record.id, result.status, result.to_dict())
+        return result

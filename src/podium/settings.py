@@ -1,0 +1,140 @@
+"""Settings from the environment or a ``podium.toml`` file: which model, which store.
+
+Environment variables win over the file. ``PODIUM_MODEL`` alone switches every example from its offline replay
+to a real model; ``PODIUM_BASE_URL`` and ``PODIUM_API_KEY`` point it at any OpenAI-compatible endpoint.
+
+==========================  ===============================================  ======================
+variable                    meaning                                          default
+==========================  ===============================================  ======================
+``PODIUM_MODEL``            model (or Azure deployment) name                 none: offline replay
+``PODIUM_BASE_URL``         endpoint base URL (``OPENAI_BASE_URL`` too)      OpenAI's
+``PODIUM_API_KEY``          key (``OPENAI_API_KEY`` too)                     none
+``PODIUM_AZURE_ENDPOINT``   Azure OpenAI endpoint (selects the Azure client) none
+``PODIUM_API_VERSION``      Azure API version                                none
+``PODIUM_TIMEOUT``          seconds per model request                        60
+``PODIUM_MAX_RETRIES``      retries of 429s, timeouts and 5xx                2
+``PODIUM_DATA_DIR``         folder of the SQLite store                       ``~/.podium``
+``PODIUM_STORE``            ``memory``, a file path, or ``sqlite:///path``   the data dir's file
+==========================  ===============================================  ======================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from podium.errors import UsageError
+
+if TYPE_CHECKING:
+    from podium.models.base import Model
+    from podium.store.base import Store
+
+__all__ = ["Settings", "open_store"]
+
+_FIELDS = {
+    "model": ("PODIUM_MODEL",),
+    "base_url": ("PODIUM_BASE_URL", "OPENAI_BASE_URL"),
+    "api_key": ("PODIUM_API_KEY", "OPENAI_API_KEY"),
+    "azure_endpoint": ("PODIUM_AZURE_ENDPOINT", "AZURE_OPENAI_ENDPOINT"),
+    "api_version": ("PODIUM_API_VERSION", "OPENAI_API_VERSION"),
+    "timeout": ("PODIUM_TIMEOUT",),
+    "max_retries": ("PODIUM_MAX_RETRIES",),
+    "data_dir": ("PODIUM_DATA_DIR",),
+    "store": ("PODIUM_STORE",),
+}
+
+
+@dataclass(slots=True, kw_only=True)
+class Settings:
+    """Where the model and the store are."""
+
+    model: str | None = None
+    """Model name; ``None`` means offline (examples replay their cassettes)."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint."""
+    api_key: str | None = None
+    """API key."""
+    azure_endpoint: str | None = None
+    """Azure OpenAI endpoint."""
+    api_version: str | None = None
+    """Azure API version."""
+    timeout: float = 60.0
+    """Seconds per model request attempt."""
+    max_retries: int = 2
+    """Retries of rate limits, timeouts and server errors."""
+    data_dir: Path = Path("~/.podium")
+    """Folder of the default SQLite store."""
+    store: str | None = None
+    """``memory``, a database path, or ``sqlite:///path``; default: ``data_dir/podium.db``."""
+
+    @classmethod
+    def load(cls, env: Mapping[str, str] | None = None, file: str | os.PathLike[str] | None = None) -> Settings:
+        """Read ``podium.toml`` (``[podium]`` table; ``PODIUM_SETTINGS`` names another file), then the environment.
+
+        Raises:
+            UsageError: a value that does not parse, or an unknown key in the file.
+        """
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        path = Path(file or env.get("PODIUM_SETTINGS") or "podium.toml")
+        if path.is_file():
+            import tomllib
+
+            try:
+                table = tomllib.loads(path.read_text(encoding="utf-8")).get("podium", {})
+            except tomllib.TOMLDecodeError as exc:
+                raise UsageError(f"settings file {path} is not valid TOML: {exc}") from None
+            unknown = sorted(set(table) - set(_FIELDS))
+            if unknown:
+                raise UsageError(f"settings file {path}: unknown keys {', '.join(unknown)}; known: {', '.join(_FIELDS)}")
+            values.update(table)
+        for name, variables in _FIELDS.items():
+            for variable in variables:
+                if env.get(variable):
+                    values[name] = env[variable]
+                    break
+        try:
+            if "timeout" in values:
+                values["timeout"] = float(values["timeout"])
+            if "max_retries" in values:
+                values["max_retries"] = int(values["max_retries"])
+        except ValueError as exc:
+            raise UsageError(f"bad setting: {exc}") from None
+        if "data_dir" in values:
+            values["data_dir"] = Path(values["data_dir"])
+        return cls(**values)
+
+    def model_or_none(self) -> Model | None:
+        """The configured real model, or ``None`` when no ``model`` is set."""
+        if not self.model:
+            return None
+        from podium.models.openai import OpenAIModel
+
+        return OpenAIModel.from_settings(self)
+
+
+def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Store:
+    """Open a store: ``"memory"``, a SQLite file path, ``sqlite:///path``, or by default the settings' store.
+
+    Raises:
+        UsageError: an unsupported URL scheme.
+    """
+    settings = settings or Settings.load()
+    target = str(spec) if spec is not None else settings.store
+    if target is None:
+        target = str(settings.data_dir.expanduser() / "podium.db")
+    if target == "memory":
+        from podium.store.memory import MemoryStore
+
+        return MemoryStore()
+    if "://" in target:
+        scheme, _, rest = target.partition("://")
+        if scheme != "sqlite":
+            raise UsageError(f"unsupported store {target!r}: use 'memory', a file path, or sqlite:///path")
+        target = rest[1:] if rest.startswith("/") and not rest.startswith("//") else rest
+    from podium.store.sqlite import SQLiteStore
+
+    return SQLiteStore(Path(target).expanduser())

@@ -1,0 +1,134 @@
+"""An in-process store: fast, for tests and throwaway conversations; nothing survives the process."""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from podium.errors import StoreError
+from podium.events import Event, MessageAdded
+from podium.messages import Message
+from podium.store.base import RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
+
+__all__ = ["MemoryStore"]
+
+
+@dataclass(slots=True)
+class _Thread:
+    info: ThreadInfo
+    events: list[Event] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
+    state: dict[str, list[Any]] = field(default_factory=dict)
+    lease: tuple[str, float] | None = None
+
+
+class MemoryStore(Store):
+    """Keeps everything in dictionaries of this process."""
+
+    def __init__(self) -> None:
+        """An empty store."""
+        self._threads: dict[str, _Thread] = {}
+        self._runs: dict[str, RunRecord] = {}
+        self._journals: dict[str, dict[str, Event]] = {}
+
+    def _thread(self, thread_id: str) -> _Thread:
+        try:
+            return self._threads[thread_id]
+        except KeyError:
+            raise StoreError(f"no thread {thread_id!r}") from None
+
+    async def create_thread(self, thread_id: str, metadata: dict[str, Any] | None = None) -> ThreadInfo:
+        existing = self._threads.get(thread_id)
+        if existing is not None:
+            return existing.info
+        info = ThreadInfo(id=thread_id, metadata=dict(metadata or {}))
+        self._threads[thread_id] = _Thread(info)
+        return info
+
+    async def get_thread(self, thread_id: str) -> ThreadInfo | None:
+        thread = self._threads.get(thread_id)
+        return thread.info if thread else None
+
+    async def list_threads(self, limit: int = 100) -> list[ThreadInfo]:
+        infos = sorted((t.info for t in self._threads.values()), key=lambda i: i.created, reverse=True)
+        return infos[:limit]
+
+    async def append_events(self, thread_id: str, events: list[Event]) -> None:
+        thread = self._thread(thread_id)
+        last = thread.events[-1].seq if thread.events else 0
+        for offset, event in enumerate(events, 1):
+            if event.seq != last + offset:
+                raise StoreError(f"thread {thread_id!r}: event seq {event.seq} is not the next ({last + offset})")
+            if event.key is not None and event.key in self._journals.get(event.run_id, {}):
+                raise StoreError(f"run {event.run_id!r}: journal key {event.key!r} is already recorded")
+        for event in events:
+            thread.events.append(event)
+            if event.key is not None:
+                self._journals.setdefault(event.run_id, {})[event.key] = event
+
+    async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
+        events = self._thread(thread_id).events[after:]
+        return [e for e in events if run_id is None or e.run_id == run_id]
+
+    async def last_seq(self, thread_id: str) -> int:
+        events = self._thread(thread_id).events
+        return events[-1].seq if events else 0
+
+    async def load_messages(
+        self, thread_id: str, namespace: str = "", *, exclude_run: str | None = None
+    ) -> list[Message]:
+        return [
+            e.message
+            for e in self._thread(thread_id).events
+            if isinstance(e, MessageAdded) and e.namespace == namespace and e.run_id != exclude_run
+        ]
+
+    async def journal(self, run_id: str) -> dict[str, Event]:
+        return dict(self._journals.get(run_id, {}))
+
+    async def create_run(self, run: RunRecord) -> None:
+        thread = self._thread(run.thread_id)
+        if run.id in self._runs:
+            raise StoreError(f"run {run.id!r} already exists")
+        self._runs[run.id] = replace(run)
+        thread.runs.append(run.id)
+
+    async def update_run(self, run_id: str, status: RunStatus, result: dict[str, Any] | None = None) -> None:
+        run = self._runs.get(run_id)
+        if run is None:
+            raise StoreError(f"no run {run_id!r}")
+        run.status = status
+        run.updated = time.time()
+        if result is not None:
+            run.result = copy.deepcopy(result)
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        run = self._runs.get(run_id)
+        return replace(run) if run else None
+
+    async def list_runs(self, thread_id: str) -> list[RunRecord]:
+        return [replace(self._runs[r]) for r in self._thread(thread_id).runs]
+
+    async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
+        thread = self._thread(thread_id)
+        now = time.time()
+        if thread.lease is not None:
+            holder, expires = thread.lease
+            if holder != owner and expires > now and owner_is_alive(holder):
+                return holder
+        thread.lease = (owner, now + ttl)
+        return None
+
+    async def release_thread(self, thread_id: str, owner: str) -> None:
+        thread = self._threads.get(thread_id)
+        if thread is not None and thread.lease is not None and thread.lease[0] == owner:
+            thread.lease = None
+
+    async def put_state(self, thread_id: str, key: str, value: Any) -> None:
+        self._thread(thread_id).state.setdefault(key, []).append(copy.deepcopy(value))
+
+    async def get_state(self, thread_id: str, key: str) -> Any:
+        versions = self._thread(thread_id).state.get(key)
+        return copy.deepcopy(versions[-1]) if versions else None

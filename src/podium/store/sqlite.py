@@ -1,0 +1,297 @@
+"""The default store: one SQLite file (WAL mode), safe across processes on one machine.
+
+Calls run on the event loop's thread: each is one short local transaction (tens of microseconds), cheaper than a
+hop to a worker thread. ``synchronous=NORMAL`` in WAL mode keeps every committed transaction through a process
+crash (SIGKILL); only a power loss may drop the last ones.
+
+The schema is versioned with ``PRAGMA user_version`` and migrated forward on open; a file from a newer Podium, or
+one that is not a Podium database, is refused with :class:`StoreCorrupt`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from podium.errors import StoreCorrupt, StoreError, StoreLocked
+from podium.events import Event, MessageAdded, event_from_dict
+from podium.messages import Message, message_from_dict
+from podium.store.base import RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
+
+__all__ = ["SQLiteStore"]
+
+APPLICATION_ID = 0x50444D31  # "PDM1": marks the file as a Podium database
+
+MIGRATIONS: list[str] = [
+    # 1: threads, runs, the event log (also the journal), leases, versioned state
+    """
+    CREATE TABLE threads (id TEXT PRIMARY KEY, created REAL NOT NULL, metadata TEXT NOT NULL);
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, status TEXT NOT NULL, input TEXT, agent TEXT NOT NULL,
+        created REAL NOT NULL, updated REAL NOT NULL, result TEXT);
+    CREATE INDEX runs_thread ON runs (thread_id, created);
+    CREATE TABLE events (
+        thread_id TEXT NOT NULL, seq INTEGER NOT NULL, run_id TEXT NOT NULL, kind TEXT NOT NULL,
+        key TEXT, ns TEXT, body TEXT NOT NULL, PRIMARY KEY (thread_id, seq)) WITHOUT ROWID;
+    CREATE UNIQUE INDEX events_journal ON events (run_id, key) WHERE key IS NOT NULL;
+    CREATE TABLE leases (thread_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL);
+    CREATE TABLE state (
+        thread_id TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL, value TEXT NOT NULL,
+        PRIMARY KEY (thread_id, key, version)) WITHOUT ROWID;
+    """,
+]
+
+T = TypeVar("T")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _event_row(thread_id: str, event: Event) -> tuple[Any, ...]:
+    body = event.body()
+    ns = None
+    if isinstance(event, MessageAdded):
+        ns = body.pop("namespace")
+    body["p"] = list(event.path)
+    body["t"] = round(event.ts, 3)
+    return (thread_id, event.seq, event.run_id, event.kind, event.key, ns, _dumps(body))
+
+
+def _event_from_row(seq: int, run_id: str, kind: str, key: str | None, ns: str | None, body: str) -> Event:
+    data = json.loads(body)
+    data.update(kind=kind, seq=seq, run_id=run_id, key=key, path=data.pop("p", ()), ts=data.pop("t", 0.0))
+    if ns is not None:
+        data["namespace"] = ns
+    return event_from_dict(data)
+
+
+class SQLiteStore(Store):
+    """A store in one SQLite file."""
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
+        """Open (creating if needed) the database at ``path`` and migrate its schema.
+
+        Args:
+            path: the database file; its folder is created if missing. ``":memory:"`` works for tests.
+            busy_timeout: seconds to wait for another connection's write lock before :class:`StoreLocked`.
+
+        Raises:
+            StoreCorrupt: the file is not a Podium database, or was written by a newer version.
+            StoreLocked: the file stayed locked while migrating.
+        """
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open database {self.path}: {exc}") from None
+        try:
+            self._setup()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"{self.path}: {exc}") from None
+        except sqlite3.OperationalError as exc:
+            text = str(exc)
+            if "locked" in text or "busy" in text:
+                raise StoreLocked(
+                    f"database {self.path} is locked by another connection ({text}); "
+                    "another process may be writing to it"
+                ) from None
+            raise StoreError(f"{self.path}: {text}") from None
+        except sqlite3.DatabaseError as exc:
+            raise StoreCorrupt(f"{self.path} is not a usable Podium database: {exc}") from None
+
+    def _tx(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` in one write transaction."""
+        conn = self._conn
+        with self._errors():
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+
+    def _setup(self) -> None:
+        conn = self._conn
+        with self._errors():
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
+        if app_id != APPLICATION_ID and (tables or version):
+            raise StoreCorrupt(f"{self.path} is an SQLite database, but not a Podium one")
+        if version > len(MIGRATIONS):
+            raise StoreCorrupt(
+                f"{self.path} has schema version {version}, newer than this Podium knows ({len(MIGRATIONS)}); "
+                "upgrade Podium"
+            )
+        if version == len(MIGRATIONS):
+            return
+
+        def migrate(c: sqlite3.Connection) -> None:
+            current = c.execute("PRAGMA user_version").fetchone()[0]
+            for number in range(current, len(MIGRATIONS)):
+                for statement in MIGRATIONS[number].split(";"):
+                    if statement.strip():
+                        c.execute(statement)
+            c.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            c.execute(f"PRAGMA user_version={len(MIGRATIONS)}")
+
+        self._tx(migrate)
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        with self._errors():
+            return self._conn.execute(sql, params).fetchall()
+
+    # threads
+    async def create_thread(self, thread_id: str, metadata: dict[str, Any] | None = None) -> ThreadInfo:
+        info = ThreadInfo(id=thread_id, metadata=dict(metadata or {}))
+
+        def work(c: sqlite3.Connection) -> ThreadInfo:
+            row = c.execute("SELECT created, metadata FROM threads WHERE id=?", (thread_id,)).fetchone()
+            if row:
+                return ThreadInfo(id=thread_id, created=row[0], metadata=json.loads(row[1]))
+            c.execute("INSERT INTO threads VALUES (?,?,?)", (thread_id, info.created, _dumps(info.metadata)))
+            return info
+
+        return self._tx(work)
+
+    async def get_thread(self, thread_id: str) -> ThreadInfo | None:
+        rows = self._query("SELECT created, metadata FROM threads WHERE id=?", (thread_id,))
+        return ThreadInfo(id=thread_id, created=rows[0][0], metadata=json.loads(rows[0][1])) if rows else None
+
+    async def list_threads(self, limit: int = 100) -> list[ThreadInfo]:
+        rows = self._query("SELECT id, created, metadata FROM threads ORDER BY created DESC LIMIT ?", (limit,))
+        return [ThreadInfo(id=r[0], created=r[1], metadata=json.loads(r[2])) for r in rows]
+
+    # events
+    async def append_events(self, thread_id: str, events: list[Event]) -> None:
+        rows = [_event_row(thread_id, e) for e in events]
+        self._tx(lambda c: c.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows))
+
+    async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
+        sql = "SELECT seq, run_id, kind, key, ns, body FROM events WHERE thread_id=? AND seq>?"
+        params: tuple[Any, ...] = (thread_id, after)
+        if run_id is not None:
+            sql += " AND run_id=?"
+            params += (run_id,)
+        return [_event_from_row(*row) for row in self._query(sql + " ORDER BY seq", params)]
+
+    async def last_seq(self, thread_id: str) -> int:
+        rows = self._query("SELECT max(seq) FROM events WHERE thread_id=?", (thread_id,))
+        return int(rows[0][0] or 0)
+
+    async def load_messages(
+        self, thread_id: str, namespace: str = "", *, exclude_run: str | None = None
+    ) -> list[Message]:
+        rows = self._query(
+            "SELECT body FROM events WHERE thread_id=? AND kind='message' AND ns=? AND run_id IS NOT ? ORDER BY seq",
+            (thread_id, namespace, exclude_run),
+        )
+        return [message_from_dict(json.loads(r[0])["message"]) for r in rows]
+
+    async def journal(self, run_id: str) -> dict[str, Event]:
+        rows = self._query(
+            "SELECT seq, run_id, kind, key, ns, body FROM events WHERE run_id=? AND key IS NOT NULL", (run_id,)
+        )
+        events = [_event_from_row(*row) for row in rows]
+        return {e.key: e for e in events if e.key is not None}
+
+    # runs
+    async def create_run(self, run: RunRecord) -> None:
+        row = (
+            run.id,
+            run.thread_id,
+            run.status,
+            _dumps(run.input) if run.input is not None else None,
+            run.agent,
+            run.created,
+            run.updated,
+            _dumps(run.result) if run.result is not None else None,
+        )
+        self._tx(lambda c: c.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?)", row))
+
+    async def update_run(self, run_id: str, status: RunStatus, result: dict[str, Any] | None = None) -> None:
+        def work(c: sqlite3.Connection) -> None:
+            cursor = c.execute(
+                "UPDATE runs SET status=?, updated=?, result=coalesce(?, result) WHERE id=?",
+                (status, time.time(), _dumps(result) if result is not None else None, run_id),
+            )
+            if cursor.rowcount == 0:
+                raise StoreError(f"no run {run_id!r}")
+
+        self._tx(work)
+
+    @staticmethod
+    def _run(row: tuple[Any, ...]) -> RunRecord:
+        return RunRecord(
+            id=row[0],
+            thread_id=row[1],
+            status=row[2],
+            input=json.loads(row[3]) if row[3] else None,
+            agent=row[4],
+            created=row[5],
+            updated=row[6],
+            result=json.loads(row[7]) if row[7] else None,
+        )
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        rows = self._query("SELECT * FROM runs WHERE id=?", (run_id,))
+        return self._run(rows[0]) if rows else None
+
+    async def list_runs(self, thread_id: str) -> list[RunRecord]:
+        rows = self._query("SELECT * FROM runs WHERE thread_id=? ORDER BY created, rowid", (thread_id,))
+        return [self._run(r) for r in rows]
+
+    # leases
+    async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
+        def work(c: sqlite3.Connection) -> str | None:
+            now = time.time()
+            row = c.execute("SELECT owner, expires FROM leases WHERE thread_id=?", (thread_id,)).fetchone()
+            if row is not None and row[0] != owner and row[1] > now and owner_is_alive(row[0]):
+                return str(row[0])
+            c.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?)", (thread_id, owner, now + ttl))
+            return None
+
+        return self._tx(work)
+
+    async def release_thread(self, thread_id: str, owner: str) -> None:
+        self._tx(lambda c: c.execute("DELETE FROM leases WHERE thread_id=? AND owner=?", (thread_id, owner)))
+
+    # state
+    async def put_state(self, thread_id: str, key: str, value: Any) -> None:
+        def work(c: sqlite3.Connection) -> None:
+            row = c.execute("SELECT max(version) FROM state WHERE thread_id=? AND key=?", (thread_id, key)).fetchone()
+            c.execute("INSERT INTO state VALUES (?,?,?,?)", (thread_id, key, (row[0] or 0) + 1, _dumps(value)))
+
+        self._tx(work)
+
+    async def get_state(self, thread_id: str, key: str) -> Any:
+        rows = self._query(
+            "SELECT value FROM state WHERE thread_id=? AND key=? ORDER BY version DESC LIMIT 1", (thread_id, key)
+        )
+        return json.loads(rows[0][0]) if rows else None
+
+    async def close(self) -> None:
+        self._conn.close()

@@ -1,0 +1,329 @@
+"""Tools: plain typed Python functions, sync or async, made callable by a model.
+
+The JSON schema of the arguments comes from the signature, the description from the docstring (its first
+paragraph; Google-style ``Args:`` lines describe the parameters). A parameter annotated with
+:class:`podium.RunContext` receives the run's context instead of a model argument: dependencies are injected by
+type, never by parameter name.
+
+Arguments from a model are validated before the function runs; what is wrong is reported with
+:class:`ToolArgumentsError`, whose text is written for the model to act on.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast, get_origin, get_type_hints, overload
+
+from podium.errors import ToolDefinitionError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from podium.runtime.context import RunContext
+
+__all__ = ["Tool", "ToolArgumentsError", "ToolMetadata", "ToolReturn", "ToolSpec", "tool"]
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolMetadata:
+    """How a tool presents itself to users and orchestrators (seed 000), beyond what the model sees."""
+
+    expose_to_user: bool = False
+    """List the tool in welcome and repeat prompts."""
+    introduction: str | None = None
+    """Text shown to users; the model sees the description instead."""
+    can_generate_task: bool = False
+    """The tool may leave a task pending (push onto an orchestrator's task stack)."""
+    examples: list[str] = field(default_factory=list)
+    """Example user requests this tool serves (used by routers)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Anything else an application wants to attach."""
+
+
+@dataclass(slots=True, frozen=True)
+class ToolSpec:
+    """What a model is told about a tool."""
+
+    name: str
+    """The tool's name."""
+    description: str
+    """What it does, for the model."""
+    parameters: dict[str, Any]
+    """JSON schema of the arguments object."""
+
+    def to_openai(self) -> dict[str, Any]:
+        """The chat-completions ``tools`` entry."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@dataclass(slots=True)
+class ToolReturn:
+    """A tool result with extras: an artifact for the UI and metadata, besides the content the model sees."""
+
+    content: Any
+    """What the model sees (text, or data serialised to JSON)."""
+    artifact: Any = None
+    """A result for the user interface, kept out of the model's view."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Data recorded with the result message."""
+
+
+class ToolArgumentsError(ValueError):
+    """The arguments a model gave do not fit the tool; the message tells the model how to fix them."""
+
+
+def _strip_titles(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items() if k != "title" or isinstance(v, dict)}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
+
+
+_ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
+
+
+def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """The description (text before any section) and the ``Args:`` descriptions of a Google-style docstring."""
+    if not doc:
+        return "", {}
+    text = inspect.cleandoc(doc)
+    lines = text.splitlines()
+    description: list[str] = []
+    params: dict[str, str] = {}
+    section = None
+    current: str | None = None
+    for line in lines:
+        stripped = line.strip()
+        if stripped in ("Args:", "Arguments:", "Parameters:"):
+            section = "args"
+            continue
+        if re.match(r"^(Returns|Raises|Yields|Examples?|Notes?):$", stripped):
+            section = "other"
+            continue
+        if section is None:
+            description.append(line)
+        elif section == "args":
+            match = _ARG_LINE.match(line)
+            if match and not line.startswith("        "):
+                current = match.group(1).lstrip("*")
+                params[current] = match.group(2).strip()
+            elif current and stripped:
+                params[current] += " " + stripped
+    return "\n".join(description).strip(), params
+
+
+def _is_context(annotation: Any) -> bool:
+    from podium.runtime.context import RunContext
+
+    return annotation is RunContext or get_origin(annotation) is RunContext
+
+
+class Tool:
+    """A function the model can call.
+
+    Build one with :func:`tool` (decorator) or ``Tool(function, ...)``.
+    """
+
+    __slots__ = (
+        "_args_model",
+        "_context_param",
+        "_is_async",
+        "description",
+        "function",
+        "metadata",
+        "name",
+        "parameters",
+        "strict",
+    )
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        metadata: ToolMetadata | None = None,
+        parameters: dict[str, Any] | None = None,
+        strict: bool = False,
+    ) -> None:
+        """Make a tool from ``function``.
+
+        Args:
+            function: a sync or async callable with annotated parameters.
+            name: the tool's name (default: the function's name).
+            description: for the model (default: the docstring's first part).
+            metadata: how the tool presents itself to users and orchestrators.
+            parameters: a JSON schema to advertise instead of the one derived from the signature.
+            strict: forbid arguments the signature does not name (default: ignore them).
+
+        Raises:
+            ToolDefinitionError: a parameter has no annotation, or the name is not valid for a model API.
+        """
+        from pydantic import ConfigDict, create_model
+
+        self.function = function
+        self.name = name or getattr(function, "__name__", "")
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
+            raise ToolDefinitionError(
+                f"tool name {self.name!r} is not valid: use 1-64 letters, digits, '_' or '-'"
+            )
+        doc_description, doc_params = _parse_docstring(inspect.getdoc(function))
+        self.description = description if description is not None else doc_description
+        self.metadata = metadata or ToolMetadata()
+        self.strict = strict
+        self._is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+            getattr(function, "__call__", None)  # noqa: B004 - callable objects with async __call__
+        )
+        try:
+            hints = get_type_hints(function)
+        except Exception as exc:
+            raise ToolDefinitionError(f"cannot read the annotations of {self.name!r}: {exc}") from exc
+        fields: dict[str, Any] = {}
+        self._context_param: str | None = None
+        for pname, param in inspect.signature(function).parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise ToolDefinitionError(f"tool {self.name!r}: *args and **kwargs are not supported ({pname})")
+            annotation = hints.get(pname, inspect.Parameter.empty)
+            if _is_context(annotation):
+                self._context_param = pname
+                continue
+            if annotation is inspect.Parameter.empty:
+                raise ToolDefinitionError(
+                    f"tool {self.name!r}: parameter {pname!r} needs a type annotation so its schema can be derived"
+                )
+            from pydantic import Field
+
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[pname] = (annotation, Field(default, description=doc_params.get(pname)))
+        config = ConfigDict(extra="forbid" if strict else "ignore", arbitrary_types_allowed=True)
+        self._args_model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+            f"{self.name}_arguments", __config__=config, **fields
+        )
+        if parameters is not None:
+            self.parameters = parameters
+        else:
+            schema = _strip_titles(self._args_model.model_json_schema())
+            if not strict:
+                schema.pop("additionalProperties", None)
+            self.parameters = schema
+
+    @property
+    def spec(self) -> ToolSpec:
+        """What a model is told about this tool."""
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    @property
+    def takes_context(self) -> bool:
+        """True when the function declares a :class:`RunContext` parameter."""
+        return self._context_param is not None
+
+    def validate(self, arguments: str | dict[str, Any]) -> dict[str, Any]:
+        """Check model arguments against the signature and return the keyword arguments to call with.
+
+        Raises:
+            ToolArgumentsError: unparseable JSON or arguments that do not fit; the text is meant for the model.
+        """
+        from pydantic import ValidationError
+
+        if isinstance(arguments, str):
+            text = arguments.strip() or "{}"
+            try:
+                raw = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ToolArgumentsError(
+                    f"The arguments for tool '{self.name}' are not valid JSON ({exc.msg} at position {exc.pos}). "
+                    "Call the tool again with a JSON object."
+                ) from None
+        else:
+            raw = arguments
+        if not isinstance(raw, dict):
+            raise ToolArgumentsError(
+                f"The arguments for tool '{self.name}' must be a JSON object, not {type(raw).__name__}."
+            )
+        try:
+            model = self._args_model.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}" for err in exc.errors()
+            )
+            raise ToolArgumentsError(
+                f"Invalid arguments for tool '{self.name}': {problems}. "
+                f"Expected arguments matching this schema: {json.dumps(self.parameters)}"
+            ) from None
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+    async def run(self, ctx: RunContext[Any] | None, kwargs: dict[str, Any]) -> Any:
+        """Call the function with validated ``kwargs`` (and ``ctx`` when it asks for it); return its result."""
+        if self._context_param is not None:
+            kwargs = {**kwargs, self._context_param: ctx}
+        if self._is_async:
+            return await cast(Callable[..., Awaitable[Any]], self.function)(**kwargs)
+        return self.function(**kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r})"
+
+
+def result_to_text(value: Any) -> str:
+    """The text a model sees for a tool's return value: strings as they are, numbers with ``str``, data as JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bool | int | float):
+        return str(value)
+    dump = getattr(value, "model_dump_json", None)
+    if callable(dump):
+        return cast(str, dump())
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
+@overload
+def tool(function: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    metadata: ToolMetadata | None = None,
+    strict: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    function: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    metadata: ToolMetadata | None = None,
+    strict: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a :class:`Tool` of a function; usable bare (``@tool``) or with options (``@tool(name=...)``)."""
+    if function is not None:
+        return Tool(function, name=name, description=description, metadata=metadata, strict=strict)
+
+    def decorate(fn: Callable[..., Any]) -> Tool:
+        return Tool(fn, name=name, description=description, metadata=metadata, strict=strict)
+
+    return decorate
+
+
+def as_tool(value: Tool | Callable[..., Any]) -> Tool:
+    """``value`` itself if it is a tool, else a tool made from the function."""
+    return value if isinstance(value, Tool) else Tool(value)
+
