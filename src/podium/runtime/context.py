@@ -192,6 +192,29 @@ class RunContext(Generic[DepsT]):
         await self._state.record(StepRecorded(value=value, key=key, path=self.path))
         return value
 
+    async def load_state(self, key: str, default: Any = None) -> Any:
+        """The thread's latest value under ``key`` (JSON), read once per run so re-executions see the same value.
+
+        State is per thread and outlives runs: orchestrators keep task stacks and agents keep their own state
+        here (keyed by whatever identifies them, e.g. ``f"agent:{name}:{call_id}"``).
+        """
+        step_key = self._next_key()
+        done = self._state.journal.get(step_key)
+        if isinstance(done, StepRecorded):
+            return done.value
+        value = await self._state.store.get_state(self._state.thread_id, key)
+        value = default if value is None else value
+        await self._state.record(StepRecorded(value=value, key=step_key, path=self.path))
+        return value
+
+    async def save_state(self, key: str, value: Any) -> None:
+        """Record a new value (JSON) under ``key`` for the thread, once per run (earlier versions are kept)."""
+        step_key = self._next_key()
+        if step_key in self._state.journal:
+            return
+        await self._state.store.put_state(self._state.thread_id, key, value)
+        await self._state.record(StepRecorded(value=None, key=step_key, path=self.path))
+
     async def history(self) -> list[Message]:
         """This context's message history from the thread's earlier runs."""
         return order_tool_results(

@@ -1,0 +1,1 @@
+"""Orchestrations built on the core: each in its own module, each usable alone from Python."""
