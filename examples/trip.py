@@ -131,7 +131,9 @@ def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
             return AIMessage(content="Side by side — " + " ".join(r.content for r in results))
         if results[0].name == "celsius_to_fahrenheit":
             return AIMessage(content=f"That is {results[0].content} °F.")
-        return AIMessage(content="Done: " + results[0].content if "Saved" in results[0].content else "Fine, I did not save it.")
+        return AIMessage(
+            content="Done: " + results[0].content if "Saved" in results[0].content else "Fine, I did not save it."
+        )
     words = human.lower()
     cities = [c for c in WEATHER if c in words]
     if words.startswith("save a note:"):
@@ -149,7 +151,7 @@ async def record(path: Path = CASSETTE) -> None:
     """Record the cassette from a real model when PODIUM_MODEL is set, else from the stand-in."""
     from podium.testing import FunctionModel, RecordingModel
 
-    path.unlink(missing_ok=True)
+    path.unlink(missing_ok=True)  # noqa: ASYNC240 - a one-off script step
     model = RecordingModel(Settings.load().model_or_none() or FunctionModel(stand_in, name="stand-in"), path)
     runtime = Runtime()
     agent = build(model)

@@ -97,7 +97,9 @@ def load_app(spec: str) -> App:
             except ImportError as exc:
                 raise UsageError(f"cannot import app module {module_name!r}: {exc}") from None
     if module is None:
-        known = sorted(p.stem.replace("_", "-") for d in _examples_dirs() for p in d.glob("*.py") if p.stem != "__init__")
+        known = sorted(
+            p.stem.replace("_", "-") for d in _examples_dirs() for p in d.glob("*.py") if p.stem != "__init__"
+        )
         raise UsageError(f"no app {spec!r}; examples found here: {', '.join(known) or 'none'}")
     found = getattr(module, attribute, None)
     if not isinstance(found, App):

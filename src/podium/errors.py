@@ -150,7 +150,7 @@ class ToolRetriesExceeded(AgentError):
         self.last_error = last_error
 
 
-class ModelRetry(Exception):  # noqa: N818 - a signal, not a failure
+class ModelRetry(Exception):
     """Raised by a tool to send ``message`` back to the model so it can try again.
 
     This is control flow, not a failure: the agent answers the tool call with the message and lets the model

@@ -183,7 +183,10 @@ def message_from_dict(data: dict[str, Any]) -> Message:
         if kind == "human":
             return HumanMessage(content=content, name=data.get("name"), metadata=metadata)
         if kind == "ai":
-            calls = [ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments", "{}")) for c in data.get("tool_calls", ())]
+            calls = [
+                ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments", "{}"))
+                for c in data.get("tool_calls", ())
+            ]
             return AIMessage(content=content, tool_calls=calls, name=data.get("name"), metadata=metadata)
         if kind == "tool":
             return ToolMessage(

@@ -89,7 +89,9 @@ class Settings:
                 raise UsageError(f"settings file {path} is not valid TOML: {exc}") from None
             unknown = sorted(set(table) - set(_FIELDS))
             if unknown:
-                raise UsageError(f"settings file {path}: unknown keys {', '.join(unknown)}; known: {', '.join(_FIELDS)}")
+                raise UsageError(
+                    f"settings file {path}: unknown keys {', '.join(unknown)}; known: {', '.join(_FIELDS)}"
+                )
             values.update(table)
         for name, variables in _FIELDS.items():
             for variable in variables:

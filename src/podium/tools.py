@@ -170,13 +170,11 @@ class Tool:
         from pydantic import ConfigDict, create_model
 
         self.function = function
-        self.name = name or getattr(function, "__name__", "")
+        self.name: str = name or str(getattr(function, "__name__", ""))
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
-            raise ToolDefinitionError(
-                f"tool name {self.name!r} is not valid: use 1-64 letters, digits, '_' or '-'"
-            )
+            raise ToolDefinitionError(f"tool name {self.name!r} is not valid: use 1-64 letters, digits, '_' or '-'")
         doc_description, doc_params = _parse_docstring(inspect.getdoc(function))
-        self.description = description if description is not None else doc_description
+        self.description: str = description if description is not None else doc_description
         self.metadata = metadata or ToolMetadata()
         self.strict = strict
         self._is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
@@ -204,9 +202,7 @@ class Tool:
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[pname] = (annotation, Field(default, description=doc_params.get(pname)))
         config = ConfigDict(extra="forbid" if strict else "ignore", arbitrary_types_allowed=True)
-        self._args_model: type[BaseModel] = create_model(  # type: ignore[call-overload]
-            f"{self.name}_arguments", __config__=config, **fields
-        )
+        self._args_model: type[BaseModel] = create_model(f"{self.name}_arguments", __config__=config, **fields)
         if parameters is not None:
             self.parameters = parameters
         else:
@@ -326,4 +322,3 @@ def tool(
 def as_tool(value: Tool | Callable[..., Any]) -> Tool:
     """``value`` itself if it is a tool, else a tool made from the function."""
     return value if isinstance(value, Tool) else Tool(value)
-

@@ -83,7 +83,9 @@ class ReactAgent(Agent):
         messages.append(await ctx.add_message(input))
         failing_rounds = 0
         for _ in range(self.max_steps):
-            request = ModelRequest(messages=self._system(messages) + messages, tools=self._specs, settings=self.settings)
+            request = ModelRequest(
+                messages=self._system(messages) + messages, tools=self._specs, settings=self.settings
+            )
             reply = (await ctx.call_model(self.model, request, name=self.name)).message
             messages.append(reply)
             if not reply.tool_calls:

@@ -77,12 +77,12 @@ def load_cassette(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CassetteError(f"cassette {file} is not valid JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise CassetteError(f"cassette {file} is not a Podium cassette (expected \"format\": \"{FORMAT}\")")
+        raise CassetteError(f'cassette {file} is not a Podium cassette (expected "format": "{FORMAT}")')
     if data.get("version") != VERSION:
         raise CassetteError(f"cassette {file} has version {data.get('version')!r}; this Podium reads {VERSION}")
     interactions = data.get("interactions")
     if not isinstance(interactions, list):
-        raise CassetteError(f"cassette {file}: \"interactions\" must be a list")
+        raise CassetteError(f'cassette {file}: "interactions" must be a list')
     for number, item in enumerate(interactions):
         try:
             request, response = item["request"], item["response"]

@@ -56,7 +56,7 @@ class Limits:
     """Wall-clock seconds for one execution of the run."""
 
 
-class Suspended(BaseException):  # noqa: N818 - control flow, not an error
+class Suspended(BaseException):
     """Unwinds a run that waits for the human; the runtime turns it into an ``interrupted`` outcome.
 
     A ``BaseException`` so that ``except Exception`` in user code (tools that catch everything) cannot swallow it.
@@ -67,7 +67,7 @@ class Suspended(BaseException):  # noqa: N818 - control flow, not an error
         self.interrupts = interrupts
 
 
-class LimitReached(BaseException):  # noqa: N818 - control flow, not an error
+class LimitReached(BaseException):
     """Unwinds a run that reached one of its :class:`Limits` (kept out of reach of ``except Exception``)."""
 
     def __init__(self, limit: str, reason: str) -> None:
@@ -301,7 +301,9 @@ class RunContext(Generic[DepsT]):
             response.message.name = name
         state.count_model_call(response.usage)
         await state.record(
-            MessageAdded(message=response.message, namespace=self.namespace, usage=response.usage, key=key, path=self.path)
+            MessageAdded(
+                message=response.message, namespace=self.namespace, usage=response.usage, key=key, path=self.path
+            )
         )
         return response
 

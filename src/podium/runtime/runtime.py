@@ -33,7 +33,7 @@ from podium.events import (
     RunStarted,
 )
 from podium.messages import HumanMessage, Message, Usage, message_from_dict, message_to_dict, order_tool_results
-from podium.runtime.context import Limits, LimitReached, RunContext, RunState, Suspended
+from podium.runtime.context import LimitReached, Limits, RunContext, RunState, Suspended
 from podium.store.base import RunRecord, RunStatus, Store, new_owner
 
 if TYPE_CHECKING:
@@ -78,11 +78,7 @@ class RunResult:
 
 
 def _pending(journal: dict[str, Event]) -> list[Interrupt]:
-    return [
-        e.interrupt
-        for key, e in journal.items()
-        if isinstance(e, InterruptRaised) and key + "!" not in journal
-    ]
+    return [e.interrupt for key, e in journal.items() if isinstance(e, InterruptRaised) and key + "!" not in journal]
 
 
 class Runtime:

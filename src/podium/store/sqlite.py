@@ -90,9 +90,7 @@ class SQLiteStore(Store):
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._conn = sqlite3.connect(
-                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
+            self._conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
         try:
