@@ -1,0 +1,135 @@
+"""The conformance suite: every store backend must pass all of it (the ``store`` fixture runs each backend)."""
+
+from __future__ import annotations
+
+import pytest
+
+from podium import AIMessage, HumanMessage, MessageAdded, SideChannel, StepRecorded, StoreError, ToolCall
+from podium.store.base import RunRecord, Store, new_owner
+
+
+def message(seq: int, text: str, *, run: str = "r1", ns: str = "", key: str | None = None) -> MessageAdded:
+    return MessageAdded(message=HumanMessage(content=text), namespace=ns, run_id=run, seq=seq, key=key)
+
+
+async def test_threads_are_created_once_and_listed(store: Store) -> None:
+    first = await store.create_thread("t1", {"agent": "a"})
+    again = await store.create_thread("t1", {"agent": "other"})
+    assert again.metadata == {"agent": "a"} and again.created == first.created
+    await store.create_thread("t2")
+    assert await store.get_thread("missing") is None
+    assert {t.id for t in await store.list_threads()} == {"t1", "t2"}
+    assert len(await store.list_threads(limit=1)) == 1
+
+
+async def test_events_round_trip_in_order(store: Store) -> None:
+    await store.create_thread("t")
+    reply = AIMessage(content="", tool_calls=[ToolCall(id="c1", name="f", arguments='{"x": 1}')], name="agent")
+    events = [
+        message(1, "hello", key="a#1"),
+        MessageAdded(message=reply, run_id="r1", seq=2, key="a#2", path=("a",)),
+        SideChannel(text="working", run_id="r1", seq=3, path=("a", "c1")),
+        StepRecorded(value={"n": [1, 2]}, run_id="r1", seq=4, key="a#3"),
+    ]
+    await store.append_events("t", events)
+    back = await store.read_events("t")
+    assert [e.seq for e in back] == [1, 2, 3, 4]
+    assert isinstance(back[1], MessageAdded) and back[1].message == reply and back[1].path == ("a",)
+    assert isinstance(back[2], SideChannel) and back[2].text == "working" and back[2].path == ("a", "c1")
+    assert isinstance(back[3], StepRecorded) and back[3].value == {"n": [1, 2]}
+    assert [e.seq for e in await store.read_events("t", after=2)] == [3, 4]
+    assert await store.last_seq("t") == 4
+
+
+async def test_sequence_numbers_cannot_be_reused_or_skipped(store: Store) -> None:
+    await store.create_thread("t")
+    await store.append_events("t", [message(1, "a")])
+    with pytest.raises(StoreError):
+        await store.append_events("t", [message(1, "again")])
+    assert [e.seq for e in await store.read_events("t")] == [1]
+
+
+async def test_a_batch_is_atomic(store: Store) -> None:
+    await store.create_thread("t")
+    await store.append_events("t", [message(1, "a", key="k")])
+    with pytest.raises(StoreError):
+        await store.append_events("t", [message(2, "b"), message(3, "dup", key="k")])
+    assert [e.seq for e in await store.read_events("t")] == [1]
+
+
+async def test_journal_holds_keyed_events_of_one_run(store: Store) -> None:
+    await store.create_thread("t")
+    await store.append_events(
+        "t", [message(1, "a", key="x#1"), message(2, "b"), message(3, "c", run="r2", key="x#1")]
+    )
+    journal = await store.journal("r1")
+    assert list(journal) == ["x#1"]
+    assert isinstance(journal["x#1"], MessageAdded) and journal["x#1"].message.content == "a"
+    assert (await store.journal("r2"))["x#1"].seq == 3
+    assert await store.journal("nothing") == {}
+
+
+async def test_messages_by_namespace_and_excluding_a_run(store: Store) -> None:
+    await store.create_thread("t")
+    await store.append_events(
+        "t",
+        [
+            message(1, "main1"),
+            message(2, "inner", ns="agent/c1"),
+            SideChannel(text="note", run_id="r1", seq=3),
+            message(4, "main2", run="r2"),
+        ],
+    )
+    assert [m.content for m in await store.load_messages("t")] == ["main1", "main2"]
+    assert [m.content for m in await store.load_messages("t", "agent/c1")] == ["inner"]
+    assert [m.content for m in await store.load_messages("t", exclude_run="r2")] == ["main1"]
+
+
+async def test_runs_record_status_and_result(store: Store) -> None:
+    await store.create_thread("t")
+    await store.create_run(RunRecord(id="r1", thread_id="t", input={"kind": "human", "content": "hi"}, agent="a"))
+    await store.create_run(RunRecord(id="r2", thread_id="t", agent="a"))
+    await store.update_run("r1", "completed", {"status": "completed", "output": "ok"})
+    run = await store.get_run("r1")
+    assert run is not None and run.status == "completed" and run.result == {"status": "completed", "output": "ok"}
+    assert run.input == {"kind": "human", "content": "hi"}
+    assert [r.id for r in await store.list_runs("t")] == ["r1", "r2"]
+    assert await store.get_run("nope") is None
+    with pytest.raises(StoreError):
+        await store.update_run("nope", "failed")
+    with pytest.raises(StoreError):
+        await store.create_run(RunRecord(id="r1", thread_id="t"))
+
+
+async def test_lease_is_exclusive_renewable_and_released(store: Store) -> None:
+    await store.create_thread("t")
+    me, other = new_owner("me"), new_owner("other")
+    assert await store.acquire_thread("t", me, 60) is None
+    assert await store.acquire_thread("t", other, 60) == me
+    assert await store.acquire_thread("t", me, 60) is None  # renewal
+    await store.release_thread("t", other)  # not the holder: no effect
+    assert await store.acquire_thread("t", other, 60) == me
+    await store.release_thread("t", me)
+    assert await store.acquire_thread("t", other, 60) is None
+
+
+async def test_expired_lease_and_dead_holder_are_taken_over(store: Store) -> None:
+    await store.create_thread("t")
+    assert await store.acquire_thread("t", new_owner("old"), -1) is None  # already expired
+    assert await store.acquire_thread("t", new_owner("new"), 60) is None
+    await store.create_thread("u")
+    import socket
+
+    dead = f"{socket.gethostname()}:999999999:gone"  # no such process
+    assert await store.acquire_thread("u", dead, 60) is None
+    assert await store.acquire_thread("u", new_owner("live"), 60) is None
+
+
+async def test_state_keeps_versions_and_returns_latest(store: Store) -> None:
+    await store.create_thread("t")
+    assert await store.get_state("t", "stack") is None
+    await store.put_state("t", "stack", [1])
+    await store.put_state("t", "stack", [1, 2])
+    await store.put_state("t", "other", {"a": "b"})
+    assert await store.get_state("t", "stack") == [1, 2]
+    assert await store.get_state("t", "other") == {"a": "b"}
