@@ -245,7 +245,12 @@ def from_openai(data: dict[str, Any]) -> Message:
         calls = []
         for c in data.get("tool_calls") or ():
             fn = c.get("function") or {}
-            calls.append(ToolCall(id=c.get("id", ""), name=fn.get("name", ""), arguments=fn.get("arguments") or "{}"))
+            arguments = fn.get("arguments")
+            calls.append(
+                ToolCall(
+                    id=c.get("id", ""), name=fn.get("name", ""), arguments="{}" if arguments is None else arguments
+                )
+            )
         return AIMessage(content=text, tool_calls=calls, name=data.get("name"))
     if role == "tool":
         if "tool_call_id" not in data:

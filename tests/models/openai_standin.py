@@ -214,10 +214,10 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, and chunked streams
     owner: StandIn
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         """Stay quiet."""
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         """Record the request, then answer it from the queue."""
         parts = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
@@ -227,7 +227,9 @@ class _Handler(BaseHTTPRequestHandler):
         segments = parts.path.strip("/").split("/")
         if parts.path == "/v1/chat/completions":
             pass
-        elif len(segments) == 5 and segments[:2] == ["openai", "deployments"] and segments[3:] == ["chat", "completions"]:
+        elif (
+            len(segments) == 5 and segments[:2] == ["openai", "deployments"] and segments[3:] == ["chat", "completions"]
+        ):
             deployment = segments[2]
         else:
             self._json(404, _error_body(f"no route {parts.path}", "not_found"))

@@ -185,7 +185,9 @@ async def test_hundred_concurrent_threads_stay_isolated(store: Store) -> None:
 async def test_bytes_written_per_turn_do_not_grow(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "growth.db")
     written: list[int] = []
-    store._conn.set_trace_callback(lambda sql: written.append(len(sql)) if sql.startswith(("INSERT", "UPDATE")) else None)
+    store._conn.set_trace_callback(
+        lambda sql: written.append(len(sql)) if sql.startswith(("INSERT", "UPDATE")) else None
+    )
 
     def model(messages: list[Message], request: ModelRequest) -> AIMessage:
         if isinstance(messages[-1], ToolMessage):

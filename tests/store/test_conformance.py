@@ -59,9 +59,7 @@ async def test_a_batch_is_atomic(store: Store) -> None:
 
 async def test_journal_holds_keyed_events_of_one_run(store: Store) -> None:
     await store.create_thread("t")
-    await store.append_events(
-        "t", [message(1, "a", key="x#1"), message(2, "b"), message(3, "c", run="r2", key="x#1")]
-    )
+    await store.append_events("t", [message(1, "a", key="x#1"), message(2, "b"), message(3, "c", run="r2", key="x#1")])
     journal = await store.journal("r1")
     assert list(journal) == ["x#1"]
     assert isinstance(journal["x#1"], MessageAdded) and journal["x#1"].message.content == "a"

@@ -1,0 +1,115 @@
+"""The public test doubles: function model, scripted queue, cassette replay and recording."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from podium import AIMessage, CassetteError, HumanMessage, Message, ModelRequest, SystemMessage, Tool
+from podium.models.base import Done, TextDelta, ToolCallDelta
+from podium.testing import FunctionModel, RecordingModel, ReplayModel, ScriptedModel, tool_call
+
+
+def search(query: str) -> str:
+    """Search the web."""
+    return query
+
+
+def request(*texts: str) -> ModelRequest:
+    return ModelRequest(
+        messages=[SystemMessage(content="sys"), *(HumanMessage(content=t) for t in texts)], tools=[Tool(search).spec]
+    )
+
+
+async def test_function_model_sees_messages_and_tools_and_reports_usage() -> None:
+    seen: list[tuple[list[Message], list[str]]] = []
+
+    def answer(messages: list[Message], req: ModelRequest) -> str:
+        seen.append((messages, [t.name for t in req.tools]))
+        return "x" * 40
+
+    model = FunctionModel(answer)
+    response = await model.reply(request("hello"))
+    assert response.message == AIMessage(content="x" * 40)
+    assert seen[0][1] == ["search"] and seen[0][0][-1] == HumanMessage(content="hello")
+    assert response.usage.output_tokens == 10 and response.usage.input_tokens > 10 and response.usage.requests == 1
+    assert model.requests == [request("hello")]
+
+
+async def test_function_model_streams_text_and_tool_calls() -> None:
+    call = tool_call("search", {"query": "q"}, id="c1")
+    model = FunctionModel(lambda m, r: AIMessage(content="abcdefghij", tool_calls=[call]), stream_chunk=4)
+    events = [e async for e in model.stream(request("hi"))]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["abcd", "efgh", "ij"]
+    assert [e for e in events if isinstance(e, ToolCallDelta)] == [
+        ToolCallDelta(index=0, id="c1", name="search", arguments='{"query": "q"}')
+    ]
+    assert isinstance(events[-1], Done) and events[-1].response.message.tool_calls == [call]
+
+
+async def test_scripted_model_answers_in_order_and_checks_completion() -> None:
+    model = ScriptedModel(
+        ["one", AIMessage(content="two"), lambda r: f"three after {len(r.messages)}", ValueError("boom")]
+    )
+    assert (await model.reply(request("a"))).message.content == "one"
+    assert (await model.reply(request("a"))).message.content == "two"
+    with pytest.raises(AssertionError, match="2 of 4 replies were never requested"):
+        model.assert_complete()
+    assert (await model.reply(request("a", "b"))).message.content == "three after 3"
+    with pytest.raises(ValueError, match="boom"):
+        await model.reply(request("a"))
+    model.assert_complete()
+    with pytest.raises(AssertionError, match="no reply left for request #5"):
+        await model.reply(request("a"))
+
+
+async def test_recorded_cassette_replays_exactly_and_by_turn(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    recorder = RecordingModel(FunctionModel(lambda m, r: f"answer to {m[-1].content}"), path)
+    await recorder.reply(request("first"))
+    await recorder.reply(request("first", "second"))
+    assert json.loads(path.read_text())["format"] == "podium-cassette"
+
+    replay = ReplayModel(path)
+    assert (await replay.reply(request("first", "second"))).message.content == "answer to second"
+    # a different earlier history: the current turn still matches
+    assert (await replay.reply(request("other", "second"))).message.content == "answer to second"
+    assert replay.recorded_questions == ["first", "second"]
+    with pytest.raises(CassetteError, match=r"no recorded reply .*'unknown'.*Recorded questions: 'first'"):
+        await replay.reply(request("unknown"))
+
+    again = RecordingModel(FunctionModel(lambda m, r: "third"), path)  # extends the existing cassette
+    await again.reply(request("third"))
+    assert len(json.loads(path.read_text())["interactions"]) == 3
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"format": "other"}', "not a Podium cassette"),
+        ('{"format": "podium-cassette", "version": 7, "interactions": []}', "version 7"),
+        ('{"format": "podium-cassette", "version": 1, "interactions": {}}', "must be a list"),
+        (
+            '{"format": "podium-cassette", "version": 1, "interactions": [{"request": {}}]}',
+            "interaction 0 is malformed",
+        ),
+        (
+            '{"format": "podium-cassette", "version": 1, "interactions": '
+            '[{"request": {"messages": [{"role": "robot"}]}, "response": {"message": {"role": "assistant"}}}]}',
+            "unknown message role",
+        ),
+    ],
+)
+def test_malformed_cassettes_are_refused_clearly(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(CassetteError, match=message):
+        ReplayModel(path)
+
+
+def test_missing_cassette_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(CassetteError, match="does not exist"):
+        ReplayModel(tmp_path / "nope.json")

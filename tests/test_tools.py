@@ -1,0 +1,132 @@
+"""Tools from typed functions: schema, description, context injection and validation errors for the model."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+
+from podium import RunContext, Tool, ToolArgumentsError, ToolDefinitionError, ToolMetadata, tool
+from podium.tools import result_to_text
+
+
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
+    return a + b
+
+
+def test_schema_and_description_come_from_the_signature_and_docstring() -> None:
+    made = Tool(add)
+    assert made.spec.to_openai() == {
+        "type": "function",
+        "function": {
+            "name": "add",
+            "description": "Add two numbers.",
+            "parameters": {
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                "required": ["a", "b"],
+                "type": "object",
+            },
+        },
+    }
+
+
+def test_google_args_describe_parameters_and_defaults_are_optional() -> None:
+    @tool(metadata=ToolMetadata(expose_to_user=True, introduction="Finds flights", can_generate_task=True))
+    async def search(city: str, cabin: Literal["economy", "business"] = "economy", limit: int = 3) -> list[str]:
+        """Search flights to a city.
+
+        More detail that is still description.
+
+        Args:
+            city: where to fly.
+            cabin: the cabin class,
+                economy unless asked.
+
+        Returns:
+            flight numbers.
+        """
+        return [city] * limit
+
+    assert search.description == "Search flights to a city.\n\nMore detail that is still description."
+    props = search.parameters["properties"]
+    assert props["city"] == {"type": "string", "description": "where to fly."}
+    assert props["cabin"]["enum"] == ["economy", "business"]
+    assert props["cabin"]["description"] == "the cabin class, economy unless asked."
+    assert props["limit"] == {"type": "integer", "default": 3}
+    assert search.parameters["required"] == ["city"]
+    assert search.metadata.expose_to_user and search.metadata.introduction == "Finds flights"
+
+
+async def test_context_is_injected_by_type_and_hidden_from_the_schema() -> None:
+    seen: list[Any] = []
+
+    def lookup(ctx: RunContext[dict[str, str]], key: str) -> str:
+        """Look a key up."""
+        seen.append(ctx)
+        return key
+
+    made = Tool(lookup)
+    assert made.takes_context and list(made.parameters["properties"]) == ["key"]
+    marker: Any = object()
+    assert await made.run(marker, made.validate({"key": "k"})) == "k"
+    assert seen == [marker]
+
+
+async def test_sync_and_async_functions_both_run() -> None:
+    async def slow(x: int) -> int:
+        """Double."""
+        return 2 * x
+
+    assert await Tool(slow).run(None, {"x": 4}) == 8
+    assert await Tool(add).run(None, Tool(add).validate('{"a": 1, "b": 2.5}')) == 3.5
+
+
+def test_bad_arguments_are_explained_for_the_model() -> None:
+    made = Tool(add)
+    with pytest.raises(ToolArgumentsError, match=r"not valid JSON .*Call the tool again"):
+        made.validate('{"a": 1,')
+    with pytest.raises(ToolArgumentsError, match="must be a JSON object, not list"):
+        made.validate("[1, 2]")
+    with pytest.raises(ToolArgumentsError, match=r"b: Field required.*schema") as info:
+        made.validate({"a": 1})
+    assert '"required": ["a", "b"]' in str(info.value)
+    with pytest.raises(ToolArgumentsError, match="a: Input should be a valid number"):
+        made.validate({"a": "many", "b": 1})
+    assert made.validate({"a": 1, "b": 2, "extra": 3}) == {"a": 1, "b": 2}
+    with pytest.raises(ToolArgumentsError, match="extra"):
+        Tool(add, strict=True).validate({"a": 1, "b": 2, "extra": 3})
+
+
+def test_functions_that_cannot_be_tools_are_refused() -> None:
+    def untyped(x):  # type: ignore[no-untyped-def]
+        return x
+
+    def star(*values: int) -> int:
+        return 0
+
+    with pytest.raises(ToolDefinitionError, match="needs a type annotation"):
+        Tool(untyped)
+    with pytest.raises(ToolDefinitionError, match=r"\*args"):
+        Tool(star)
+    with pytest.raises(ToolDefinitionError, match="not valid"):
+        Tool(add, name="has space")
+
+
+def test_results_become_text_the_model_can_read() -> None:
+    class Point(BaseModel):
+        x: int
+
+    @dataclasses.dataclass
+    class Pair:
+        a: int
+        b: str
+
+    assert result_to_text("plain") == "plain"
+    assert result_to_text(3.0) == "3.0"
+    assert result_to_text(None) == ""
+    assert result_to_text(Point(x=1)) == '{"x":1}'
+    assert result_to_text(Pair(1, "é")) == '{"a": 1, "b": "é"}'
+    assert result_to_text({"k": [1, 2]}) == '{"k": [1, 2]}'
