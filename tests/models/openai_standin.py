@@ -7,7 +7,7 @@ behaviours, in order:
 
 - :func:`completion`: a JSON chat completion (text and/or tool calls, with usage);
 - :func:`stream`: an SSE stream (text pieces, tool-call deltas split across chunks, a usage chunk when the request
-  asks for ``stream_options.include_usage``, then ``data: [DONE]``);
+  asks for ``stream_options.include_usage``, then ``data: [DONE]``), or one that breaks off with an error event;
 - :func:`error`: an HTTP error status with an OpenAI-style JSON error body and optional ``Retry-After``.
 
 Every behaviour takes ``delay`` (seconds to wait before answering, to provoke client timeouts). A request that
@@ -54,6 +54,8 @@ class Behaviour:
     """Error message (errors)."""
     headers: dict[str, str] = field(default_factory=dict)
     """Extra response headers."""
+    fail: str | None = None
+    """Streams: send an error event with this message after the text pieces, instead of finishing."""
     delay: float = 0.0
     """Seconds to wait before answering."""
 
@@ -87,9 +89,10 @@ def stream(
     model: str = "standin-model",
     finish_reason: str | None = None,
     argument_piece: int = 4,
+    fail: str | None = None,
     delay: float = 0.0,
 ) -> Behaviour:
-    """An SSE stream: one chunk per text piece, then each tool call over several chunks."""
+    """An SSE stream: one chunk per text piece, then each tool call over several chunks (or ``fail``'s error)."""
     return Behaviour(
         kind="stream",
         text=list(pieces or ()),
@@ -98,6 +101,7 @@ def stream(
         model=model,
         finish_reason=finish_reason,
         argument_piece=argument_piece,
+        fail=fail,
         delay=delay,
     )
 
@@ -185,7 +189,9 @@ class StandIn:
         return self
 
     def close(self) -> None:
-        """Stop serving; delayed answers still waiting are cut short."""
+        """Stop serving (again is harmless); delayed answers still waiting are cut short."""
+        if self._closing.is_set():
+            return
         self._closing.set()
         self._server.shutdown()
         self._server.server_close()
@@ -330,6 +336,8 @@ def _stream_chunks(behaviour: Behaviour, include_usage: bool) -> list[dict[str, 
     pieces = behaviour.text if isinstance(behaviour.text, list) else [behaviour.text]
     chunks = [chunk({"role": "assistant", "content": ""})]
     chunks.extend(chunk({"content": piece}) for piece in pieces if piece)
+    if behaviour.fail is not None:
+        return [*chunks, _error_body(behaviour.fail, "server_error")]
     size = max(1, behaviour.argument_piece)
     for index, (id_, name, arguments) in enumerate(behaviour.tool_calls):
         first = {"index": index, "id": id_, "type": "function", "function": {"name": name, "arguments": ""}}

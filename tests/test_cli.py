@@ -1,0 +1,82 @@
+"""``podium chat`` end to end in real processes: offline replay, --jsonl, --thread across processes, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).parents[1]
+
+
+def podium(*args: str, stdin: str = "", data: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PODIUM_DATA_DIR": str(data), "PODIUM_BLOCK_MODEL_REQUESTS": "1"}
+    env.pop("PODIUM_MODEL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "podium", *args], input=stdin, capture_output=True, text=True, cwd=ROOT, env=env, timeout=60
+    )
+
+
+def lines(output: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in output.splitlines()]
+
+
+def test_chat_jsonl_interrupt_then_answer_in_a_new_process(tmp_path: Path) -> None:
+    first = podium(
+        "chat", "trip", "--jsonl", stdin="What's the weather in Lisbon?\nSave a note: pack sunglasses for Lisbon\n", data=tmp_path
+    )
+    assert first.returncode == 0, first.stderr
+    events = lines(first.stdout)
+    thread = next(e["thread_id"] for e in events if e["kind"] == "thread")
+    said = [e["message"]["content"] for e in events if e["kind"] == "message" and e["message"]["kind"] == "ai" and e["message"]["content"]]
+    assert said == ["Today in Lisbon: 24 °C, sunny."]
+    tools = [e["message"] for e in events if e["kind"] == "message" and e["message"]["kind"] == "tool"]
+    assert tools[0]["name"] == "get_weather" and tools[0]["content"] == "Lisbon: 24 °C, sunny."
+    [interrupt] = [e["interrupt"] for e in events if e["kind"] == "interrupt"]
+    assert interrupt["prompt"] == "Save this note to your trip notebook: 'pack sunglasses for Lisbon'?"
+    assert interrupt["expectation"] == {"type": "choice", "options": ["yes", "no"]}
+    assert interrupt["path"][0] == "trip_helper" and len(interrupt["path"]) == 2
+    assert [e["status"] for e in events if e["kind"] == "run_ended"] == ["completed", "interrupted"]
+
+    second = podium("chat", "trip", "--jsonl", "--thread", thread, stdin="yes\n", data=tmp_path)
+    assert second.returncode == 0, second.stderr
+    after = lines(second.stdout)
+    assert [e["answer"] for e in after if e["kind"] == "answer"] == ["yes"]
+    final = [e for e in after if e["kind"] == "run_ended"]
+    assert final[-1]["status"] == "completed"
+    assert final[-1]["output"] == "Done: Saved to the trip notebook: pack sunglasses for Lisbon"
+
+    history = podium("history", thread, data=tmp_path)
+    kinds = [e["message"]["kind"] for e in lines(history.stdout) if e["kind"] == "message"]
+    assert kinds == ["human", "ai", "tool", "ai", "human", "ai", "tool", "ai"]
+    listing = podium("threads", data=tmp_path)
+    assert listing.stdout.split("\t")[0] == thread
+
+
+def test_pretty_chat_shows_the_conversation(tmp_path: Path) -> None:
+    result = podium("chat", "trip", stdin="Compare Paris and Oslo\n\n", data=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "trip_helper> Side by side — Paris: 18 °C, light rain. Oslo: 9 °C, cloudy." in result.stdout
+    assert "→ get_weather" in result.stdout
+    assert "empty message ignored" in result.stdout
+
+
+def test_unknown_thread_app_and_unrecorded_question_are_clear(tmp_path: Path) -> None:
+    ghost = podium("chat", "trip", "--thread", "ghost", stdin="hi\n", data=tmp_path)
+    assert ghost.returncode == 2 and "no thread 'ghost'" in ghost.stderr
+    missing = podium("chat", "no-such-app", data=tmp_path)
+    assert missing.returncode == 2 and "no app 'no-such-app'" in missing.stderr and "trip" in missing.stderr
+    offscript = podium("chat", "trip", "--jsonl", stdin="Tell me a joke\n", data=tmp_path)
+    assert offscript.returncode == 1
+    [ended] = [e for e in lines(offscript.stdout) if e["kind"] == "run_ended"]
+    assert ended["status"] == "failed" and "no recorded reply" in ended["reason"] and "PODIUM_MODEL" in ended["reason"]
+
+
+def test_corrupt_store_is_reported_not_overwritten(tmp_path: Path) -> None:
+    (tmp_path / "podium.db").write_bytes(b"garbage" * 50)
+    result = podium("chat", "trip", stdin="hi\n", data=tmp_path)
+    assert result.returncode == 2 and "not a usable Podium database" in result.stderr
+    assert (tmp_path / "podium.db").read_bytes() == b"garbage" * 50

@@ -1,0 +1,22 @@
+"""The package's ``__all__`` lists exactly its public names, and importing it stays light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+
+import podium
+
+
+def test_all_matches_public_members() -> None:
+    public = {name for name, value in vars(podium).items() if not name.startswith("_") and not isinstance(value, types.ModuleType)}
+    assert set(podium.__all__) == public | {"__version__"}
+    for name in podium.__all__:
+        assert getattr(podium, name) is not None
+
+
+def test_import_does_not_load_heavy_dependencies() -> None:
+    code = "import sys, podium; print(sorted(m for m in ('openai', 'pydantic', 'typer', 'rich', 'httpx') if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"
