@@ -254,7 +254,7 @@ class Tool:
                 f"Invalid arguments for tool '{self.name}': {problems}. "
                 f"Expected arguments matching this schema: {json.dumps(self.parameters)}"
             ) from None
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        return dict(model.__dict__)
 
     async def run(self, ctx: RunContext[Any] | None, kwargs: dict[str, Any]) -> Any:
         """Call the function with validated ``kwargs`` (and ``ctx`` when it asks for it); return its result."""

@@ -31,13 +31,24 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+def _text_of(message: Message) -> str:
+    if isinstance(message, AIMessage) and message.tool_calls:
+        return message.content + "".join(c.name + c.arguments for c in message.tool_calls)
+    return message.content
+
+
+def _request_tokens(request: ModelRequest) -> int:
+    """Estimated prompt tokens: the messages' text plus a few tokens of framing each, and the tool schemas."""
+    chars = sum(len(_text_of(m)) + 16 for m in request.messages)
+    chars += sum(len(t.name) + len(t.description) + 24 * len(t.parameters.get("properties", ())) for t in request.tools)
+    return (chars + 3) // 4
+
+
 def _to_response(reply: Reply, request: ModelRequest, model_name: str) -> ModelResponse:
     if isinstance(reply, ModelResponse):
         return reply
     message = AIMessage(content=reply) if isinstance(reply, str) else reply
-    prompt = json.dumps(request.to_openai(), ensure_ascii=False)
-    answer = message.content + "".join(c.name + c.arguments for c in message.tool_calls)
-    usage = Usage(estimate_tokens(prompt), estimate_tokens(answer), 1)
+    usage = Usage(_request_tokens(request), estimate_tokens(_text_of(message)), 1)
     return ModelResponse(
         message=message,
         usage=usage,

@@ -322,6 +322,8 @@ class RunContext(Generic[DepsT]):
         calls are gathered into one suspension after the others finish.
         """
         keys = [self._next_key() for _ in calls]
+        if len(calls) == 1:  # the common case: no tasks to spawn
+            return [await self._call_tool(tools, calls[0], keys[0], handle_errors)]
         results = await asyncio.gather(
             *(self._call_tool(tools, call, key, handle_errors) for call, key in zip(calls, keys, strict=True)),
             return_exceptions=True,

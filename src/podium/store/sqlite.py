@@ -186,6 +186,10 @@ class SQLiteStore(Store):
     # events
     async def append_events(self, thread_id: str, events: list[Event]) -> None:
         rows = [_event_row(thread_id, e) for e in events]
+        if len(rows) == 1:  # one statement is its own transaction in autocommit mode: no BEGIN/COMMIT round trips
+            with self._errors():
+                self._conn.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows[0])
+            return
         self._tx(lambda c: c.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows))
 
     async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:

@@ -1,0 +1,152 @@
+#!/usr/bin/env python
+"""Foundation benchmark: import time, the ReAct loop's per-step overhead, and bytes stored per step.
+
+A "step" is one model call that asks for one tool call, plus that tool call (the unit of a ReAct loop). The model is
+a zero-latency function of the messages, so the time measured is the framework's own. As a baseline measured in
+the same invocation, the same loop is written by hand (call the function, call the tool, append the messages), so
+the ratio says what the runtime (journal, events, store) costs on top of the bare loop.
+
+Usage:
+    python bench/foundation.py            # full run
+    python bench/foundation.py --quick    # fewer rounds
+    python bench/foundation.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+STEPS = 10  # tool steps per run (plus one final answer)
+
+
+def import_time(rounds: int) -> float:
+    code = "import time; t = time.perf_counter(); import podium; print(time.perf_counter() - t)"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    times = [
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout)
+        for _ in range(rounds)
+    ]
+    return statistics.median(times)
+
+
+def build_agent() -> Any:
+    from podium import AIMessage, ReactAgent, ToolMessage
+    from podium.testing import FunctionModel, tool_call
+
+    def model(messages: list[Any], request: Any) -> Any:
+        done = sum(isinstance(m, ToolMessage) for m in messages[-2:])
+        steps = sum(isinstance(m, ToolMessage) for m in messages)
+        if steps >= STEPS and done:
+            return AIMessage(content=f"finished {steps} steps")
+        return AIMessage(tool_calls=[tool_call("lookup", {"key": f"k{steps}"}, id=f"call_{steps}")])
+
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return f"value of {key}"
+
+    return ReactAgent("bench", FunctionModel(model), [lookup], prompt="You are a benchmark.")
+
+
+def hand_written_loop() -> None:
+    """The same loop without a runtime: the baseline."""
+    from podium import AIMessage, HumanMessage, SystemMessage, ToolMessage
+    from podium.testing import tool_call
+
+    messages: list[Any] = [SystemMessage(content="You are a benchmark."), HumanMessage(content="go")]
+    for step in range(STEPS + 1):
+        if step == STEPS:
+            messages.append(AIMessage(content="done"))
+            break
+        call = tool_call("lookup", {"key": f"k{step}"}, id=f"call_{step}")
+        messages.append(AIMessage(tool_calls=[call]))
+        args = json.loads(call.arguments)
+        messages.append(ToolMessage(content=f"value of {args['key']}", tool_call_id=call.id, name="lookup"))
+
+
+async def per_step(store_kind: str, runs: int, folder: Path) -> dict[str, float]:
+    from podium import MemoryStore, Runtime, SQLiteStore
+
+    store = MemoryStore() if store_kind == "memory" else SQLiteStore(folder / f"bench-{store_kind}.db")
+    written: list[int] = []
+    if isinstance(store, SQLiteStore):
+        store._conn.set_trace_callback(
+            lambda sql: (
+                written.append(len(sql.encode())) if sql.startswith("INSERT") or sql.startswith("UPDATE") else None
+            )
+        )
+    runtime = Runtime(store)
+    agent = build_agent()
+    times = []
+    for i in range(runs):
+        written.clear()
+        start = time.perf_counter()
+        result = await runtime.run(agent, "go", thread_id=f"t{i}")
+        times.append(time.perf_counter() - start)
+        assert result.status == "completed", result.reason
+    out = {"ms_per_step": statistics.median(times) * 1000 / STEPS, "ms_per_run": statistics.median(times) * 1000}
+    if isinstance(store, SQLiteStore):
+        out["bytes_per_step"] = sum(written) / STEPS
+        path = Path(store.path)
+        store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        out["file_bytes_per_step"] = path.stat().st_size / (runs * STEPS)
+    await store.close()
+    return out
+
+
+def baseline(runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        hand_written_loop()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000 / STEPS
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    args = parser.parse_args()
+    runs = 50 if args.quick else 300
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        figures: dict[str, float] = {"import_s": import_time(5 if args.quick else 15)}
+        figures["baseline_ms_per_step"] = baseline(runs)
+        memory = asyncio.run(per_step("memory", runs, folder))
+        sqlite = asyncio.run(per_step("sqlite", runs, folder))
+    figures["ms_per_step_memory"] = memory["ms_per_step"]
+    figures["ms_per_step_sqlite"] = sqlite["ms_per_step"]
+    figures["bytes_per_step_sqlite"] = sqlite["bytes_per_step"]
+    figures["file_bytes_per_step_sqlite"] = sqlite["file_bytes_per_step"]
+    figures["ratio_memory_vs_baseline"] = figures["ms_per_step_memory"] / figures["baseline_ms_per_step"]
+    figures["ratio_sqlite_vs_memory"] = figures["ms_per_step_sqlite"] / figures["ms_per_step_memory"]
+    print(f"import podium                 {figures['import_s'] * 1000:8.1f} ms   (goal <= 250 ms, median)")
+    print(f"hand-written loop (baseline)  {figures['baseline_ms_per_step'] * 1000:8.1f} us / step")
+    print(
+        f"ReAct step, in memory         {figures['ms_per_step_memory'] * 1000:8.1f} us / step   "
+        f"({figures['ratio_memory_vs_baseline']:.1f}x the bare loop)"
+    )
+    print(
+        f"ReAct step, SQLite            {figures['ms_per_step_sqlite'] * 1000:8.1f} us / step   "
+        f"({figures['ratio_sqlite_vs_memory']:.1f}x in memory)"
+    )
+    print(f"bytes written per step        {figures['bytes_per_step_sqlite']:8.0f} B (SQL statements' data)")
+    print(f"file growth per step          {figures['file_bytes_per_step_sqlite']:8.0f} B (database file, with indexes)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
