@@ -11,6 +11,7 @@ from typing import Any
 
 import openai
 import pytest
+from tests.models.openai_standin import StandIn, completion, error, stream
 
 import podium
 from podium import AIMessage, HumanMessage, SystemMessage, ToolCall, ToolMessage, ToolSpec, Usage
@@ -19,7 +20,6 @@ from podium.models import Done, ModelRequest, ModelResponse, ModelSettings, Text
 from podium.models.base import allow_model_requests
 from podium.models.openai import OpenAIModel
 from podium.testing import RecordingModel, ReplayModel
-from tests.models.openai_standin import StandIn, completion, error, stream
 
 WEATHER = ToolSpec(
     name="get_weather",
@@ -71,7 +71,9 @@ async def test_text_reply_and_the_request_on_the_wire(standin: StandIn, make_mod
         messages=[
             SystemMessage(content="Be brief."),
             HumanMessage(content="Weather in Paris?"),
-            AIMessage(content="", tool_calls=[ToolCall(id="call_1", name="get_weather", arguments='{"city": "Paris"}')]),
+            AIMessage(
+                content="", tool_calls=[ToolCall(id="call_1", name="get_weather", arguments='{"city": "Paris"}')]
+            ),
             ToolMessage(content="sunny", tool_call_id="call_1", name="get_weather"),
             HumanMessage(content="So?"),
         ],
@@ -99,7 +101,11 @@ async def test_text_reply_and_the_request_on_the_wire(standin: StandIn, make_mod
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [
-                    {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                    }
                 ],
             },
             {"role": "tool", "content": "sunny", "tool_call_id": "call_1"},
@@ -144,7 +150,9 @@ async def test_stream_assembles_text_and_split_tool_calls(standin: StandIn, make
     calls = [("call_w", "get_weather", '{"city": "Lisbon"}'), ("call_t", "get_time", '{"tz": "Europe/Lisbon"}')]
     standin.script(stream(["Let me ", "check ", "both."], calls, usage=(30, 12), argument_piece=5))
 
-    events = await collect(make_model(), ModelRequest(messages=[HumanMessage(content="Lisbon?")], tools=[WEATHER, CLOCK]))
+    events = await collect(
+        make_model(), ModelRequest(messages=[HumanMessage(content="Lisbon?")], tools=[WEATHER, CLOCK])
+    )
 
     assert isinstance(events[-1], Done) and not any(isinstance(e, Done) for e in events[:-1])
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
@@ -159,7 +167,9 @@ async def test_stream_assembles_text_and_split_tool_calls(standin: StandIn, make
         entry["arguments"] += piece.arguments
     assert [(c["id"], c["name"], c["arguments"]) for _, c in sorted(assembled.items())] == calls
     assert events[-1].response == ModelResponse(
-        message=AIMessage(content="Let me check both.", tool_calls=[ToolCall(id=i, name=n, arguments=a) for i, n, a in calls]),
+        message=AIMessage(
+            content="Let me check both.", tool_calls=[ToolCall(id=i, name=n, arguments=a) for i, n, a in calls]
+        ),
         usage=Usage(input_tokens=30, output_tokens=12, requests=1),
         model_name="standin-model",
         finish_reason="tool_calls",
@@ -171,12 +181,20 @@ async def test_stream_assembles_text_and_split_tool_calls(standin: StandIn, make
 async def test_stream_without_a_usage_chunk_still_counts_the_request(standin: StandIn, make_model: MakeModel) -> None:
     standin.script(stream(["plain"]))
     request = ModelRequest(
-        messages=[HumanMessage(content="hi")], settings=ModelSettings(extra={"stream_options": {"include_usage": False}})
+        messages=[HumanMessage(content="hi")],
+        settings=ModelSettings(extra={"stream_options": {"include_usage": False}}),
     )
 
     events = await collect(make_model(), request)
 
-    assert events[-1] == Done(ModelResponse(message=AIMessage(content="plain"), usage=Usage(requests=1), model_name="standin-model", finish_reason="stop"))
+    assert events[-1] == Done(
+        ModelResponse(
+            message=AIMessage(content="plain"),
+            usage=Usage(requests=1),
+            model_name="standin-model",
+            finish_reason="stop",
+        )
+    )
     assert standin.bodies[0]["stream_options"] == {"include_usage": False}
 
 
@@ -215,7 +233,9 @@ async def test_rate_limit_every_time_raises_model_http_error(standin: StandIn, m
     assert len(standin.requests) == 2 and standin.pending == 1  # one try plus one retry, no more
 
 
-async def test_a_slow_server_raises_model_error_not_an_openai_exception(standin: StandIn, make_model: MakeModel) -> None:
+async def test_a_slow_server_raises_model_error_not_an_openai_exception(
+    standin: StandIn, make_model: MakeModel
+) -> None:
     standin.script(completion("too late", delay=5.0))
 
     with pytest.raises(podium.ModelError) as caught:
@@ -227,7 +247,9 @@ async def test_a_slow_server_raises_model_error_not_an_openai_exception(standin:
     assert len(standin.requests) == 1
 
 
-async def test_bad_request_raises_model_http_error_with_the_server_message(standin: StandIn, make_model: MakeModel) -> None:
+async def test_bad_request_raises_model_http_error_with_the_server_message(
+    standin: StandIn, make_model: MakeModel
+) -> None:
     standin.script(error(400, "The model `nope` does not exist"))
 
     with pytest.raises(podium.ModelHTTPError) as caught:
@@ -250,7 +272,9 @@ async def test_stream_http_error_is_a_model_http_error(standin: StandIn, make_mo
 # Azure ------------------------------------------------------------------------------------------------------------
 async def test_azure_hits_the_deployment_path_with_the_api_version(standin: StandIn, make_model: MakeModel) -> None:
     standin.script(completion("from azure"))
-    model = make_model("my-deployment", base_url=None, azure_endpoint=standin.root, api_key="az-key", api_version="2024-10-21")
+    model = make_model(
+        "my-deployment", base_url=None, azure_endpoint=standin.root, api_key="az-key", api_version="2024-10-21"
+    )
 
     response = await model.reply(ask())
 
@@ -340,7 +364,11 @@ async def test_react_agent_runs_a_tool_loop_over_http(standin: StandIn, make_mod
             "content": None,
             "name": "forecaster",
             "tool_calls": [
-                {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                }
             ],
         },
         {"role": "tool", "content": "sunny in Paris", "tool_call_id": "call_1"},
@@ -366,10 +394,14 @@ async def test_react_agent_streams_tokens_over_http(standin: StandIn, make_model
     assert standin.bodies[1]["messages"][-1] == {"role": "tool", "content": "sunny in Rome", "tool_call_id": "call_1"}
 
 
-async def test_recorded_cassette_replays_without_the_server(standin: StandIn, make_model: MakeModel, tmp_path: Path) -> None:
+async def test_recorded_cassette_replays_without_the_server(
+    standin: StandIn, make_model: MakeModel, tmp_path: Path
+) -> None:
     standin.script(completion("Take the train.", [("call_9", "get_weather", '{"city": "Bern"}')], usage=(15, 9)))
     cassette = tmp_path / "cassettes" / "trip.json"
-    request = ModelRequest(messages=[SystemMessage(content="Plan trips."), HumanMessage(content="Bern?")], tools=[WEATHER])
+    request = ModelRequest(
+        messages=[SystemMessage(content="Plan trips."), HumanMessage(content="Bern?")], tools=[WEATHER]
+    )
 
     recorded = await RecordingModel(make_model(), cassette).reply(request)
     standin.close()

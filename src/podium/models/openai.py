@@ -4,10 +4,15 @@ It speaks chat completions, so it covers OpenAI, Azure OpenAI, and the servers t
 llama.cpp, LiteLLM proxies): set a base URL and a key. Retries of rate limits (429, honouring ``Retry-After``) and
 server errors, and timeouts, are the ``openai`` client's; what still fails becomes a :class:`ModelError`.
 The ``openai`` package is imported when the first request is made, so ``import podium`` stays fast.
+
+The client (and its connection pool) belongs to the event loop that made the first request: a request from
+another loop gets a fresh client, since pooled connections cannot cross loops. Close the model with
+:meth:`OpenAIModel.aclose` (or ``async with model:``) before its loop ends, so no connection is left open.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +75,8 @@ class OpenAIModel(Model):
         self.timeout = timeout
         self.max_retries = max_retries
         self._client = client
+        self._own_client = client is None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAIModel:
@@ -86,27 +93,56 @@ class OpenAIModel(Model):
             max_retries=settings.max_retries,
         )
 
-    def _get_client(self) -> Any:
-        check_allowed(self.azure_endpoint or self.base_url)
-        if self._client is None:
-            import openai
+    def _endpoint(self) -> str | None:
+        if self.azure_endpoint or self.base_url:
+            return self.azure_endpoint or self.base_url
+        if not self._own_client:  # a client handed in: check where it really points
+            return str(getattr(self._client, "base_url", "")) or None
+        return None
 
+    def _get_client(self) -> Any:
+        check_allowed(self._endpoint())
+        if not self._own_client:
+            return self._client
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client = self._new_client()
+            self._client_loop = loop
+        return self._client
+
+    def _new_client(self) -> Any:
+        import openai
+
+        try:
             if self.azure_endpoint:
-                self._client = openai.AsyncAzureOpenAI(
+                return openai.AsyncAzureOpenAI(
                     azure_endpoint=self.azure_endpoint,
                     api_key=self.api_key,
                     api_version=self.api_version,
                     timeout=self.timeout,
                     max_retries=self.max_retries,
                 )
-            else:
-                self._client = openai.AsyncOpenAI(
-                    base_url=self.base_url,
-                    api_key=self.api_key or _env_key(),
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                )
-        return self._client
+            return openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self.api_key or _env_key(),
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            )
+        except (openai.OpenAIError, ValueError) as exc:  # missing key or API version
+            raise UsageError(f"cannot configure model {self.name!r}: {exc}") from None
+
+    async def aclose(self) -> None:
+        """Close the connections of the client this model made (a client handed in is left to its owner)."""
+        client, self._client = (self._client, None) if self._own_client else (None, self._client)
+        self._client_loop = None
+        if client is not None:
+            await client.close()
+
+    async def __aenter__(self) -> OpenAIModel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def reply(self, request: ModelRequest) -> ModelResponse:
         client = self._get_client()
@@ -119,8 +155,8 @@ class OpenAIModel(Model):
         choice = completion.choices[0]
         message = choice.message
         calls = [
-            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
-            for c in (message.tool_calls or ())
+            ToolCall(id=c.id or f"call_{n}", name=c.function.name, arguments=c.function.arguments or "{}")
+            for n, c in enumerate(message.tool_calls or ())
             if getattr(c, "function", None) is not None
         ]
         return ModelResponse(
@@ -133,15 +169,16 @@ class OpenAIModel(Model):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         client = self._get_client()
         body = request.to_openai()
+        body["stream"] = True
+        body.setdefault("stream_options", {"include_usage": True})
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
-        usage = Usage()
+        usage = Usage(requests=1)  # what a server that ignores include_usage leaves us
         finish_reason: str | None = None
         model_name = self.name
+        chunks: Any = None
         try:
-            chunks = await client.chat.completions.create(
-                model=self.name, stream=True, stream_options={"include_usage": True}, **body
-            )
+            chunks = await client.chat.completions.create(model=self.name, **body)
             async for chunk in chunks:
                 model_name = chunk.model or model_name
                 if chunk.usage is not None:
@@ -151,11 +188,14 @@ class OpenAIModel(Model):
                 choice = chunk.choices[0]
                 finish_reason = choice.finish_reason or finish_reason
                 delta = choice.delta
+                if delta is None:
+                    continue
                 if delta.content:
                     text.append(delta.content)
                     yield TextDelta(delta.content)
                 for piece in delta.tool_calls or ():
-                    entry = calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
+                    index = piece.index if piece.index is not None else len(calls)
+                    entry = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
                     fn = piece.function
                     if piece.id:
                         entry["id"] = piece.id
@@ -164,17 +204,21 @@ class OpenAIModel(Model):
                     if fn is not None and fn.arguments:
                         entry["arguments"] += fn.arguments
                     yield ToolCallDelta(
-                        index=piece.index,
+                        index=index,
                         id=piece.id,
                         name=fn.name if fn is not None else None,
                         arguments=(fn.arguments or "") if fn is not None else "",
                     )
         except Exception as exc:
             raise _model_error(exc, self.name) from exc
+        finally:
+            if chunks is not None:  # also when the consumer stops early: give the connection back
+                await chunks.close()
         message = AIMessage(
             content="".join(text),
             tool_calls=[
-                ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"] or "{}") for _, c in sorted(calls.items())
+                ToolCall(id=c["id"] or f"call_{n}", name=c["name"], arguments=c["arguments"] or "{}")
+                for n, c in sorted(calls.items())
             ],
         )
         yield Done(ModelResponse(message=message, usage=usage, model_name=model_name, finish_reason=finish_reason))
@@ -198,9 +242,19 @@ def _model_error(exc: Exception, model: str) -> Exception:
     if isinstance(exc, ModelError):
         return exc
     if isinstance(exc, openai.APIStatusError):
-        return ModelHTTPError(exc.status_code, str(exc.message))
+        return ModelHTTPError(exc.status_code, _server_message(exc))
     if isinstance(exc, openai.APITimeoutError):
         return ModelError(f"model {model!r} did not answer in time (after retries)")
     if isinstance(exc, openai.APIConnectionError):
         return ModelError(f"cannot reach the endpoint of model {model!r}: {exc}")
+    if isinstance(exc, openai.OpenAIError):  # an error event inside a stream, an invalid response ...
+        return ModelError(f"model {model!r} failed: {exc}")
     return exc
+
+
+def _server_message(exc: Any) -> str:
+    """The ``error.message`` of the server's JSON body, else the client's own description."""
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return str(body["message"])
+    return str(exc.message)
