@@ -16,7 +16,13 @@ def podium(*args: str, stdin: str = "", data: Path) -> subprocess.CompletedProce
     env = {**os.environ, "PODIUM_DATA_DIR": str(data), "PODIUM_BLOCK_MODEL_REQUESTS": "1"}
     env.pop("PODIUM_MODEL", None)
     return subprocess.run(
-        [sys.executable, "-m", "podium", *args], input=stdin, capture_output=True, text=True, cwd=ROOT, env=env, timeout=60
+        [sys.executable, "-m", "podium", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
     )
 
 
@@ -26,12 +32,20 @@ def lines(output: str) -> list[dict[str, Any]]:
 
 def test_chat_jsonl_interrupt_then_answer_in_a_new_process(tmp_path: Path) -> None:
     first = podium(
-        "chat", "trip", "--jsonl", stdin="What's the weather in Lisbon?\nSave a note: pack sunglasses for Lisbon\n", data=tmp_path
+        "chat",
+        "trip",
+        "--jsonl",
+        stdin="What's the weather in Lisbon?\nSave a note: pack sunglasses for Lisbon\n",
+        data=tmp_path,
     )
     assert first.returncode == 0, first.stderr
     events = lines(first.stdout)
     thread = next(e["thread_id"] for e in events if e["kind"] == "thread")
-    said = [e["message"]["content"] for e in events if e["kind"] == "message" and e["message"]["kind"] == "ai" and e["message"]["content"]]
+    said = [
+        e["message"]["content"]
+        for e in events
+        if e["kind"] == "message" and e["message"]["kind"] == "ai" and e["message"]["content"]
+    ]
     assert said == ["Today in Lisbon: 24 °C, sunny."]
     tools = [e["message"] for e in events if e["kind"] == "message" and e["message"]["kind"] == "tool"]
     assert tools[0]["name"] == "get_weather" and tools[0]["content"] == "Lisbon: 24 °C, sunny."

@@ -10,7 +10,11 @@ import podium
 
 
 def test_all_matches_public_members() -> None:
-    public = {name for name, value in vars(podium).items() if not name.startswith("_") and not isinstance(value, types.ModuleType)}
+    public = {
+        name
+        for name, value in vars(podium).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
     assert set(podium.__all__) == public | {"__version__"}
     for name in podium.__all__:
         assert getattr(podium, name) is not None

@@ -28,7 +28,7 @@ from podium.settings import Settings, open_store
 cli = typer.Typer(help="Podium: multi-agent apps with a durable runtime.", no_args_is_help=True, add_completion=False)
 
 StoreOption = Annotated[
-    str | None, typer.Option("--store", help="'memory', a SQLite file, or sqlite:///path (default: PODIUM_STORE)")
+    str | None, typer.Option("--store", help="'memory', a SQLite file or sqlite:///relative.db (default: PODIUM_STORE)")
 ]
 
 
@@ -99,7 +99,8 @@ def _read_lines(interactive: bool) -> Any:
 async def _chat(app_name: str, thread: str | None, jsonl: bool, store_spec: str | None) -> int:
     settings = Settings.load()
     app = load_app(app_name)
-    agent = app.build(app.model(settings))
+    model = app.model(settings)
+    agent = app.build(model)
     store = open_store(store_spec, settings=settings)
     runtime = Runtime(store)
     printer = _Printer(jsonl)
@@ -139,6 +140,9 @@ async def _chat(app_name: str, thread: str | None, jsonl: bool, store_spec: str 
             report(result)
     finally:
         await store.close()
+        close = getattr(model, "aclose", None)
+        if close is not None:
+            await close()
     return 1 if failures else 0
 
 

@@ -14,7 +14,7 @@ variable                    meaning                                          def
 ``PODIUM_TIMEOUT``          seconds per model request                        60
 ``PODIUM_MAX_RETRIES``      retries of 429s, timeouts and 5xx                2
 ``PODIUM_DATA_DIR``         folder of the SQLite store                       ``~/.podium``
-``PODIUM_STORE``            ``memory``, a file path, or ``sqlite:///path``   the data dir's file
+``PODIUM_STORE``            ``memory``, a path, ``sqlite:///rel.db``         the data dir's file
 ==========================  ===============================================  ======================
 """
 
@@ -136,7 +136,7 @@ def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings
         scheme, _, rest = target.partition("://")
         if scheme != "sqlite":
             raise UsageError(f"unsupported store {target!r}: use 'memory', a file path, or sqlite:///path")
-        target = rest[1:] if rest.startswith("/") and not rest.startswith("//") else rest
+        target = rest[1:] if rest.startswith("/") else rest  # sqlite:///relative.db, sqlite:////absolute.db
     from podium.store.sqlite import SQLiteStore
 
     return SQLiteStore(Path(target).expanduser())

@@ -1,0 +1,61 @@
+"""RunContext steps that are journaled: state, custom steps and side-channel notes are not repeated on resume."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podium import (
+    AIMessage,
+    Artifact,
+    Message,
+    ModelRequest,
+    ReactAgent,
+    RunContext,
+    Runtime,
+    SideChannel,
+    Store,
+    ToolMessage,
+)
+from podium.testing import FunctionModel, tool_call
+
+
+def _asking_agent(effects: list[str]) -> ReactAgent:
+    async def count_visit(ctx: RunContext[Any]) -> str:
+        """Count a visit and confirm."""
+        visits = await ctx.load_state("visits", 0)
+        token = await ctx.step(lambda: _record(effects, "external call"))
+        await ctx.save_state("visits", visits + 1)
+        await ctx.progress(f"visit {visits + 1}")
+        await ctx.artifact({"visits": visits + 1}, title="counter")
+        answer = await ctx.ask("confirm?")
+        return f"{answer}: visit {visits + 1} ({token}, key {ctx.idempotency_key.split(':')[1]})"
+
+    def model(messages: list[Message], request: ModelRequest) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content=messages[-1].content)
+        return AIMessage(tool_calls=[tool_call("count_visit", id=f"v{len(messages)}")])
+
+    return ReactAgent("counter", FunctionModel(model), [count_visit])
+
+
+async def _record(effects: list[str], what: str) -> str:
+    effects.append(what)
+    return f"token-{len(effects)}"
+
+
+async def test_state_steps_and_notes_happen_once_per_run_across_resume(store: Store) -> None:
+    effects: list[str] = []
+    runtime = Runtime(store)
+    agent = _asking_agent(effects)
+    assert (await runtime.run(agent, "visit", thread_id="t")).status == "interrupted"
+    done = await runtime.resume(agent, "t", "ok")
+    assert done.output == "ok: visit 1 (token-1, key counter/v1)"
+    assert effects == ["external call"]  # the step was not repeated when the run re-executed
+    assert await store.get_state("t", "visits") == 1
+    notes = [e for e in await runtime.events("t") if isinstance(e, SideChannel | Artifact)]
+    assert [(e.kind, e.path) for e in notes] == [("side", ("counter", "v1")), ("artifact", ("counter", "v1"))]
+
+    assert (await runtime.run(agent, "again", thread_id="t")).status == "interrupted"
+    second = await runtime.resume(agent, "t", "sure")
+    assert second.output == "sure: visit 2 (token-2, key counter/v5)"
+    assert await store.get_state("t", "visits") == 2

@@ -1,0 +1,46 @@
+"""The CLI in-process (typer's runner), for what the subprocess tests cannot see: options and listings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from podium.cli import cli
+
+
+@pytest.fixture
+def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.chdir(Path(__file__).parents[1])
+    monkeypatch.setenv("PODIUM_STORE", str(tmp_path / "cli.db"))
+    return CliRunner()
+
+
+def test_chat_threads_and_history(runner: CliRunner) -> None:
+    chat = runner.invoke(
+        cli, ["chat", "trip"], input="What's the weather in Lisbon?\nSave a note: umbrella for Paris\nno\n"
+    )
+    assert chat.exit_code == 0, chat.output
+    assert "trip_helper> Today in Lisbon: 24 °C, sunny." in chat.output
+    assert "? Save this note to your trip notebook: 'umbrella for Paris'? [yes | no]" in chat.output
+    assert "trip_helper> Fine, I did not save it." in chat.output
+    listing = runner.invoke(cli, ["threads"])
+    thread = listing.output.split("\t")[0]
+    assert listing.exit_code == 0 and listing.output.strip().endswith("trip_helper")
+    history = runner.invoke(cli, ["history", thread])
+    events = [json.loads(line) for line in history.output.splitlines()]
+    assert [e["status"] for e in events if e["kind"] == "run_ended"] == ["completed", "interrupted", "completed"]
+    missing = runner.invoke(cli, ["history", "nope"])
+    assert missing.exit_code == 2 and "no thread 'nope'" in missing.output
+
+
+def test_app_by_file_path_and_bad_store(runner: CliRunner, tmp_path: Path) -> None:
+    ok = runner.invoke(
+        cli, ["chat", "examples/trip.py", "--jsonl", "--store", "memory"], input="Compare Paris and Oslo\n"
+    )
+    assert ok.exit_code == 0
+    assert any(json.loads(line).get("output", "").startswith("Side by side") for line in ok.output.splitlines())
+    bad = runner.invoke(cli, ["threads", "--store", "mysql://x"])
+    assert bad.exit_code == 2 and "unsupported store" in bad.output
