@@ -212,3 +212,25 @@ def test_agent_configuration_errors_are_clear() -> None:
 async def test_bad_busy_option_is_refused(store: Store) -> None:
     with pytest.raises(UsageError, match="if_busy"):
         await Runtime(store).run(ReactAgent("x", ScriptedModel([])), "hi", if_busy="later")
+
+
+async def test_empty_or_non_text_input_is_refused_and_stores_nothing(store: Store) -> None:
+    runtime = Runtime(store)
+    agent = ReactAgent("x", ScriptedModel([]))
+    with pytest.raises(UsageError, match="the input is empty"):
+        await runtime.run(agent, "  \n", thread_id="t")
+    with pytest.raises(UsageError, match="must be text"):
+        await runtime.run(agent, 42, thread_id="t")  # type: ignore[arg-type]
+    assert await store.get_thread("t") is None
+
+
+async def test_resume_with_another_agent_is_refused(store: Store) -> None:
+    async def ask(ctx: RunContext[Any]) -> str:
+        """Ask."""
+        return await ctx.ask("ok?")
+
+    model = FunctionModel(lambda m, r: AIMessage(tool_calls=[tool_call("ask")]))
+    runtime = Runtime(store)
+    assert (await runtime.run(ReactAgent("first", model, [ask]), "go", thread_id="t")).status == "interrupted"
+    with pytest.raises(UsageError, match="started by agent 'first'"):
+        await runtime.resume(ReactAgent("second", model, [ask]), "t", "yes")

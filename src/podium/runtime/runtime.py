@@ -139,11 +139,13 @@ class Runtime:
         Raises:
             ThreadBusy: another run holds the thread.
             ThreadWaiting: the thread waits for an answer (use :meth:`resume`) or has an unfinished run.
-            UsageError: empty input or an unknown ``if_busy``.
+            UsageError: empty or non-text input, or an unknown ``if_busy``.
         """
         message = input if isinstance(input, HumanMessage) else HumanMessage(content=input)
         if not isinstance(message.content, str):
-            raise UsageError("the input must be text")
+            raise UsageError(f"the input must be text, not {type(message.content).__name__}")
+        if not message.content.strip():
+            raise UsageError("the input is empty: a run needs a message")
         thread_id = thread_id or uuid.uuid4().hex
         await self.store.create_thread(thread_id, {"agent": agent.name})
         owner = await self._acquire(thread_id, if_busy, busy_timeout)
@@ -190,7 +192,8 @@ class Runtime:
 
         Raises:
             ThreadNotFound: no such thread.
-            UsageError: nothing to resume, a missing answer, or an answer to an unknown interrupt.
+            UsageError: nothing to resume, another agent than the run's, a missing answer, or an answer to an
+                unknown interrupt.
         """
         if await self.store.get_thread(thread_id) is None:
             raise ThreadNotFound(thread_id)
@@ -200,6 +203,11 @@ class Runtime:
             if not runs or runs[-1].status not in ("interrupted", "running"):
                 raise UsageError(f"thread {thread_id!r} has no run to resume; start one with Runtime.run()")
             record = runs[-1]
+            if record.agent and record.agent != agent.name:
+                raise UsageError(
+                    f"run {record.id!r} was started by agent {record.agent!r}; resume it with that agent, "
+                    f"not {agent.name!r}"
+                )
             journal = await self.store.journal(record.id)
             answers = self._answers(record, _pending(journal), answer)
             state_seq = await self.store.last_seq(thread_id)
