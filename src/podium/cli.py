@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import typer
@@ -24,6 +25,7 @@ from podium.events import (
 from podium.messages import AIMessage, ToolMessage
 from podium.runtime.runtime import RunResult, Runtime
 from podium.settings import Settings, open_store
+from podium.store.base import Store
 
 cli = typer.Typer(help="Podium: multi-agent apps with a durable runtime.", no_args_is_help=True, add_completion=False)
 
@@ -167,23 +169,32 @@ def chat(
     raise typer.Exit(code)
 
 
-@cli.command()
-def threads(store: StoreOption = None, limit: int = 20) -> None:
-    """List stored conversations, newest first."""
+def _with_store(spec: str | None, work: Callable[[Store], Awaitable[None]]) -> None:
+    """Open the store, run ``work`` on it, close it; a Podium error becomes a message and exit code 2."""
 
-    async def listing() -> None:
-        opened = open_store(store)
+    async def go() -> None:
+        opened = open_store(spec)
         try:
-            for info in await opened.list_threads(limit):
-                typer.echo(f"{info.id}\t{info.metadata.get('agent', '')}")
+            await work(opened)
         finally:
             await opened.close()
 
     try:
-        asyncio.run(listing())
+        asyncio.run(go())
     except PodiumError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+@cli.command()
+def threads(store: StoreOption = None, limit: int = 20) -> None:
+    """List stored conversations, newest first."""
+
+    async def listing(opened: Store) -> None:
+        for info in await opened.list_threads(limit):
+            typer.echo(f"{info.id}\t{info.metadata.get('agent', '')}")
+
+    _with_store(store, listing)
 
 
 @cli.command()
@@ -193,19 +204,11 @@ def history(
 ) -> None:
     """Print a conversation's stored events as JSON lines."""
 
-    async def dump() -> None:
-        opened = open_store(store)
-        try:
-            for event in await Runtime(opened).events(thread):
-                typer.echo(json.dumps(event_to_dict(event), ensure_ascii=False, default=str))
-        finally:
-            await opened.close()
+    async def dump(opened: Store) -> None:
+        for event in await Runtime(opened).events(thread):
+            typer.echo(json.dumps(event_to_dict(event), ensure_ascii=False, default=str))
 
-    try:
-        asyncio.run(dump())
-    except PodiumError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    _with_store(store, dump)
 
 
 def main() -> None:
