@@ -285,3 +285,43 @@ async def test_run_while_waiting_for_an_answer_is_refused(store: Store) -> None:
         "MessageAdded"
     ) == 4
     assert HumanMessage(content="something else") not in await runtime.messages("t")
+
+
+async def test_parallel_questions_are_answered_together_by_id(store: Store) -> None:
+    async def confirm(ctx: RunContext[Any], item: str) -> str:
+        """Confirm an item with the human."""
+        return f"{item}={await ctx.ask(f'keep {item}?')}"
+
+    def model(messages: list[Message], request: ModelRequest) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content=", ".join(m.content for m in messages if isinstance(m, ToolMessage)))
+        return AIMessage(tool_calls=[tool_call("confirm", {"item": i}, id=i) for i in ("hat", "scarf")])
+
+    runtime = Runtime(store)
+    agent = ReactAgent("packer", FunctionModel(model), [confirm])
+    waiting = await runtime.run(agent, "pack", thread_id="t")
+    assert waiting.status == "interrupted"
+    ids = {i.prompt: i.id for i in waiting.interrupts}
+    assert set(ids) == {"keep hat?", "keep scarf?"}
+    with pytest.raises(UsageError, match="waits on 2 interrupts"):
+        await runtime.resume(agent, "t", "yes")
+    partly = await runtime.resume(agent, "t", {ids["keep hat?"]: "yes"})
+    assert partly.status == "interrupted" and [i.prompt for i in partly.interrupts] == ["keep scarf?"]
+    done = await runtime.resume(agent, "t", {ids["keep scarf?"]: "no"})
+    assert done.output == "hat=yes, scarf=no"
+
+
+async def test_a_run_that_lost_its_lease_stops(store: Store) -> None:
+    from podium.store.base import new_owner
+
+    async def slow_tool() -> str:
+        """Wait while another process takes the thread."""
+        await store.acquire_thread("t", new_owner("intruder"), 60)
+        return "done"
+
+    model = FunctionModel(
+        lambda m, r: "ok" if isinstance(m[-1], ToolMessage) else AIMessage(tool_calls=[tool_call("slow_tool")])
+    )
+    runtime = Runtime(store, lease_ttl=0.0)  # renew on every write, so the loss is seen at once
+    result = await runtime.run(ReactAgent("a", model, [slow_tool]), "go", thread_id="t")
+    assert result.status == "failed" and "lost thread 't'" in result.reason

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from podium.errors import ModelRetry
+from podium.errors import ModelRetry, StoreError
 from podium.events import (
     Artifact,
     Event,
@@ -93,14 +93,19 @@ class RunState:
     model_calls: int = 0
     last_renewal: float = field(default_factory=time.monotonic)
     stream_tokens: bool = False
+    lost_to: str | None = None
+    """Set when another owner took the thread over; the run must not write again."""
 
     async def record(self, event: Event) -> None:
         """Store ``event`` as the next entry of the thread's log and publish it."""
         event.run_id = self.run_id
         self.seq += 1
         event.seq = self.seq
-        if time.monotonic() - self.last_renewal > self.lease_ttl / 3:
-            await self.store.acquire_thread(self.thread_id, self.owner, self.lease_ttl)
+        if self.lost_to is not None or time.monotonic() - self.last_renewal > self.lease_ttl / 3:
+            holder = self.lost_to or await self.store.acquire_thread(self.thread_id, self.owner, self.lease_ttl)
+            if holder is not None:  # our lease expired and another process took the thread over: write nothing more
+                self.lost_to = holder
+                raise StoreError(f"run {self.run_id!r} lost thread {self.thread_id!r} to {holder}; it stops here")
             self.last_renewal = time.monotonic()
         await self.store.append_events(self.thread_id, [event])
         if event.key is not None:

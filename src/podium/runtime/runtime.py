@@ -348,6 +348,9 @@ class Runtime:
             result.status, result.limit, result.reason, result.error = "limit_exceeded", "steps", str(exc), exc
         except (AgentError, Exception) as exc:
             result.status, result.reason, result.error = "failed", f"{type(exc).__name__}: {exc}", exc
+            if state.lost_to is not None:  # the thread belongs to another run now: leave its records alone
+                result.usage = state.usage
+                return result
             await state.record(ErrorEvent(error=type(exc).__name__, message=str(exc), path=ctx.path))
         except asyncio.CancelledError:
             await self.store.update_run(record.id, "cancelled", None)
