@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from podium.testing import block_model_requests
+
+if TYPE_CHECKING:
+    from podium.store.base import Store
 
 os.environ["PODIUM_BLOCK_MODEL_REQUESTS"] = "1"
 for variable in ("PODIUM_MODEL", "OPENAI_API_KEY", "PODIUM_STORE", "PODIUM_SETTINGS"):
@@ -23,11 +28,35 @@ def _data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     yield
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[object]:
-    """Each store backend in turn (tests using it run once per backend)."""
+    """Each store backend in turn (tests using it run once per backend); postgres in a fresh schema."""
     from podium import MemoryStore, SQLiteStore
 
-    backend = MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "store.db")
+    if request.param == "postgres":
+        from podium.store.postgres import PostgresStore
+
+        url, schema = request.getfixturevalue("postgres_schema")
+        backend: Store = await PostgresStore.connect(url, schema=schema)
+    else:
+        backend = MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "store.db")
     yield backend
     await backend.close()
+
+
+@pytest.fixture
+def postgres_schema() -> Iterator[tuple[str, str]]:
+    """``(url, schema)``: a new schema name on the test server (``PODIUM_TEST_POSTGRES_URL``), dropped afterwards.
+
+    Skips when the variable is unset; ``.ci/postgres.sh`` starts a server and prints its URL.
+    """
+    url = os.environ.get("PODIUM_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("PODIUM_TEST_POSTGRES_URL is not set: no PostgreSQL server to test on (see .ci/postgres.sh)")
+    schema = f"podium_test_{uuid.uuid4().hex[:12]}"
+    yield url, schema
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))

@@ -14,7 +14,8 @@ variable                    meaning                                          def
 ``PODIUM_TIMEOUT``          seconds per model request                        60
 ``PODIUM_MAX_RETRIES``      retries of 429s, timeouts and 5xx                2
 ``PODIUM_DATA_DIR``         folder of the SQLite store                       ``~/.podium``
-``PODIUM_STORE``            ``memory``, a path, ``sqlite:///rel.db``         the data dir's file
+``PODIUM_STORE``            ``memory``, a path, ``sqlite:///rel.db``,        the data dir's file
+                            ``postgresql://user:pw@host/db``
 ==========================  ===============================================  ======================
 """
 
@@ -68,7 +69,7 @@ class Settings:
     data_dir: Path = Path("~/.podium")
     """Folder of the default SQLite store."""
     store: str | None = None
-    """``memory``, a database path, or ``sqlite:///path``; default: ``data_dir/podium.db``."""
+    """``memory``, a database path, ``sqlite:///path`` or ``postgresql://...``; default: ``data_dir/podium.db``."""
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, file: str | os.PathLike[str] | None = None) -> Settings:
@@ -121,8 +122,12 @@ class Settings:
 def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Store:
     """Open a store: ``"memory"``, a SQLite file path, ``sqlite:///path``, or by default the settings' store.
 
+    A ``postgresql://user:password@host/db`` URL opens a :class:`~podium.store.postgres.PostgresStore` (needs the
+    ``postgres`` extra); it connects on first use.
+
     Raises:
         UsageError: an unsupported URL scheme.
+        StoreError: a malformed ``postgresql://`` URL.
     """
     settings = settings or Settings.load()
     target = str(spec) if spec is not None else settings.store
@@ -132,10 +137,16 @@ def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings
         from podium.store.memory import MemoryStore
 
         return MemoryStore()
+    if target.startswith("postgresql://"):
+        from podium.store.postgres import PostgresStore
+
+        return PostgresStore(target)  # connects on first use
     if "://" in target:
         scheme, _, rest = target.partition("://")
         if scheme != "sqlite":
-            raise UsageError(f"unsupported store {target!r}: use 'memory', a file path, or sqlite:///path")
+            raise UsageError(
+                f"unsupported store {target!r}: use 'memory', a file path, sqlite:///path or postgresql://..."
+            )
         target = rest[1:] if rest.startswith("/") else rest  # sqlite:///relative.db, sqlite:////absolute.db
     from podium.store.sqlite import SQLiteStore
 

@@ -1,7 +1,20 @@
-"""Stores: one interface, an in-memory backend and the SQLite default."""
+"""Stores: one interface, an in-memory backend, the SQLite default and PostgreSQL (``PostgresStore``, loaded lazily)."""
+
+from typing import TYPE_CHECKING, Any
 
 from podium.store.base import RunRecord, Store, ThreadInfo
 from podium.store.memory import MemoryStore
 from podium.store.sqlite import SQLiteStore
 
-__all__ = ["MemoryStore", "RunRecord", "SQLiteStore", "Store", "ThreadInfo"]
+if TYPE_CHECKING:
+    from podium.store.postgres import PostgresStore
+
+__all__ = ["MemoryStore", "PostgresStore", "RunRecord", "SQLiteStore", "Store", "ThreadInfo"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PostgresStore":  # imported on first use: most programs never need it
+        from podium.store.postgres import PostgresStore
+
+        return PostgresStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,452 @@
+"""A store in PostgreSQL, for conversations shared by processes on several hosts.
+
+Needs the ``postgres`` extra (``pip install 'podium[postgres]'``, psycopg 3 on the system libpq). The URL is any
+libpq connection string (``postgresql://user:password@host:5432/db``); nothing connects until the first call, or
+:meth:`PostgresStore.open` (``await PostgresStore.connect(url)`` does both).
+
+Rows are encoded as in :mod:`podium.store.sqlite`: compact JSON in ``TEXT`` columns. ``TEXT`` rather than
+``JSONB`` because events are only ever read back whole, the text is smaller for small events, and JSONB refuses
+strings holding ``\\u0000`` that tool output may contain.
+
+One store holds one connection; calls run one at a time in the order they were made, so the events one process
+appends to a thread commit in sequence order. Leases are taken in one transaction with ``SELECT ... FOR UPDATE`` and
+expire by the *server's* clock, so hosts with skewed clocks agree on them. A lost connection fails the call in
+progress with :class:`StoreError`; the next call reconnects.
+
+The schema is versioned in the table ``podium_schema`` and migrated forward on open (one migrator at a time, under
+an advisory lock); a schema from a newer Podium, or one that holds other tables named like Podium's, is refused
+with :class:`StoreCorrupt`. ``schema=`` keeps several Podium stores apart in one database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from podium.errors import StoreCorrupt, StoreError, UsageError
+from podium.events import Event
+from podium.messages import Message, message_from_dict
+from podium.store.base import RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
+
+# one row encoding for every SQL backend
+from podium.store.sqlite import _dumps, _event_from_row, _event_row
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+
+__all__ = ["PostgresStore"]
+
+VERSION_TABLE = "podium_schema"
+TABLES = ("threads", "runs", "events", "leases", "state")
+
+MIGRATIONS: list[str] = [
+    # 1: threads, runs, the event log (also the journal), leases, versioned state
+    """
+    CREATE TABLE threads (id TEXT PRIMARY KEY, created DOUBLE PRECISION NOT NULL, metadata TEXT NOT NULL);
+    CREATE INDEX threads_created ON threads (created);
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, status TEXT NOT NULL, input TEXT, agent TEXT NOT NULL,
+        created DOUBLE PRECISION NOT NULL, updated DOUBLE PRECISION NOT NULL, result TEXT,
+        n BIGINT GENERATED ALWAYS AS IDENTITY);
+    CREATE INDEX runs_thread ON runs (thread_id, created, n);
+    CREATE TABLE events (
+        thread_id TEXT NOT NULL, seq BIGINT NOT NULL, run_id TEXT NOT NULL, kind TEXT NOT NULL,
+        key TEXT, ns TEXT, body TEXT NOT NULL, PRIMARY KEY (thread_id, seq));
+    CREATE UNIQUE INDEX events_journal ON events (run_id, key) WHERE key IS NOT NULL;
+    CREATE TABLE leases (thread_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL);
+    CREATE TABLE state (
+        thread_id TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL, value TEXT NOT NULL,
+        PRIMARY KEY (thread_id, key, version))
+    """,
+]
+
+_RUN_COLUMNS = "id, thread_id, status, input, agent, created, updated, result"
+_EVENT_COLUMNS = "seq, run_id, kind, key, ns, body"
+_NOW = "extract(epoch FROM clock_timestamp())::float8"
+
+T = TypeVar("T")
+Work = Callable[["AsyncConnection[Any]"], Awaitable[T]]
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise UsageError("PostgreSQL stores need psycopg 3: pip install 'podium[postgres]'") from None
+    return psycopg
+
+
+def _redact(text: str, password: str | None) -> str:
+    text = re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)  # URL form
+    text = re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", text)  # key=value form
+    return text.replace(password, "***") if password else text
+
+
+class PostgresStore(Store):
+    """A store in a PostgreSQL database (one connection, opened on first use)."""
+
+    def __init__(self, url: str, *, schema: str | None = None, connect_timeout: float = 10.0) -> None:
+        """Describe the database; nothing connects until the first call or :meth:`open`.
+
+        Args:
+            url: a libpq connection string, ``postgresql://user:password@host:port/dbname`` or ``key=value`` form.
+            schema: the schema holding Podium's tables (created if missing); default: the connection's
+                ``search_path`` (normally ``public``).
+            connect_timeout: seconds to wait for the server when connecting (unless the URL sets one).
+
+        Raises:
+            UsageError: psycopg is not installed.
+            StoreError: ``url`` is not a valid connection string.
+        """
+        psycopg = _psycopg()
+        try:
+            params: dict[str, Any] = psycopg.conninfo.conninfo_to_dict(url)
+        except psycopg.Error as exc:
+            raise StoreError(f"bad PostgreSQL URL {_redact(url, None)!r}: {_redact(str(exc), None)}") from None
+        self._password: str | None = params.get("password")
+        params.setdefault("connect_timeout", max(1, round(connect_timeout)))
+        params.setdefault("application_name", "podium")
+        self._conninfo: str = psycopg.conninfo.make_conninfo(**params)
+        host = params.get("host") or params.get("hostaddr") or "localhost"
+        where = f"{host}:{params['port']}" if params.get("port") else host
+        who = f"{params['user']}@" if params.get("user") else ""
+        self.description = f"{who}{where}/{params.get('dbname') or params.get('user') or 'default'}"
+        """Where the store is (``user@host:port/dbname``), for messages; never holds the password."""
+        self.schema = schema
+        """The schema of Podium's tables, or ``None`` for the connection's default."""
+        self._conn: AsyncConnection[Any] | None = None
+        self._lock = asyncio.Lock()
+        self._migrated = False
+        self._closed = False
+
+    @classmethod
+    async def connect(cls, url: str, *, schema: str | None = None, connect_timeout: float = 10.0) -> PostgresStore:
+        """Create a store and open it now, so a wrong URL or an unreachable server fails here.
+
+        Raises:
+            StoreError: the server cannot be reached or refuses the login.
+            StoreCorrupt: the schema belongs to a newer Podium, or is not a Podium one.
+        """
+        store = cls(url, schema=schema, connect_timeout=connect_timeout)
+        await store.open()
+        return store
+
+    async def open(self) -> None:
+        """Connect and migrate the schema (done by the first call otherwise).
+
+        Raises:
+            StoreError: the server cannot be reached or refuses the login.
+            StoreCorrupt: the schema belongs to a newer Podium, or is not a Podium one.
+        """
+
+        async def nothing(conn: AsyncConnection[Any]) -> None:
+            return None
+
+        await self._run(nothing)
+
+    async def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        self._closed = True
+        async with self._lock:
+            await self._drop()
+
+    # connection handling
+    async def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                await conn.close()
+            except Exception:  # already broken: nothing more to release
+                pass
+
+    async def _connection(self) -> AsyncConnection[Any]:
+        if self._closed:
+            raise StoreError(f"the PostgreSQL store {self.description} is closed")
+        if self._conn is not None and not self._conn.closed:
+            return self._conn
+        psycopg = _psycopg()
+        try:
+            conn: AsyncConnection[Any] = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
+        except psycopg.Error as exc:
+            reason = _redact(str(exc).strip(), self._password)
+            raise StoreError(f"cannot connect to PostgreSQL at {self.description}: {reason}") from None
+        try:
+            if self.schema is not None:
+                await conn.execute(psycopg.sql.SQL("SET search_path TO {}").format(psycopg.sql.Identifier(self.schema)))
+            if not self._migrated:
+                await self._migrate(conn)
+                self._migrated = True
+        except BaseException:
+            await conn.close()
+            raise
+        self._conn = conn
+        return conn
+
+    async def _run(self, work: Work[T]) -> T:
+        """Run ``work`` on the connection, alone, mapping database errors to :class:`StoreError`."""
+        psycopg = _psycopg()
+        idle = psycopg.pq.TransactionStatus.IDLE
+        async with self._lock:
+            conn: AsyncConnection[Any] | None = None
+            try:
+                conn = await self._connection()
+                return await work(conn)
+            except psycopg.errors.IntegrityError as exc:
+                raise StoreError(f"PostgreSQL {self.description}: {str(exc).strip()}") from None
+            except psycopg.OperationalError as exc:
+                await self._drop()
+                reason = _redact(str(exc).strip(), self._password)
+                raise StoreError(f"PostgreSQL {self.description} failed (will reconnect): {reason}") from None
+            except psycopg.Error as exc:
+                raise StoreError(f"PostgreSQL {self.description}: {str(exc).strip()}") from None
+            except UnicodeEncodeError as exc:
+                raise StoreError(f"PostgreSQL {self.description}: text that is not valid Unicode: {exc}") from None
+            finally:
+                # cancelled or failed mid-transaction: the connection is in an unknown state, start afresh
+                if conn is not None and self._conn is conn and (conn.closed or conn.info.transaction_status != idle):
+                    await self._drop()
+
+    async def _migrate(self, conn: AsyncConnection[Any]) -> None:
+        where = f"PostgreSQL {self.description}" + (f" (schema {self.schema})" if self.schema else "")
+
+        async def version() -> int | None:
+            cursor = await conn.execute(f"SELECT to_regclass('{VERSION_TABLE}') IS NOT NULL")
+            if not (await cursor.fetchone() or (False,))[0]:
+                return None
+            row = await (await conn.execute(f"SELECT max(version) FROM {VERSION_TABLE}")).fetchone()
+            current = int(row[0]) if row and row[0] is not None else 0
+            if current > len(MIGRATIONS):
+                raise StoreCorrupt(
+                    f"{where} has Podium schema version {current}, newer than this Podium knows "
+                    f"({len(MIGRATIONS)}); upgrade Podium"
+                )
+            return current
+
+        if await version() == len(MIGRATIONS):
+            return
+        # One migrator per schema at a time. A session lock taken *before* the transaction: the transaction then
+        # starts after a concurrent migrator committed and sees its tables (a lock taken inside would not).
+        lock = "SELECT pg_advisory_{}(hashtext('podium:' || coalesce(%s, current_schema(), '')))"
+        await conn.execute(lock.format("lock"), (self.schema,))
+        try:
+            await self._migrate_locked(conn, where, version)
+        finally:
+            if not conn.closed and conn.info.transaction_status == _psycopg().pq.TransactionStatus.IDLE:
+                await conn.execute(lock.format("unlock"), (self.schema,))
+
+    async def _migrate_locked(
+        self, conn: AsyncConnection[Any], where: str, version: Callable[[], Awaitable[int | None]]
+    ) -> None:
+        sql = _psycopg().sql
+        if self.schema is not None:
+            await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema)))
+        async with conn.transaction():
+            current = await version()
+            if current is None:
+                cursor = await conn.execute(
+                    "SELECT table_name FROM information_schema.tables "
+                    "WHERE table_schema = current_schema() AND table_name = ANY(%s) ORDER BY table_name",
+                    (list(TABLES),),
+                )
+                clashes = [r[0] for r in await cursor.fetchall()]
+                if clashes:
+                    raise StoreCorrupt(
+                        f"{where} already has tables {', '.join(clashes)} but no {VERSION_TABLE} table: it is not "
+                        "a Podium schema; give the store another schema or database"
+                    )
+                await conn.execute(f"CREATE TABLE {VERSION_TABLE} (version INTEGER NOT NULL)")
+                await conn.execute(f"INSERT INTO {VERSION_TABLE} VALUES (0)")
+                current = 0
+            for number in range(current, len(MIGRATIONS)):
+                for statement in MIGRATIONS[number].split(";"):
+                    if statement.strip():
+                        await conn.execute(statement)
+            await conn.execute(f"UPDATE {VERSION_TABLE} SET version=%s", (len(MIGRATIONS),))
+
+    async def _rows(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        async def work(conn: AsyncConnection[Any]) -> list[tuple[Any, ...]]:
+            return await (await conn.execute(query, params)).fetchall()
+
+        return await self._run(work)
+
+    async def _rowcount(self, query: str, params: tuple[Any, ...] = ()) -> int:
+        async def work(conn: AsyncConnection[Any]) -> int:
+            return (await conn.execute(query, params)).rowcount
+
+        return await self._run(work)
+
+    # threads
+    async def create_thread(self, thread_id: str, metadata: dict[str, Any] | None = None) -> ThreadInfo:
+        info = ThreadInfo(id=thread_id, metadata=dict(metadata or {}))
+
+        async def work(conn: AsyncConnection[Any]) -> ThreadInfo:
+            cursor = await conn.execute(
+                "INSERT INTO threads VALUES (%s,%s,%s) ON CONFLICT (id) DO NOTHING",
+                (thread_id, info.created, _dumps(info.metadata)),
+            )
+            if cursor.rowcount == 1:
+                return info
+            cursor = await conn.execute("SELECT created, metadata FROM threads WHERE id=%s", (thread_id,))
+            row = await cursor.fetchone()
+            if row is None:  # threads are never deleted
+                raise StoreError(f"PostgreSQL {self.description}: thread {thread_id!r} vanished")
+            return ThreadInfo(id=thread_id, created=row[0], metadata=json.loads(row[1]))
+
+        return await self._run(work)
+
+    async def get_thread(self, thread_id: str) -> ThreadInfo | None:
+        rows = await self._rows("SELECT created, metadata FROM threads WHERE id=%s", (thread_id,))
+        return ThreadInfo(id=thread_id, created=rows[0][0], metadata=json.loads(rows[0][1])) if rows else None
+
+    async def list_threads(self, limit: int = 100) -> list[ThreadInfo]:
+        rows = await self._rows("SELECT id, created, metadata FROM threads ORDER BY created DESC LIMIT %s", (limit,))
+        return [ThreadInfo(id=r[0], created=r[1], metadata=json.loads(r[2])) for r in rows]
+
+    # events
+    async def append_events(self, thread_id: str, events: list[Event]) -> None:
+        rows = [_event_row(thread_id, e) for e in events]
+        sql = "INSERT INTO events VALUES (%s,%s,%s,%s,%s,%s,%s)"
+
+        async def work(conn: AsyncConnection[Any]) -> None:
+            if len(rows) == 1:  # one statement commits by itself: no BEGIN/COMMIT round trips
+                await conn.execute(sql, rows[0])
+                return
+            async with conn.transaction(), conn.cursor() as cursor:
+                await cursor.executemany(sql, rows)
+
+        await self._run(work)
+
+    async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
+        query = f"SELECT {_EVENT_COLUMNS} FROM events WHERE thread_id=%s AND seq>%s"
+        params: tuple[Any, ...] = (thread_id, after)
+        if run_id is not None:
+            query += " AND run_id=%s"
+            params += (run_id,)
+        return [_event_from_row(*row) for row in await self._rows(query + " ORDER BY seq", params)]
+
+    async def last_seq(self, thread_id: str) -> int:
+        rows = await self._rows("SELECT max(seq) FROM events WHERE thread_id=%s", (thread_id,))
+        return int(rows[0][0] or 0)
+
+    async def load_messages(
+        self, thread_id: str, namespace: str = "", *, exclude_run: str | None = None
+    ) -> list[Message]:
+        rows = await self._rows(
+            "SELECT body FROM events WHERE thread_id=%s AND kind='message' AND ns=%s "
+            "AND run_id IS DISTINCT FROM %s ORDER BY seq",
+            (thread_id, namespace, exclude_run),
+        )
+        return [message_from_dict(json.loads(r[0])["message"]) for r in rows]
+
+    async def journal(self, run_id: str) -> dict[str, Event]:
+        rows = await self._rows(
+            f"SELECT {_EVENT_COLUMNS} FROM events WHERE run_id=%s AND key IS NOT NULL ORDER BY thread_id, seq",
+            (run_id,),
+        )
+        events = [_event_from_row(*row) for row in rows]
+        return {e.key: e for e in events if e.key is not None}
+
+    # runs
+    async def create_run(self, run: RunRecord) -> None:
+        row = (
+            run.id,
+            run.thread_id,
+            run.status,
+            _dumps(run.input) if run.input is not None else None,
+            run.agent,
+            run.created,
+            run.updated,
+            _dumps(run.result) if run.result is not None else None,
+        )
+        await self._rowcount(f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s)", row)
+
+    async def update_run(self, run_id: str, status: RunStatus, result: dict[str, Any] | None = None) -> None:
+        changed = await self._rowcount(
+            "UPDATE runs SET status=%s, updated=%s, result=coalesce(%s, result) WHERE id=%s",
+            (status, time.time(), _dumps(result) if result is not None else None, run_id),
+        )
+        if changed == 0:
+            raise StoreError(f"no run {run_id!r}")
+
+    @staticmethod
+    def _run_record(row: tuple[Any, ...]) -> RunRecord:
+        return RunRecord(
+            id=row[0],
+            thread_id=row[1],
+            status=row[2],
+            input=json.loads(row[3]) if row[3] else None,
+            agent=row[4],
+            created=row[5],
+            updated=row[6],
+            result=json.loads(row[7]) if row[7] else None,
+        )
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        rows = await self._rows(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id=%s", (run_id,))
+        return self._run_record(rows[0]) if rows else None
+
+    async def list_runs(self, thread_id: str) -> list[RunRecord]:
+        rows = await self._rows(f"SELECT {_RUN_COLUMNS} FROM runs WHERE thread_id=%s ORDER BY created, n", (thread_id,))
+        return [self._run_record(r) for r in rows]
+
+    # leases
+    async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
+        async def work(conn: AsyncConnection[Any]) -> str | None:
+            async with conn.transaction():
+                for _ in range(5):  # each pass either decides or saw the lease released in between
+                    cursor = await conn.execute(
+                        f"INSERT INTO leases VALUES (%s, %s, {_NOW} + %s) ON CONFLICT (thread_id) DO NOTHING",
+                        (thread_id, owner, float(ttl)),
+                    )
+                    if cursor.rowcount == 1:
+                        return None
+                    cursor = await conn.execute(
+                        f"SELECT owner, expires > {_NOW} FROM leases WHERE thread_id=%s FOR UPDATE", (thread_id,)
+                    )
+                    row = await cursor.fetchone()
+                    if row is None:
+                        continue
+                    holder, live = row
+                    if holder != owner and live and owner_is_alive(holder):
+                        return str(holder)
+                    await conn.execute(
+                        f"UPDATE leases SET owner=%s, expires={_NOW} + %s WHERE thread_id=%s",
+                        (owner, float(ttl), thread_id),
+                    )
+                    return None
+            raise StoreError(f"PostgreSQL {self.description}: the lease of thread {thread_id!r} keeps changing hands")
+
+        return await self._run(work)
+
+    async def release_thread(self, thread_id: str, owner: str) -> None:
+        await self._rowcount("DELETE FROM leases WHERE thread_id=%s AND owner=%s", (thread_id, owner))
+
+    # state
+    async def put_state(self, thread_id: str, key: str, value: Any) -> None:
+        unique_violation = _psycopg().errors.UniqueViolation
+        params = (thread_id, key, _dumps(value), thread_id, key)
+
+        async def work(conn: AsyncConnection[Any]) -> None:
+            for attempt in range(3):  # another connection may take the same next version first
+                try:
+                    await conn.execute(
+                        "INSERT INTO state SELECT %s, %s, coalesce(max(version), 0) + 1, %s "
+                        "FROM state WHERE thread_id=%s AND key=%s",
+                        params,
+                    )
+                    return
+                except unique_violation:
+                    if attempt == 2:
+                        raise
+
+        await self._run(work)
+
+    async def get_state(self, thread_id: str, key: str) -> Any:
+        rows = await self._rows(
+            "SELECT value FROM state WHERE thread_id=%s AND key=%s ORDER BY version DESC LIMIT 1", (thread_id, key)
+        )
+        return json.loads(rows[0][0]) if rows else None
