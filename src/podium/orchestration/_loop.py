@@ -1,0 +1,124 @@
+"""Pieces the supervisor and the swarm share: prompts, budgets, and a ReAct agent's loop over a given history.
+
+:class:`podium.ReactAgent` answers one input on its own history. A supervisor needs the same loop on a history it
+builds (the shared conversation, or a task), so :func:`run_react` runs a ``ReactAgent``'s model, tools, prompt and
+limits over any message list, with the same journaled steps and errors.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any, TypeVar, cast
+
+from podium.agents.react import ReactAgent
+from podium.errors import AgentError, StepLimitExceeded, ToolRetriesExceeded
+from podium.messages import Message, SystemMessage
+from podium.models.base import Model, ModelRequest, ModelSettings
+from podium.orchestration.handoff import canonical_calls
+from podium.runtime.context import LimitReached, RunContext
+from podium.tools import ToolSpec
+
+__all__ = ["Prompt", "check_budget", "maybe_await", "record", "run_react", "structured_response", "system_prompt"]
+
+T = TypeVar("T")
+M = TypeVar("M", bound=Message)
+
+Prompt = str | Callable[[list[Message]], str | None] | None
+"""A system prompt, or a function of the history that returns one."""
+
+
+def system_prompt(prompt: Prompt, messages: list[Message]) -> list[Message]:
+    """The system message list for ``prompt`` (empty when there is none)."""
+    text = prompt(messages) if callable(prompt) else prompt
+    return [SystemMessage(content=text)] if text else []
+
+
+async def maybe_await(value: T | Awaitable[T]) -> T:
+    """``value``, awaited if it is awaitable (hooks may be sync or async)."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+async def record(ctx: RunContext[Any], message: M) -> M:
+    """Record ``message`` in ``ctx``'s history; on a re-execution, the recorded one (of the same type)."""
+    return cast(M, await ctx.add_message(message))
+
+
+async def structured_response(
+    ctx: RunContext[Any], model: Model, name: str, messages: list[Message], settings: ModelSettings, schema: Any
+) -> Any:
+    """Ask ``model`` for a reply following ``schema`` (a pydantic model or a JSON schema) and return it parsed.
+
+    The reply is recorded apart from the conversation (its own namespace) and sent to the client as an artifact.
+
+    Raises:
+        AgentError: the reply does not fit the schema.
+    """
+    is_model = isinstance(schema, type)
+    request = ModelRequest(
+        messages=messages,
+        settings=replace(settings, response_format=schema.model_json_schema() if is_model else schema),
+    )
+    child = ctx.child("structured_response", namespace=f"{ctx.namespace}#structured")
+    text = (await child.call_model(model, request, name=name)).message.content
+    try:
+        value: Any = schema.model_validate_json(text) if is_model else json.loads(text)
+    except ValueError as exc:
+        raise AgentError(f"{name!r}: the structured response does not fit its schema: {exc}") from None
+    await ctx.artifact(value.model_dump(mode="json") if is_model else value, title="structured_response")
+    return value
+
+
+def check_budget(ctx: RunContext[Any], max_tokens: int | None, owner: str) -> None:
+    """Stop the run when its tokens reached ``owner``'s budget.
+
+    Raises:
+        LimitReached: the budget is spent (the run ends with status ``limit_exceeded``, limit ``tokens``).
+    """
+    if max_tokens is not None and ctx.usage.total_tokens >= max_tokens:
+        raise LimitReached(
+            "tokens", f"{owner} stopped: the run used {ctx.usage.total_tokens} tokens of its budget of {max_tokens}"
+        )
+
+
+async def run_react(
+    ctx: RunContext[Any],
+    agent: ReactAgent,
+    specs: list[ToolSpec],
+    messages: list[Message],
+    *,
+    max_tokens: int | None = None,
+) -> list[Message]:
+    """Run ``agent``'s tool loop on ``messages`` (extended in place) and return the messages it added.
+
+    The last message returned is the agent's answer (an AI message without tool calls).
+
+    Raises:
+        StepLimitExceeded: ``agent.max_steps`` model calls without an answer.
+        ToolRetriesExceeded: more consecutive all-failing tool rounds than ``agent.max_tool_retries``.
+        LimitReached: ``max_tokens`` is spent.
+    """
+    start = len(messages)
+    failing_rounds = 0
+    for _ in range(agent.max_steps):
+        check_budget(ctx, max_tokens, f"agent {agent.name!r}")
+        request = ModelRequest(
+            messages=system_prompt(agent.prompt, messages) + messages, tools=specs, settings=agent.settings
+        )
+        reply = canonical_calls((await ctx.call_model(agent.model, request, name=agent.name)).message)
+        messages.append(reply)
+        if not reply.tool_calls:
+            return messages[start:]
+        results = await ctx.call_tools(agent.tools, reply.tool_calls, handle_errors=agent.handle_tool_errors)
+        messages.extend(results)
+        if all(r.is_error for r in results):
+            failing_rounds += 1
+            if failing_rounds > agent.max_tool_retries:
+                raise ToolRetriesExceeded(agent.name, agent.max_tool_retries, results[-1].content)
+        else:
+            failing_rounds = 0
+    raise StepLimitExceeded(agent.name, agent.max_steps)

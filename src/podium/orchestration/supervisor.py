@@ -1,0 +1,452 @@
+"""The supervisor: a model that delegates to agents through handoff tools until it can answer (seed 001).
+
+Build one with :func:`create_supervisor`. Each round the supervisor's model sees the conversation and its tools
+(``transfer_to_<agent>`` handoff tools, extra tools, optionally ``forward_message``); the agents it hands off to
+run, and their answers come back to it. A :class:`Supervisor` is an :class:`~podium.Agent`, so the runtime drives
+it (durable runs, interrupts, streaming) and another supervisor can manage it.
+
+Two context policies (``specs/supervisor.md``, "Context policy"):
+
+- ``scoped`` (default): a handoff carries a ``task``; the agent sees its system prompt and the task (with the
+  user's message added when the task does not quote it) and its own tool loop; its answer is the handoff call's
+  tool result, so the supervisor sees results, not internals.
+- ``shared``: every agent sees the shared conversation exactly as langgraph-supervisor builds it
+  (``Successfully transferred to <agent>``, the agent's last message or full history, the hand-back pair), so the
+  model requests are those of seed 001's trace.
+
+Each handoff runs its agent in a child context whose path is ``(supervisor, call id, agent)`` and whose history
+is its own: the agent's steps are journaled there, its tokens and side-channel events stream with that path, and
+a question it asks the human suspends the whole run and resumes exactly there.
+
+Histories stay valid for strict providers in every mode: each tool call, handoffs and parallel handoffs included,
+is answered by exactly one tool message right after it, in call order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from podium.agents.base import Agent, AgentResult
+from podium.agents.react import ReactAgent
+from podium.errors import AgentError, StepLimitExceeded, UsageError
+from podium.messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage
+from podium.models.base import Model, ModelRequest, ModelSettings
+from podium.orchestration._loop import (
+    Prompt,
+    check_budget,
+    maybe_await,
+    record,
+    run_react,
+    structured_response,
+    system_prompt,
+)
+from podium.orchestration.handoff import (
+    FORWARD_MESSAGE,
+    HandoffTool,
+    canonical_calls,
+    error_result,
+    forward_answer,
+    handoff_back_messages,
+    only_call,
+    repair_history,
+    supervisor_tools,
+    without_calls,
+)
+from podium.runtime.context import LimitReached, RunContext, Suspended
+from podium.tools import Tool, ToolArgumentsError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["AfterModel", "BeforeModel", "ContextPolicy", "OutputMode", "Supervisor", "create_supervisor"]
+
+ContextPolicy = Literal["scoped", "shared"]
+"""What delegated agents see: a task (``scoped``) or the whole shared conversation (``shared``)."""
+OutputMode = Literal["last_message", "full_history"]
+"""What of an agent's work enters the shared conversation (``shared`` policy)."""
+BeforeModel = Callable[[ModelRequest], ModelRequest | Awaitable[ModelRequest]]
+"""A hook that may change each request of the supervisor's model (trimming, redaction)."""
+AfterModel = Callable[[AIMessage], AIMessage | Awaitable[AIMessage]]
+"""A hook that may change each reply of the supervisor's model (guardrails); it must be deterministic."""
+ResponseFormat: TypeAlias = "type[BaseModel] | dict[str, Any]"
+"""A pydantic model or a JSON schema for the structured final response."""
+
+
+class _Job:
+    """One handoff of a round: the call, its tool, the task, and what the agent is shown."""
+
+    __slots__ = ("call", "handoff", "outputs", "segment", "task", "view")
+
+    def __init__(self, call: ToolCall, handoff: HandoffTool, task: str | None, segment: str) -> None:
+        self.call = call
+        self.handoff = handoff
+        self.task = task
+        self.segment = segment
+        self.view: list[Message] = []
+        self.outputs: list[Message] = []
+
+
+class Supervisor(Agent):
+    """A model that delegates to agents through handoff tools. See :func:`create_supervisor` for the options."""
+
+    def __init__(
+        self,
+        agents: Sequence[Agent],
+        model: Model,
+        *,
+        prompt: Prompt = None,
+        tools: Sequence[Tool | HandoffTool | Callable[..., Any]] = (),
+        name: str = "supervisor",
+        description: str = "",
+        context: ContextPolicy = "scoped",
+        output_mode: OutputMode = "last_message",
+        add_handoff_messages: bool = True,
+        add_handoff_back_messages: bool | None = None,
+        handoff_tool_prefix: str | None = None,
+        forward_message: bool = False,
+        parallel_tool_calls: bool = False,
+        response_format: ResponseFormat | tuple[str, ResponseFormat] | None = None,
+        before_model: BeforeModel | None = None,
+        after_model: AfterModel | None = None,
+        max_handoffs: int = 20,
+        max_tokens: int | None = None,
+        max_steps: int = 25,
+        share_question: bool = True,
+        settings: ModelSettings | None = None,
+    ) -> None:
+        """Build the supervisor; the arguments are those of :func:`create_supervisor`."""
+        if context not in ("scoped", "shared"):
+            raise UsageError(f"context must be 'scoped' or 'shared', not {context!r}")
+        if output_mode not in ("last_message", "full_history"):
+            raise UsageError(f"output_mode must be 'last_message' or 'full_history', not {output_mode!r}")
+        if context == "scoped" and output_mode == "full_history":
+            raise UsageError("output_mode='full_history' shares agents' internals: use it with context='shared'")
+        if max_handoffs < 0 or max_steps < 1:
+            raise UsageError("max_handoffs must be at least 0 and max_steps at least 1")
+        self.name = name
+        self.description = description
+        self.model = model
+        self.prompt = prompt
+        self.context = context
+        self.output_mode = output_mode
+        self.add_handoff_messages = add_handoff_messages
+        self.add_handoff_back_messages = (
+            add_handoff_messages if add_handoff_back_messages is None else add_handoff_back_messages
+        )
+        self.before_model = before_model
+        self.after_model = after_model
+        self.max_handoffs = max_handoffs
+        self.max_tokens = max_tokens
+        self.max_steps = max_steps
+        self.share_question = share_question
+        base = settings or ModelSettings()
+        self.settings = base if base.parallel_tool_calls is not None else replace(base, parallel_tool_calls=False)
+        if parallel_tool_calls:
+            self.settings = replace(self.settings, parallel_tool_calls=True)
+        self.response_prompt: str | None = None
+        self.response_format: ResponseFormat | None = None
+        if isinstance(response_format, tuple):
+            self.response_prompt, self.response_format = response_format
+        else:
+            self.response_format = response_format
+
+        self.agents: dict[str, Agent] = {}
+        for agent in agents:
+            if agent.name in self.agents or agent.name == name:
+                raise UsageError(f"agent names must be unique and differ from the supervisor's: {agent.name!r}")
+            self.agents[agent.name] = agent
+        self.forward_message = forward_message
+        self.tools, self.handoffs, specs = supervisor_tools(
+            list(self.agents), tools, prefix=handoff_tool_prefix, task=context == "scoped", forward=forward_message
+        )
+        self._specs = specs
+        self._worker_specs = {
+            a.name: [t.spec for t in a.tools.values()] for a in self.agents.values() if isinstance(a, ReactAgent)
+        }
+
+    # entry points ---------------------------------------------------------------------------------------------------
+    async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
+        """Answer ``input`` in the conversation of ``ctx`` (earlier turns are remembered)."""
+        history = repair_history(await ctx.history())
+        history.append(await ctx.add_message(input))
+        return await self.run_view(ctx, history, start=len(history) - 1)
+
+    async def run_view(self, ctx: RunContext[Any], view: list[Message], *, start: int = 0) -> AgentResult:
+        """Run the supervisor's loop on ``view`` (extended in place); new messages are recorded in ``ctx``.
+
+        This is how a parent supervisor runs a nested one on the shared conversation or on a task.
+
+        Raises:
+            LimitReached: the handoff limit or the token budget was reached (a typed run outcome).
+            StepLimitExceeded: ``max_steps`` model calls without an answer.
+        """
+        question = next((m.content for m in reversed(view) if isinstance(m, HumanMessage)), "")
+        segments: dict[str, int] = {}
+        handoffs = 0
+        raw_ctx = ctx.child("raw", namespace=f"{ctx.namespace}#raw") if self.after_model else ctx
+        for _ in range(self.max_steps):
+            check_budget(ctx, self.max_tokens, f"supervisor {self.name!r}")
+            request = ModelRequest(
+                messages=system_prompt(self.prompt, view) + view, tools=self._specs, settings=self.settings
+            )
+            if self.before_model is not None:
+                request = await maybe_await(self.before_model(request))
+            reply = (await raw_ctx.call_model(self.model, request, name=self.name)).message
+            if self.after_model is not None:
+                reply = await record(ctx, await maybe_await(self.after_model(reply)))
+            reply = canonical_calls(reply)
+            if not reply.tool_calls:
+                view.append(reply)
+                data = await self._structured(ctx, view) if self.response_format is not None else None
+                return AgentResult(output=reply.content, messages=view[start:], data=data)
+            handoffs += sum(1 for c in reply.tool_calls if c.name in self.handoffs)
+            if handoffs > self.max_handoffs:
+                raise LimitReached(
+                    "handoffs",
+                    f"supervisor {self.name!r} reached its limit of {self.max_handoffs} handoffs in one turn",
+                )
+            final = await self._round(ctx, view, reply, question, segments)
+            if final is not None:
+                return AgentResult(output=final.content, messages=view[start:])
+        raise StepLimitExceeded(self.name, self.max_steps)
+
+    async def _structured(self, ctx: RunContext[Any], view: list[Message]) -> Any:
+        """Ask the model for the final answer in the response schema; return it parsed."""
+        assert self.response_format is not None
+        prompt = self.response_prompt if self.response_prompt is not None else self.prompt
+        return await structured_response(
+            ctx, self.model, self.name, system_prompt(prompt, view) + view, self.settings, self.response_format
+        )
+
+    # one round of tool calls ----------------------------------------------------------------------------------------
+    async def _round(
+        self,
+        ctx: RunContext[Any],
+        view: list[Message],
+        reply: AIMessage,
+        question: str,
+        segments: dict[str, int],
+    ) -> AIMessage | None:
+        """Answer every call of ``reply``; return the final message when ``forward_message`` ended the turn."""
+        shared = self.context == "shared"
+        answers: dict[str, ToolMessage] = {}
+        jobs: list[_Job] = []
+        regular: list[ToolCall] = []
+        forwarded: str | None = None
+        for call in reply.tool_calls:
+            handoff = self.handoffs.get(call.name)
+            if handoff is not None:
+                try:
+                    task = handoff.task_of(call)
+                except ToolArgumentsError as exc:
+                    answers[call.id] = error_result(call, str(exc))
+                    continue
+                count = segments[call.id] = segments.get(call.id, 0) + 1
+                jobs.append(_Job(call, handoff, task, call.id if count == 1 else f"{call.id}~{count}"))
+            elif call.name == FORWARD_MESSAGE and self.forward_message:
+                text, answer = forward_answer(view, call, self.handoffs.values(), self.name)
+                answers[call.id] = answer
+                if text is not None and forwarded is None:
+                    forwarded = text
+            else:
+                regular.append(call)
+        if forwarded is not None:  # the turn ends with the forwarded answer: nobody else is asked
+            for job in jobs:
+                answers[job.call.id] = error_result(job.call, "Not transferred: an answer was forwarded to the user.")
+            jobs = []
+        recorded: set[str] = set()
+        if regular:
+            for result in await ctx.call_tools(self.tools, regular):
+                answers[result.tool_call_id] = result
+                recorded.add(result.tool_call_id)
+        hidden = {j.call.id for j in jobs} if not self.add_handoff_messages else set()
+        shown = reply if not hidden else without_calls(reply, hidden)
+        acked = {j.call.id: j.handoff.agent for j in jobs} if shared and self.add_handoff_messages else {}
+        for call in reply.tool_calls:  # record the other answers in call order (deterministic journal keys)
+            if call.id in recorded:
+                continue
+            if call.id in answers:
+                answers[call.id] = await record(ctx, answers[call.id])
+            elif call.id in acked:
+                ack = ToolMessage(
+                    content=f"Successfully transferred to {acked[call.id]}", tool_call_id=call.id, name=call.name
+                )
+                answers[call.id] = await record(ctx, ack)
+        for job in jobs:
+            job.view = self._worker_view(view, reply, shown, job, answers, question)
+        await self._run_jobs(ctx, jobs)
+        if not shared and not hidden:
+            for job in jobs:
+                result = ToolMessage(content=job.outputs[-1].content, tool_call_id=job.call.id, name=job.call.name)
+                answers[job.call.id] = await record(ctx, result)
+        if shown.tool_calls or shown.content:
+            view.append(shown)
+        view.extend(answers[c.id] for c in shown.tool_calls)
+        if shared or hidden:
+            for job in jobs:
+                for message in self._returned(job):
+                    view.append(await ctx.add_message(message))
+        if forwarded is None:
+            return None
+        final = await record(ctx, AIMessage(content=forwarded, name=self.name))
+        view.append(final)
+        return final
+
+    def _worker_view(
+        self,
+        view: list[Message],
+        reply: AIMessage,
+        shown: AIMessage,
+        job: _Job,
+        answers: dict[str, ToolMessage],
+        question: str,
+    ) -> list[Message]:
+        """What the agent of ``job`` is shown."""
+        if self.context == "scoped":
+            task = job.task or question
+            if self.share_question and question and question not in task:
+                task = f"{task}\n\nThe user's request: {question}"
+            return [HumanMessage(content=task)]
+        worker_view = list(view)
+        if self.add_handoff_messages:
+            if len(reply.tool_calls) == 1:
+                worker_view.append(shown)
+            else:  # parallel calls: this agent sees only its own handoff, answered
+                worker_view.append(only_call(shown, job.call))
+            worker_view.append(answers[job.call.id])
+        if job.task:
+            worker_view.append(HumanMessage(content=job.task, name=self.name))
+        return worker_view
+
+    def _returned(self, job: _Job) -> list[Message]:
+        """What of ``job``'s work enters the conversation after the tool results."""
+        if self.context == "scoped":  # handoff messages hidden: the result stands as the agent's answer
+            return [AIMessage(content=job.outputs[-1].content, name=job.handoff.agent)]
+        out = list(job.outputs) if self.output_mode == "full_history" else job.outputs[-1:]
+        if self.add_handoff_back_messages:
+            out.extend(handoff_back_messages(job.handoff.agent, self.name, job.segment))
+        return out
+
+    async def _run_jobs(self, ctx: RunContext[Any], jobs: list[_Job]) -> None:
+        """Run the agents of ``jobs`` concurrently; questions to the human from several are raised together."""
+        if len(jobs) == 1:
+            jobs[0].outputs = await self._delegate(ctx, jobs[0])
+            return
+        outcomes = await asyncio.gather(*(self._delegate(ctx, job) for job in jobs), return_exceptions=True)
+        interrupts = []
+        for job, outcome in zip(jobs, outcomes, strict=True):
+            if isinstance(outcome, Suspended):
+                interrupts.extend(outcome.interrupts)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+            else:
+                job.outputs = outcome
+        if interrupts:
+            raise Suspended(interrupts)
+
+    async def _delegate(self, ctx: RunContext[Any], job: _Job) -> list[Message]:
+        """Run one agent in a child context (its own path and history); return the messages it added."""
+        agent = self.agents[job.handoff.agent]
+        namespace = f"{ctx.namespace}/{job.segment}/{agent.name}" if ctx.namespace else f"{job.segment}/{agent.name}"
+        child = ctx.child(job.segment, agent.name, namespace=namespace)
+        start = len(job.view)
+        try:
+            if isinstance(agent, ReactAgent):
+                specs = self._worker_specs[agent.name]
+                return await run_react(child, agent, specs, job.view, max_tokens=self.max_tokens)
+            if isinstance(agent, Supervisor):
+                return (await agent.run_view(child, job.view, start=start)).messages
+            text = next((m.content for m in reversed(job.view) if isinstance(m, HumanMessage)), "")
+            result = await agent.invoke(child, HumanMessage(content=text))
+            return [AIMessage(content=result.output, name=agent.name)]
+        except AgentError as exc:  # the supervisor hears of the failure and may try something else
+            return [*job.view[start:], AIMessage(content=f"I could not complete this: {exc}", name=agent.name)]
+
+
+def create_supervisor(
+    agents: Sequence[Agent],
+    *,
+    model: Model,
+    prompt: Prompt = None,
+    tools: Sequence[Tool | HandoffTool | Callable[..., Any]] = (),
+    supervisor_name: str = "supervisor",
+    context: ContextPolicy = "scoped",
+    output_mode: OutputMode = "last_message",
+    add_handoff_messages: bool = True,
+    add_handoff_back_messages: bool | None = None,
+    handoff_tool_prefix: str | None = None,
+    forward_message: bool = False,
+    parallel_tool_calls: bool = False,
+    response_format: ResponseFormat | tuple[str, ResponseFormat] | None = None,
+    before_model: BeforeModel | None = None,
+    after_model: AfterModel | None = None,
+    max_handoffs: int = 20,
+    max_tokens: int | None = None,
+    max_steps: int = 25,
+    share_question: bool = True,
+    description: str = "",
+    settings: ModelSettings | None = None,
+) -> Supervisor:
+    """A supervisor managing ``agents`` (langgraph-supervisor's ``create_supervisor``, as a Podium agent).
+
+    Args:
+        agents: the agents it delegates to (``ReactAgent``, other supervisors, any :class:`~podium.Agent`).
+        model: the supervisor's model.
+        prompt: its system prompt, or a function of the conversation returning one.
+        tools: extra tools for the supervisor, and custom handoff tools (:func:`create_handoff_tool`); agents
+            without a custom handoff tool get ``transfer_to_<agent>``.
+        supervisor_name: its name (on its messages and in ``transfer_back_to_<name>``).
+        context: ``scoped`` (default: handoffs carry a task, agents see only what they need) or ``shared``
+            (everyone sees the conversation, exactly as langgraph-supervisor builds it).
+        output_mode: ``shared`` policy: add an agent's ``last_message`` or its ``full_history`` to the conversation.
+        add_handoff_messages: keep the handoff calls in the conversation, answered by ``Successfully transferred to
+            <agent>`` (``shared``) or by the agent's result (``scoped``). Off, the calls are left out and the
+            agent's answer stands as its own message (fewer characters; the model no longer sees what it asked).
+        add_handoff_back_messages: ``shared`` policy: add the hand-back pair after an agent's answer (default:
+            ``add_handoff_messages``).
+        handoff_tool_prefix: prefix of the default handoff tools' names (default ``transfer_to_``).
+        forward_message: give the supervisor a ``forward_message`` tool that passes an agent's answer to the user
+            verbatim and ends the turn without another model call.
+        parallel_tool_calls: let the model hand off to several agents at once (they run concurrently).
+        response_format: a pydantic model or JSON schema (or ``(prompt, schema)``): after the final answer one more
+            model call produces it; it is the result's ``data`` and is sent as an artifact.
+        before_model: a hook changing each request of the supervisor's model.
+        after_model: a hook changing each reply of the supervisor's model (deterministic; its result is recorded).
+        max_handoffs: handoffs allowed in one turn; one more ends the run with status ``limit_exceeded`` and limit
+            ``handoffs``.
+        max_tokens: token budget of the run, checked before each model call of the supervisor and its agents;
+            reaching it ends the run with limit ``tokens``.
+        max_steps: model calls of the supervisor in one turn before :class:`~podium.StepLimitExceeded`.
+        share_question: ``scoped`` policy: add the user's message to a task that does not quote it.
+        description: what the supervisor does, for a parent choosing among agents.
+        settings: request options of the supervisor's model (``parallel_tool_calls`` set from the option above).
+
+    Raises:
+        UsageError: duplicate names, an unknown option value, or a handoff tool naming an unknown agent.
+    """
+    return Supervisor(
+        agents,
+        model,
+        prompt=prompt,
+        tools=tools,
+        name=supervisor_name,
+        description=description,
+        context=context,
+        output_mode=output_mode,
+        add_handoff_messages=add_handoff_messages,
+        add_handoff_back_messages=add_handoff_back_messages,
+        handoff_tool_prefix=handoff_tool_prefix,
+        forward_message=forward_message,
+        parallel_tool_calls=parallel_tool_calls,
+        response_format=response_format,
+        before_model=before_model,
+        after_model=after_model,
+        max_handoffs=max_handoffs,
+        max_tokens=max_tokens,
+        max_steps=max_steps,
+        share_question=share_question,
+        settings=settings,
+    )

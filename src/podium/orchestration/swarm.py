@@ -1,0 +1,180 @@
+"""The swarm: agents that hand the conversation to each other, without a supervisor (seed 001's "resume with the
+last active agent" mode).
+
+All agents share the thread's conversation. The active agent answers with its prompt, its tools and one handoff
+tool per agent it may hand off to; calling one makes that agent active, and it continues the turn. The last active
+agent is kept in the thread's state, so the next turn starts with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from podium.agents.base import Agent, AgentResult
+from podium.agents.react import ReactAgent
+from podium.errors import StepLimitExceeded, UsageError
+from podium.messages import AIMessage, HumanMessage, ToolMessage
+from podium.models.base import ModelRequest
+from podium.orchestration._loop import check_budget, system_prompt
+from podium.orchestration.handoff import HandoffTool, canonical_calls, create_handoff_tool, repair_history
+from podium.runtime.context import LimitReached, RunContext
+from podium.tools import ToolSpec
+
+__all__ = ["Swarm", "create_swarm"]
+
+
+class Swarm(Agent):
+    """ReAct agents that pass the conversation to each other. See :func:`create_swarm` for the options."""
+
+    def __init__(
+        self,
+        agents: Sequence[ReactAgent],
+        *,
+        default_active_agent: str,
+        name: str = "swarm",
+        description: str = "",
+        handoffs: Mapping[str, Sequence[str]] | None = None,
+        handoff_tool_prefix: str | None = None,
+        max_handoffs: int = 10,
+        max_tokens: int | None = None,
+        max_steps: int = 50,
+    ) -> None:
+        """Build the swarm; the arguments are those of :func:`create_swarm`."""
+        self.name = name
+        self.description = description
+        self.agents = {a.name: a for a in agents}
+        if len(self.agents) != len(agents):
+            raise UsageError("agent names in a swarm must be unique")
+        if default_active_agent not in self.agents:
+            raise UsageError(f"default_active_agent {default_active_agent!r} is not one of the swarm's agents")
+        if max_handoffs < 0 or max_steps < 1:
+            raise UsageError("max_handoffs must be at least 0 and max_steps at least 1")
+        self.default_active_agent = default_active_agent
+        self.max_handoffs = max_handoffs
+        self.max_tokens = max_tokens
+        self.max_steps = max_steps
+        self.state_key = f"swarm:{name}:active"
+        """The thread-state key holding the last active agent."""
+        self._handoffs: dict[str, dict[str, HandoffTool]] = {}
+        self._specs: dict[str, list[ToolSpec]] = {}
+        for agent in agents:
+            targets = (
+                handoffs.get(agent.name, ()) if handoffs is not None else [n for n in self.agents if n != agent.name]
+            )
+            unknown = [t for t in targets if t not in self.agents]
+            if unknown:
+                raise UsageError(f"agent {agent.name!r} hands off to unknown agents {unknown}")
+            tools = [create_handoff_tool(t, prefix=handoff_tool_prefix) for t in targets]
+            clash = [t.name for t in tools if t.name in agent.tools]
+            if clash:
+                raise UsageError(f"agent {agent.name!r} already has tools named {clash}")
+            self._handoffs[agent.name] = {t.name: t for t in tools}
+            self._specs[agent.name] = [t.spec for t in agent.tools.values()] + [t.spec for t in tools]
+
+    async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
+        """Answer ``input``, starting with the agent that was active at the end of the previous turn."""
+        view = repair_history(await ctx.history())
+        start = len(view)
+        view.append(await ctx.add_message(input))
+        first = await ctx.load_state(self.state_key, self.default_active_agent)
+        active = first if first in self.agents else self.default_active_agent
+        activations = {active: 1}
+        actx = ctx.child(active)
+        handoffs = 0
+        for _ in range(self.max_steps):
+            agent = self.agents[active]
+            check_budget(ctx, self.max_tokens, f"swarm {self.name!r}")
+            request = ModelRequest(
+                messages=system_prompt(agent.prompt, view) + view, tools=self._specs[active], settings=agent.settings
+            )
+            reply = canonical_calls((await actx.call_model(agent.model, request, name=agent.name)).message)
+            view.append(reply)
+            if not reply.tool_calls:
+                if active != first:
+                    await ctx.save_state(self.state_key, active)
+                return AgentResult(output=reply.content, messages=view[start:])
+            target, results = await self._answer(actx, agent.name, reply)
+            view.extend(results)
+            if target is not None:
+                handoffs += 1
+                if handoffs > self.max_handoffs:
+                    raise LimitReached(
+                        "handoffs", f"swarm {self.name!r} reached its limit of {self.max_handoffs} handoffs in one turn"
+                    )
+                active = target
+                count = activations[active] = activations.get(active, 0) + 1
+                actx = ctx.child(active if count == 1 else f"{active}~{count}")
+        raise StepLimitExceeded(self.name, self.max_steps)
+
+    async def _answer(self, ctx: RunContext[Any], agent: str, reply: AIMessage) -> tuple[str | None, list[ToolMessage]]:
+        """Answer every call of ``reply`` in order; return the agent handed off to (the first handoff wins)."""
+        handoffs = self._handoffs[agent]
+        regular = [c for c in reply.tool_calls if c.name not in handoffs]
+        answers = {}
+        if regular:
+            for result in await ctx.call_tools(self.agents[agent].tools, regular):
+                answers[result.tool_call_id] = result
+        target: str | None = None
+        for call in reply.tool_calls:
+            handoff = handoffs.get(call.name)
+            if handoff is None:
+                continue
+            if target is None:
+                target = handoff.agent
+                message = ToolMessage(
+                    content=f"Successfully transferred to {target}", tool_call_id=call.id, name=call.name
+                )
+            else:
+                message = ToolMessage(
+                    content=f"Not transferred: this turn already went to {target}.",
+                    tool_call_id=call.id,
+                    name=call.name,
+                    is_error=True,
+                )
+            recorded = await ctx.add_message(message)
+            assert isinstance(recorded, ToolMessage)
+            answers[call.id] = recorded
+        return target, [answers[c.id] for c in reply.tool_calls]
+
+
+def create_swarm(
+    agents: Sequence[ReactAgent],
+    *,
+    default_active_agent: str,
+    name: str = "swarm",
+    description: str = "",
+    handoffs: Mapping[str, Sequence[str]] | None = None,
+    handoff_tool_prefix: str | None = None,
+    max_handoffs: int = 10,
+    max_tokens: int | None = None,
+    max_steps: int = 50,
+) -> Swarm:
+    """A swarm of ``agents`` sharing one conversation, each able to hand it to the others.
+
+    Args:
+        agents: the agents (their names, models, prompts, tools and settings are used).
+        default_active_agent: who answers the first turn (and any turn of a thread without a recorded agent).
+        name: the swarm's name (its path, and the thread-state key ``swarm:<name>:active``).
+        description: what the swarm does, for a parent choosing among agents.
+        handoffs: who may hand off to whom (default: everyone to everyone else).
+        handoff_tool_prefix: prefix of the handoff tools' names (default ``transfer_to_``).
+        max_handoffs: handoffs allowed in one turn; one more ends the run with limit ``handoffs``.
+        max_tokens: token budget of the run, checked before each model call; reaching it ends the run with limit
+            ``tokens``.
+        max_steps: model calls in one turn before :class:`~podium.StepLimitExceeded`.
+
+    Raises:
+        UsageError: duplicate names, an unknown agent, or a handoff tool clashing with an agent's tool.
+    """
+    return Swarm(
+        agents,
+        default_active_agent=default_active_agent,
+        name=name,
+        description=description,
+        handoffs=handoffs,
+        handoff_tool_prefix=handoff_tool_prefix,
+        max_handoffs=max_handoffs,
+        max_tokens=max_tokens,
+        max_steps=max_steps,
+    )
