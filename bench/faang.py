@@ -157,7 +157,7 @@ def _account(messages: list[Any], request: Any, agent: str) -> None:
 
 def scripted_reply(messages: list[Any], request: Any) -> Any:
     """The scripted model: the reply depends only on the offered tools and the messages shown."""
-    from podium import AIMessage, ModelResponse, ToolCall, ToolMessage, Usage
+    from podium import AIMessage, HumanMessage, ModelResponse, ToolCall, ToolMessage, Usage
 
     def call(name: str, arguments: dict[str, Any], tag: str) -> ModelResponse:
         message = AIMessage(tool_calls=[ToolCall(id=f"call_{tag}", name=name, arguments=json.dumps(arguments))])
@@ -194,7 +194,9 @@ def scripted_reply(messages: list[Any], request: Any) -> Any:
         return call("web_search", {"query": "FAANG headcount 2024"}, "res_1") if seen == 0 else text(RESEARCH_TEXT)
     if "add" in names:
         _account(messages, request, "math_expert")
+        # results it is shown: tool messages, and the lines of a "Done so far" note (scoped workers' older rounds)
         seen = sum(1 for m in messages if isinstance(m, ToolMessage) and m.name in names)
+        seen += sum(m.content.count(") -> ") for m in messages if isinstance(m, HumanMessage) and "Done so far:" in m.content)
         if seen < len(ADD_STEPS):
             a, b = ADD_STEPS[seen]
             return call("add", {"a": a, "b": b}, f"math_{seen + 1}")

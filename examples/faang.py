@@ -129,8 +129,10 @@ def seed_reply(messages: list[Message], request: ModelRequest) -> AIMessage:
             arguments = ' {\n        "query": "Combined headcount of FAANG companies in 2024"\n    }\n'
             return _call("call_t52sv5g0zm4x1tft5hcnwjjs", "web_search", arguments)
         return AIMessage(content=RESEARCH_ANSWER)
-    if len(own) < len(SEED_ADDS):
-        call_id, arguments = SEED_ADDS[len(own)]
+    # results shown: own tool messages, plus the lines of a "Done so far" note (a scoped worker's older rounds)
+    done = len(own) + sum(m.content.count(") -> ") for m in messages if isinstance(m, HumanMessage))
+    if done < len(SEED_ADDS):
+        call_id, arguments = SEED_ADDS[done]
         return _call(call_id, "add", arguments)
     return AIMessage(content=FINAL_ANSWER)
 

@@ -15,13 +15,22 @@ from typing import Any, TypeVar, cast
 
 from podium.agents.react import ReactAgent
 from podium.errors import AgentError, StepLimitExceeded, ToolRetriesExceeded
-from podium.messages import Message, SystemMessage
+from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
 from podium.orchestration.handoff import canonical_calls
 from podium.runtime.context import LimitReached, RunContext
 from podium.tools import ToolSpec
 
-__all__ = ["Prompt", "check_budget", "maybe_await", "record", "run_react", "structured_response", "system_prompt"]
+__all__ = [
+    "Prompt",
+    "check_budget",
+    "compact_rounds",
+    "maybe_await",
+    "record",
+    "run_react",
+    "structured_response",
+    "system_prompt",
+]
 
 T = TypeVar("T")
 M = TypeVar("M", bound=Message)
@@ -85,6 +94,45 @@ def check_budget(ctx: RunContext[Any], max_tokens: int | None, owner: str) -> No
         )
 
 
+def _call_text(call: ToolCall) -> str:
+    try:
+        arguments = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.parsed_arguments().items())
+    except ValueError:
+        arguments = call.arguments
+    return f"{call.name}({arguments})"
+
+
+def compact_rounds(messages: list[Message], start: int, keep: int) -> list[Message]:
+    """``messages`` with the tool rounds after ``start``, all but the last ``keep``, folded into one line each.
+
+    A round is a model reply with tool calls and the results answering it. Folded rounds become a "Done so far"
+    note appended to the last human message before ``start`` (the task), so the history stays valid for strict
+    providers and keeps every call and result, in a few characters instead of a message pair each.
+    """
+    rounds: list[list[Message]] = []
+    for message in messages[start:]:
+        if isinstance(message, AIMessage) or not rounds:
+            rounds.append([message])
+        else:
+            rounds[-1].append(message)
+    folded = rounds[: max(len(rounds) - keep, 0)]
+    if not folded or not all(isinstance(r[0], AIMessage) and r[0].tool_calls for r in folded):
+        return messages
+    results = {m.tool_call_id: m.content for r in folded for m in r if isinstance(m, ToolMessage)}
+    lines = [
+        f"{_call_text(call)} -> {results.get(call.id, '(no result)')}"
+        for r in folded
+        for call in r[0].tool_calls  # type: ignore[union-attr]
+    ]
+    head = list(messages[:start])
+    note = "Done so far:\n" + "\n".join(lines)
+    if head and isinstance(head[-1], HumanMessage):
+        head[-1] = replace(head[-1], content=f"{head[-1].content}\n\n{note}")
+    else:
+        head.append(HumanMessage(content=note))
+    return head + [m for r in rounds[len(folded) :] for m in r]
+
+
 async def run_react(
     ctx: RunContext[Any],
     agent: ReactAgent,
@@ -92,10 +140,13 @@ async def run_react(
     messages: list[Message],
     *,
     max_tokens: int | None = None,
+    keep_rounds: int | None = None,
 ) -> list[Message]:
     """Run ``agent``'s tool loop on ``messages`` (extended in place) and return the messages it added.
 
-    The last message returned is the agent's answer (an AI message without tool calls).
+    The last message returned is the agent's answer (an AI message without tool calls). With ``keep_rounds``, the
+    model is shown only the latest ``keep_rounds`` tool rounds in full and the earlier ones folded into a note
+    (:func:`compact_rounds`); what is recorded is the full history either way.
 
     Raises:
         StepLimitExceeded: ``agent.max_steps`` model calls without an answer.
@@ -106,8 +157,9 @@ async def run_react(
     failing_rounds = 0
     for _ in range(agent.max_steps):
         check_budget(ctx, max_tokens, f"agent {agent.name!r}")
+        shown = messages if keep_rounds is None else compact_rounds(messages, start, keep_rounds)
         request = ModelRequest(
-            messages=system_prompt(agent.prompt, messages) + messages, tools=specs, settings=agent.settings
+            messages=system_prompt(agent.prompt, shown) + shown, tools=specs, settings=agent.settings
         )
         reply = canonical_calls((await ctx.call_model(agent.model, request, name=agent.name)).message)
         messages.append(reply)

@@ -115,6 +115,7 @@ class Supervisor(Agent):
         max_tokens: int | None = None,
         max_steps: int = 25,
         share_question: bool = True,
+        worker_rounds: int | None = 1,
         settings: ModelSettings | None = None,
     ) -> None:
         """Build the supervisor; the arguments are those of :func:`create_supervisor`."""
@@ -142,6 +143,9 @@ class Supervisor(Agent):
         self.max_tokens = max_tokens
         self.max_steps = max_steps
         self.share_question = share_question
+        if worker_rounds is not None and worker_rounds < 1:
+            raise UsageError("worker_rounds must be at least 1 (or None to show every round in full)")
+        self.worker_rounds = worker_rounds if context == "scoped" else None
         base = settings or ModelSettings()
         self.settings = base if base.parallel_tool_calls is not None else replace(base, parallel_tool_calls=False)
         if parallel_tool_calls:
@@ -356,7 +360,9 @@ class Supervisor(Agent):
         try:
             if isinstance(agent, ReactAgent):
                 specs = self._worker_specs[agent.name]
-                return await run_react(child, agent, specs, job.view, max_tokens=self.max_tokens)
+                return await run_react(
+                    child, agent, specs, job.view, max_tokens=self.max_tokens, keep_rounds=self.worker_rounds
+                )
             if isinstance(agent, Supervisor):
                 return (await agent.run_view(child, job.view, start=start)).messages
             text = next((m.content for m in reversed(job.view) if isinstance(m, HumanMessage)), "")
@@ -387,6 +393,7 @@ def create_supervisor(
     max_tokens: int | None = None,
     max_steps: int = 25,
     share_question: bool = True,
+    worker_rounds: int | None = 1,
     description: str = "",
     settings: ModelSettings | None = None,
 ) -> Supervisor:
@@ -421,6 +428,9 @@ def create_supervisor(
             reaching it ends the run with limit ``tokens``.
         max_steps: model calls of the supervisor in one turn before :class:`~podium.StepLimitExceeded`.
         share_question: ``scoped`` policy: add the user's message to a task that does not quote it.
+        worker_rounds: ``scoped`` policy: a ``ReactAgent`` worker is shown its latest ``worker_rounds`` tool rounds
+            in full and the earlier ones as one line each (call and result) under its task; ``None`` shows every
+            round in full. The recorded history is complete either way.
         description: what the supervisor does, for a parent choosing among agents.
         settings: request options of the supervisor's model (``parallel_tool_calls`` set from the option above).
 
@@ -448,5 +458,6 @@ def create_supervisor(
         max_tokens=max_tokens,
         max_steps=max_steps,
         share_question=share_question,
+        worker_rounds=worker_rounds,
         settings=settings,
     )
