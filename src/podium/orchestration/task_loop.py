@@ -1,0 +1,327 @@
+"""The Task loop, top to bottom: one invocation of a task over its current pending message (``specs/tasks.md``).
+
+:func:`execute` runs a task (and, through :func:`_delegate`, its sub-tasks) inside a run context. Every effect goes
+through that context (model calls, tool calls, messages, questions to the human, time and kill-switch checks), so
+a re-execution after an interrupt or a crash takes the same decisions from the journal and continues where it
+stopped. What the invocations of one run execution share lives in a :class:`Scope` that is dropped with the run.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from podium.events import StepRecorded
+from podium.messages import Message, ToolCall, Usage
+from podium.orchestration.task_agent import AgentSession
+from podium.orchestration.task_rules import Mark, loop_period, mark_of, sequence_done
+from podium.orchestration.task_types import AGENT, LLM, TASK, USER, AgentState, Outcome, TaskMessage, TaskResult
+from podium.runtime.context import RunContext
+from podium.tools import Tool
+
+if TYPE_CHECKING:
+    from podium.orchestration.tasks import Task
+
+__all__ = ["Scope", "execute"]
+
+
+@dataclass(slots=True)
+class Frame:
+    """One task invocation in progress; the stack of them is what ancestors' limits are checked against."""
+
+    task: Task
+    start: Usage
+    mark: float
+    elapsed: float = 0.0
+
+
+@dataclass(slots=True)
+class Scope:
+    """What the task invocations of one run execution share; dropped when the run ends (no global state)."""
+
+    user_default: str | None = None
+    """Answer every user responder with this instead of asking."""
+    final_tool: Tool | None = None
+    """A final-result tool given to the root's model (typed results)."""
+    histories: dict[str, list[Message]] = field(default_factory=dict)
+    """Agents' histories loaded in this execution, by namespace."""
+    frames: list[Frame] = field(default_factory=list)
+    """The invocations in progress, outermost first."""
+
+
+def _used(now: Usage, start: Usage) -> Usage:
+    return Usage(
+        now.input_tokens - start.input_tokens, now.output_tokens - start.output_tokens, now.requests - start.requests
+    )
+
+
+async def execute(task: Task, ctx: RunContext[Any], scope: Scope, message: TaskMessage) -> TaskResult:
+    """Run ``task`` on ``message`` in ``ctx`` until a done condition or a limit; the result says which."""
+    keep = task.history == "keep"
+    namespace = f"task:{task.name}" if keep else "task:" + "/".join(ctx.path)
+    saved = ctx.namespace
+    ctx.namespace = namespace
+    frame = Frame(task, ctx.usage, task.clock())
+    scope.frames.append(frame)
+    try:
+        session = await _session(task, ctx, scope, namespace, keep)
+        result = await _loop(task, session, scope, frame, message)
+        if session.state is not None and keep:
+            await ctx.save_state(f"task-agent-state:{task.name}", session.state.data)
+        return result
+    finally:
+        scope.frames.pop()
+        ctx.namespace = saved
+
+
+async def _session(task: Task, ctx: RunContext[Any], scope: Scope, namespace: str, keep: bool) -> AgentSession:
+    agent = task.agent
+    history = scope.histories.get(namespace)
+    if history is None:
+        history = await ctx.history() if keep and agent.model is not None else []
+        scope.histories[namespace] = history
+    state = None
+    if agent.stateful:
+        initial = copy.deepcopy(agent.initial_state)
+        data = await ctx.load_state(f"task-agent-state:{task.name}", initial) if keep else initial
+        state = AgentState(copy.deepcopy(data))
+    session = AgentSession(
+        task=task.name,
+        ctx=ctx,
+        namespace=namespace,
+        history=history,
+        handlers=agent.handlers,
+        specs=agent.specs,
+        system=agent.system_message(),
+        state=state,
+        user_default=scope.user_default,
+        histories=scope.histories,
+        value_types=agent.value_types,
+    )
+    final = scope.final_tool
+    if final is not None and len(scope.frames) == 1 and agent.model is not None:
+        session.handlers = {**agent.handlers, final.name: final}
+        session.specs = [*agent.specs, final.spec]
+        session.system = agent.system_message([final])
+        if "task_value_type" in final.metadata.extra:
+            session.value_types = {**agent.value_types, final.name: final.metadata.extra["task_value_type"]}
+    return session
+
+
+async def _loop(task: Task, session: AgentSession, scope: Scope, frame: Frame, message: TaskMessage) -> TaskResult:
+    limits, ctx = task.limits, session.ctx
+    guarded = any(f.task.limits.timeout is not None or f.task.kill_switch is not None for f in scope.frames)
+    pending = message
+    turn = stalled = retries = 0
+    trail: list[Mark] = []
+    calls: dict[str, int] = {}
+
+    def end(outcome: Outcome, reason: str, last: TaskMessage) -> TaskResult:
+        usage = _used(ctx.usage, frame.start)
+        return TaskResult(outcome=outcome, reason=reason, message=last, task=task.name, turns=turn, usage=usage)
+
+    while True:
+        stop = _limit(task, turn, scope, ctx.usage)
+        if stop is None and guarded:
+            stop = await _guard(task, ctx, scope, frame)
+        if stop is not None:
+            return end(stop[0], stop[1], pending)
+        turn += 1
+        response, responder, ended = await _step(task, session, scope, pending, calls, first=not trail)
+        if ended is not None:
+            return end("done", ended, pending)
+        if response is None or responder is None:
+            if not pending.tool_calls and pending.sender in task.done_if_unanswered:
+                return end("done", f"nobody answered the message from {pending.sender}", pending)
+            stalled += 1
+            if stalled >= limits.max_stalled_steps:
+                return end("stalled", f"{stalled} steps in a row without a valid response", pending)
+            continue
+        stalled = 0
+        if task.trace:
+            await ctx.emit(StepRecorded(value={"task": task.name, "turn": turn, "responder": responder}))
+        if response.is_error:
+            retries += 1
+            if retries > limits.max_retries:
+                bound = f"{retries} error answers to the model in a row (retry bound {limits.max_retries})"
+                return end("stalled", f"{bound}; last: {response.content}", response)
+        elif responder != LLM:
+            retries = 0
+        trail.append(mark_of(responder, response))
+        done = _done_reason(task, response, responder, trail)
+        if done is not None:
+            return end("done", done, response)
+        period = loop_period(trail, limits.loop_cycle, limits.loop_repeats) if limits.loop_cycle else None
+        if period is not None:
+            return end("infinite_loop", f"the last {period} response(s) repeated {limits.loop_repeats} times", response)
+        pending = response
+
+
+def _limit(task: Task, turn: int, scope: Scope, usage: Usage) -> tuple[Outcome, str] | None:
+    limits = task.limits
+    if limits.turns is not None and turn >= limits.turns:
+        return "fixed_turns", f"ran its {limits.turns} turn(s)"
+    if turn >= limits.max_turns:
+        return "max_turns", f"reached its limit of {limits.max_turns} turns"
+    for frame in reversed(scope.frames):
+        bound = frame.task.limits
+        if bound.max_tokens is None and bound.max_cost is None:
+            continue
+        used = _used(usage, frame.start)
+        owner = "its" if frame.task is task else f"task {frame.task.name!r}'s"
+        if bound.max_tokens is not None and used.total_tokens >= bound.max_tokens:
+            return "budget", f"used {used.total_tokens} tokens, reaching {owner} budget of {bound.max_tokens}"
+        if bound.max_cost is not None:
+            price_in, price_out = bound.price_per_million
+            cost = (used.input_tokens * price_in + used.output_tokens * price_out) / 1e6
+            if cost >= bound.max_cost:
+                return "budget", f"spent {cost:.6f}, reaching {owner} cost budget of {bound.max_cost}"
+    return None
+
+
+async def _guard(task: Task, ctx: RunContext[Any], scope: Scope, frame: Frame) -> tuple[Outcome, str] | None:
+    """Check kill switches and running time, journaled so a re-execution takes the same decisions.
+
+    Running time is the sum of the journaled step times, so time spent suspended (waiting for the human, or
+    between a crash and the resume) does not count.
+    """
+    now = task.clock()
+
+    async def check() -> list[Any]:
+        elapsed = frame.elapsed + (now - frame.mark)
+        for other in reversed(scope.frames):
+            owner, switch, timeout = other.task.name, other.task.kill_switch, other.task.limits.timeout
+            if switch is not None and switch.killed:
+                return [elapsed, "killed", f"task {owner!r} was killed: {switch.reason}"]
+            spent = elapsed if other is frame else other.elapsed + (other.task.clock() - other.mark)
+            if timeout is not None and spent >= timeout:
+                return [elapsed, "timeout", f"task {owner!r} ran {spent:.3f} s, reaching its timeout of {timeout} s"]
+        return [elapsed]
+
+    value = await ctx.step(check)
+    frame.elapsed, frame.mark = float(value[0]), now
+    return (value[1], value[2]) if len(value) == 3 else None
+
+
+def _done_reason(task: Task, response: TaskMessage, responder: str, trail: list[Mark]) -> str | None:
+    if response.final:
+        return f"final result from {responder}"
+    if response.done:
+        return f"{responder} signalled done"
+    if responder in task.done_if_response:
+        return f"{responder} answered"
+    if response.tool_calls and task.done_on_tool:
+        names = {c.name for c in response.tool_calls}
+        if task.done_on_tool is True or (not isinstance(task.done_on_tool, bool) and names & task.done_on_tool):
+            return f"{responder} called {', '.join(sorted(names))}"
+    for sequence in task.done_sequences:
+        if sequence_done(trail, sequence):
+            return f"sequence {', '.join(sequence)} happened"
+    return None
+
+
+async def _step(
+    task: Task, session: AgentSession, scope: Scope, pending: TaskMessage, calls: dict[str, int], *, first: bool
+) -> tuple[TaskMessage | None, str | None, str | None]:
+    """The first valid response to ``pending``, who gave it, and a done reason when a silence ends the task."""
+    agent = task.agent
+    addressed = pending.recipient is not None
+    tools = bool(pending.tool_calls)
+    order = task.responders
+    if pending.recipient is not None:
+        target = _resolve(task, pending.recipient)
+        if target is None:
+            known = ", ".join(_known(task))
+            return (
+                _routing_error(task, pending, f"Unknown recipient '{pending.recipient}'. You can address: {known}."),
+                TASK,
+                None,
+            )
+        order = (target,)
+    for responder in order:
+        if responder == pending.sender:
+            continue
+        if responder == AGENT:
+            response = await agent.agent_response(session, pending)
+        elif responder == LLM:
+            if agent.model is None or (tools and not addressed):
+                continue
+            response = await agent.llm_response(session, pending)
+        elif responder == USER:
+            if (tools and not addressed) or not (task.interactive or addressed):
+                continue
+            response = await agent.user_response(session, pending)
+        else:
+            sub = task.sub_task(responder)
+            if tools and not addressed and not {c.name for c in pending.tool_calls} & sub.handled_tools():
+                continue
+            response = await _delegate(task, session, scope, sub, pending, calls)
+        if response is not None:
+            return response, responder, None
+        if responder in task.done_if_no_response and not first and not tools:
+            return None, responder, f"{responder} gave no response"
+    if tools and not addressed:
+        return _routing_error(task, pending, _unhandled(task, pending.tool_calls)), TASK, None
+    return None, None, None
+
+
+def _resolve(task: Task, recipient: str) -> str | None:
+    if recipient in (LLM, task.name, task.agent.name):
+        return LLM if task.agent.model is not None else None
+    if recipient in (AGENT, USER) or recipient in task.responders[3:]:
+        return recipient
+    return None
+
+
+def _known(task: Task) -> list[str]:
+    return [*([LLM] if task.agent.model is not None else []), AGENT, USER, *task.responders[3:]]
+
+
+def _unhandled(task: Task, calls: list[ToolCall]) -> str:
+    names = ", ".join(sorted({f"'{c.name}'" for c in calls}))
+    handled = ", ".join(sorted(task.handled_tools())) or "none"
+    return f"Unknown tool {names}: nobody here handles it. Tools handled here: {handled}. Call one of these instead."
+
+
+def _routing_error(task: Task, pending: TaskMessage, text: str) -> TaskMessage:
+    """An error for whoever made ``pending``: a sub-task's model, else this task's model."""
+    if pending.sender in task.responders[3:]:
+        recipient: str | None = pending.sender
+    else:
+        recipient = LLM if task.agent.model is not None else None
+    return TaskMessage(content=text, sender=TASK, recipient=recipient, is_error=True)
+
+
+async def _delegate(
+    task: Task, session: AgentSession, scope: Scope, sub: Task, pending: TaskMessage, calls: dict[str, int]
+) -> TaskMessage:
+    """Run ``sub`` on ``pending`` (which it sees as coming from its user) and return its result as a message."""
+    ctx = session.ctx
+    number = calls[sub.name] = calls.get(sub.name, 0) + 1
+    await ctx.progress(f"{task.name} → {sub.name}")
+    inbound = TaskMessage(
+        content=pending.content,
+        sender=USER,
+        tool_calls=pending.tool_calls,
+        namespace=pending.namespace,
+        tool_results=pending.tool_results,
+        value=pending.value,
+    )
+    # Each call gets its own path segment, so its journal keys never collide with an earlier call's.
+    result = await execute(sub, ctx.child(f"{sub.name}.{number}"), scope, inbound)
+    await ctx.progress(f"{sub.name} → {task.name} ({result.outcome}: {result.reason})")
+    last, done = result.message, result.outcome == "done"
+    content = last.content
+    if not done:
+        content = f"[{sub.name} stopped: {result.outcome}: {result.reason}]" + (f"\n{content}" if content else "")
+    return TaskMessage(
+        content=content,
+        sender=sub.name,
+        tool_calls=list(last.tool_calls) if done else [],
+        namespace=last.namespace,
+        tool_results=last.tool_results,
+        value=last.value,
+        final=last.final and done,
+        outcome=result.outcome,
+    )

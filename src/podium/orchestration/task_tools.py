@@ -1,0 +1,225 @@
+"""Tools with handlers for task agents: state injection, results of any type, and the built-in task tools.
+
+A handler is an ordinary :class:`podium.tools.Tool` (or a plain typed function). Two things are added here:
+
+- a parameter annotated :class:`AgentState` receives the agent's state for the conversation (injected by type, like
+  :class:`podium.RunContext`), and is left out of the schema the model sees;
+- the handler may return anything: text as it is, data (pydantic objects, dataclasses, dicts, numbers) shown to the
+  model as JSON and kept as the message's ``value``, :class:`TaskDone` / :class:`FinalResult` to end tasks, or a
+  :class:`TaskMessage` to address someone. The value rides in the tool message's metadata (JSON), so a resumed run
+  sees the same value.
+
+Built-in tools: :func:`done_tool` (the Done signal), :func:`final_result_tool` (ends every ancestor; typed results)
+and :func:`send_tool` (recipient routing as a structured field). :func:`with_guidance` attaches instructions and
+examples that the agent writes into its system prompt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+from collections.abc import Callable, Iterable, Sequence
+from contextvars import ContextVar
+from typing import Any, Optional, get_type_hints
+
+from podium.errors import ModelRetry, ToolDefinitionError
+from podium.orchestration.task_types import AgentState, FinalResult, TaskDone, TaskMessage
+from podium.tools import Tool, ToolReturn, result_to_text
+
+__all__ = ["done_tool", "final_result_tool", "handler_tool", "send_tool", "tool_guide", "with_guidance"]
+
+META_KEY = "task"
+"""Key of a tool message's metadata holding the handler's value and signals."""
+
+current_state: ContextVar[AgentState | None] = ContextVar("podium_task_agent_state", default=None)
+"""The state handed to handlers of the tool round in progress (set by the agent around its tool calls)."""
+
+
+def _jsonable(value: Any) -> Any:
+    from pydantic_core import to_jsonable_python
+
+    return to_jsonable_python(value, fallback=str)
+
+
+def to_tool_return(result: Any) -> Any:
+    """What a handler's ``result`` becomes for the tool message: text, or a :class:`ToolReturn` with metadata."""
+    if isinstance(result, str):
+        return result
+    if result is None:
+        return ""
+    if isinstance(result, TaskDone):
+        meta: dict[str, Any] = {"signal": "done", "value": _jsonable(result.value)}
+        return ToolReturn(content=result.content, metadata={META_KEY: meta})
+    if isinstance(result, FinalResult):
+        content = result.content if result.content is not None else result_to_text(result.value)
+        return ToolReturn(content=content, metadata={META_KEY: {"signal": "final", "value": _jsonable(result.value)}})
+    if isinstance(result, TaskMessage):
+        meta = {"recipient": result.recipient, "value": _jsonable(result.value)}
+        return ToolReturn(content=result.content, metadata={META_KEY: meta})
+    if isinstance(result, ToolReturn):
+        return result
+    return ToolReturn(content=result, metadata={META_KEY: {"value": _jsonable(result)}})
+
+
+def _value_type(annotation: Any) -> Any:
+    """``annotation`` when values of it should be rebuilt from JSON (pydantic models, dataclasses), else ``None``."""
+    from pydantic import BaseModel
+
+    if not isinstance(annotation, type) or issubclass(annotation, TaskDone | FinalResult | TaskMessage | ToolReturn):
+        return None
+    return annotation if issubclass(annotation, BaseModel) or dataclasses.is_dataclass(annotation) else None
+
+
+def handler_tool(item: Tool | Callable[..., Any]) -> tuple[Tool, bool]:
+    """``item`` as a handler tool, and whether it takes the agent's state.
+
+    Raises:
+        ToolDefinitionError: the function cannot be made into a tool.
+    """
+    base = item if isinstance(item, Tool) else None
+    function: Callable[..., Any] = item.function if isinstance(item, Tool) else item
+    try:
+        hints = get_type_hints(function)
+    except Exception as exc:
+        raise ToolDefinitionError(f"cannot read the annotations of {function!r}: {exc}") from exc
+    signature = inspect.signature(function)
+    state_param = next((n for n in signature.parameters if hints.get(n) is AgentState), None)
+    value_type = (base.metadata.extra.get("task_value_type") if base else None) or _value_type(hints.get("return"))
+
+    async def call(**kwargs: Any) -> Any:
+        if state_param is not None:
+            kwargs[state_param] = current_state.get() or AgentState()
+        result = function(**kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        return to_tool_return(result)
+
+    params = [p for name, p in signature.parameters.items() if name != state_param]
+    call.__signature__ = signature.replace(parameters=params, return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]
+    call.__annotations__ = {n: t for n, t in hints.items() if n not in (state_param, "return")}
+    call.__doc__ = function.__doc__
+    call.__name__ = getattr(function, "__name__", "handler")
+    made = Tool(
+        call,
+        name=base.name if base else None,
+        description=base.description if base else None,
+        metadata=dataclasses.replace(base.metadata, extra=dict(base.metadata.extra)) if base else None,
+        parameters=base.parameters if base else None,
+        strict=base.strict if base else False,
+    )
+    if value_type is not None:
+        made.metadata.extra["task_value_type"] = value_type
+    return made, state_param is not None
+
+
+def with_guidance(item: Tool | Callable[..., Any], *, instructions: str = "", examples: Sequence[Any] = ()) -> Tool:
+    """``item`` as a tool carrying ``instructions`` (when and how to use it) and example arguments for the prompt.
+
+    A tool passed in is changed in place and returned.
+
+    Args:
+        item: a tool or a typed function.
+        instructions: what the model should know about using the tool.
+        examples: example arguments (dicts, shown as JSON) or example texts.
+    """
+    made = item if isinstance(item, Tool) else Tool(item)
+    made.metadata.extra["instructions"] = instructions
+    made.metadata.extra["call_examples"] = list(examples)
+    return made
+
+
+def tool_guide(tools: Iterable[Tool]) -> str:
+    """The system-prompt section describing ``tools`` that carry instructions or examples ("" if none do)."""
+    lines: list[str] = []
+    for item in tools:
+        instructions = str(item.metadata.extra.get("instructions") or "")
+        examples = item.metadata.extra.get("call_examples") or []
+        if not instructions and not examples:
+            continue
+        lines.append(f"- {item.name}: {instructions or item.description}")
+        for example in examples:
+            text = example if isinstance(example, str) else json.dumps(example, ensure_ascii=False)
+            lines.append(f"  Example: {item.name}({text})")
+    return "Tools you can use:\n" + "\n".join(lines) if lines else ""
+
+
+def done_tool(*, name: str = "done") -> Tool:
+    """The Done tool: the model calls it to end its task with a result."""
+
+    def done(content: str) -> TaskDone:
+        """Finish the current task and hand back its result.
+
+        Args:
+            content: the result of the task.
+        """
+        return TaskDone(content)
+
+    return with_guidance(
+        Tool(done, name=name),
+        instructions="call it when the task is finished, with the result",
+        examples=[{"content": "the answer"}],
+    )
+
+
+def send_tool(*, name: str = "send") -> Tool:
+    """The Send tool: the model addresses a message to a named recipient (a sub-task, ``user`` ...)."""
+
+    def send(recipient: str, content: str) -> TaskMessage:
+        """Send a message to another agent or to the user.
+
+        Args:
+            recipient: who should answer: a helper's name, or "user".
+            content: the message.
+        """
+        return TaskMessage(content=content, recipient=recipient)
+
+    return Tool(send, name=name)
+
+
+def final_result_tool(output_type: Any = str, *, name: str = "final_result") -> Tool:
+    """A tool that ends its task and every ancestor with a result of ``output_type`` (validated).
+
+    A pydantic model's fields become the tool's arguments; any other type is one argument ``result``. Arguments
+    that do not validate go back to the model (:class:`podium.ModelRetry`).
+    """
+    from pydantic import BaseModel, TypeAdapter, ValidationError
+
+    if isinstance(output_type, type) and issubclass(output_type, BaseModel):
+        model = output_type
+        params = []
+        for field_name, info in model.model_fields.items():
+            default = inspect.Parameter.empty if info.is_required() else None
+            params.append(inspect.Parameter(field_name, inspect.Parameter.KEYWORD_ONLY, default=default))
+        annotations: dict[str, Any] = {
+            n: (f.annotation if f.is_required() else Optional[f.annotation])  # noqa: UP045 - built at run time
+            for n, f in model.model_fields.items()
+        }
+
+        def final_model(**kwargs: Any) -> FinalResult:
+            try:
+                value = model.model_validate({k: v for k, v in kwargs.items() if v is not None})
+            except ValidationError as exc:
+                raise ModelRetry(
+                    f"The result does not validate: {exc}. Call {name} again with a valid result."
+                ) from None
+            return FinalResult(value)
+
+        final_model.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        final_model.__annotations__ = annotations
+        description = f"Give the final result ({model.__name__}); this ends the whole task."
+        made = Tool(final_model, name=name, description=description, parameters=model.model_json_schema())
+    else:
+        adapter: TypeAdapter[Any] = TypeAdapter(output_type)
+
+        def final_value(result: Any) -> FinalResult:
+            try:
+                return FinalResult(adapter.validate_python(result))
+            except ValidationError as exc:
+                raise ModelRetry(f"The result does not validate: {exc}. Call {name} again.") from None
+
+        final_value.__annotations__ = {"result": output_type}
+        made = Tool(final_value, name=name, description="Give the final result; this ends the whole task.")
+    if _value_type(output_type) is not None:
+        made.metadata.extra["task_value_type"] = output_type
+    return made
