@@ -1,0 +1,284 @@
+"""Tools of the Master Agent: the interface, adapters for agents and functions, and how a call is run.
+
+Anything can be a tool of the orchestrator (seed 000, "ToolNode"):
+
+- a :class:`MasterTool` subclass: full control, returns :class:`ToolContent`. Two kinds of stateful agents fit it:
+  *stateless* agents return their state in ``ToolContent.state`` and get it back in ``ToolInput.state`` when
+  resumed (the state travels in the task stack: the seed's "graph without a checkpointer"); agents with *their own
+  persistence* keep it with ``ctx.load_state`` / ``ctx.save_state`` under ``ToolInput.state_key``, which names the
+  conversation's call (the seed's "graph with a separate checkpointer");
+- a function taking a :class:`ToolInput` (by annotation), returning :class:`ToolContent` or text;
+- any plain function or :class:`podium.Tool` taking ``text`` (and ``rationale`` if it wants it);
+- any :class:`podium.Agent` (a :class:`podium.ReactAgent` too): it gets ``text`` as its input message.
+
+An agent or function that asks the human itself (``ctx.ask``, at any depth) does not suspend the run: the question
+surfaces as ``interrupt = true`` content, goes through the orchestrator (so the answer passes the classifier and
+the guardrail), and the call is resumed by executing it again with the answer, its completed steps replaying from
+the run's journal. No exception escapes the orchestrator: a failing tool answers with an error text.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, get_type_hints
+
+from podium.agents.base import Agent
+from podium.errors import UsageError
+from podium.events import ErrorEvent, Expectation, Interrupt
+from podium.messages import HumanMessage
+from podium.orchestration.master_types import HUMAN, ToolArgument, ToolCallRequest, ToolContent, ToolInput
+from podium.routing.base import ToolProfile
+from podium.runtime.context import RunContext, Suspended
+from podium.tools import Tool, ToolMetadata, ToolReturn, result_to_text
+
+__all__ = ["ASK_STATE", "AgentTool", "FunctionTool", "MasterTool", "TaskFunctionTool", "as_master_tool", "run_tool"]
+
+ASK_STATE = "podium.ask"
+"""Key of the task state the orchestrator keeps for a tool that asked the human with ``ctx.ask``."""
+
+
+def _default_metadata(description: str) -> ToolMetadata:
+    return ToolMetadata(expose_to_user=True, introduction=description or None, can_generate_task=True)
+
+
+class MasterTool(ABC):
+    """A tool of the Master Agent. Subclasses set ``name``, ``description``, ``metadata`` and implement
+    :meth:`call`."""
+
+    name: str
+    """The tool's name (what classifiers route to)."""
+    description: str = ""
+    """What it does, for the LLM classifier and the offline router."""
+    metadata: ToolMetadata = ToolMetadata(expose_to_user=True, can_generate_task=True)
+    """How it presents itself: listed to users, introduction, may leave tasks pending, example requests."""
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """JSON-schema properties the tool takes besides ``text`` and ``rationale`` (none by default)."""
+        return {}
+
+    def profile(self) -> ToolProfile:
+        """What classifiers know about the tool."""
+        meta = self.metadata
+        return ToolProfile(
+            name=self.name,
+            description=self.description,
+            introduction=meta.introduction or "",
+            examples=tuple(meta.examples),
+            expose_to_user=meta.expose_to_user,
+            parameters=self.parameters,
+        )
+
+    @abstractmethod
+    async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
+        """Handle ``request``: answer, or return ``interrupt = true`` content to wait for help."""
+
+
+def _to_content(value: Any) -> ToolContent:
+    if isinstance(value, ToolContent):
+        return value
+    if isinstance(value, ToolReturn):
+        return ToolContent(value=result_to_text(value.content), artifact=value.artifact)
+    return ToolContent(value=result_to_text(value))
+
+
+class FunctionTool(MasterTool):
+    """A plain function (or :class:`podium.Tool`) as a tool: it gets ``text``, and ``rationale`` if it declares it.
+
+    Its result may be text, data (serialised), :class:`podium.ToolReturn` (with an artifact) or
+    :class:`ToolContent`.
+    """
+
+    def __init__(self, function: Tool | Callable[..., Any], *, metadata: ToolMetadata | None = None) -> None:
+        """Wrap ``function``; a plain function gets metadata that lists it to users (``metadata`` overrides)."""
+        self.tool = function if isinstance(function, Tool) else Tool(function)
+        self.name = self.tool.name
+        self.description = self.tool.description
+        default = _default_metadata(self.description) if not isinstance(function, Tool) else self.tool.metadata
+        self.metadata = metadata or default
+        self._properties: dict[str, Any] = dict(self.tool.parameters.get("properties") or {})
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return {k: v for k, v in self._properties.items() if k not in ("text", "rationale")}
+
+    async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
+        arguments = {k: v for k, v in request.arguments.items() if k in self._properties}
+        if "text" in self._properties:
+            arguments["text"] = request.text
+        if "rationale" in self._properties:
+            arguments["rationale"] = request.rationale
+        return _to_content(await self.tool.run(ctx, self.tool.validate(arguments)))
+
+
+class TaskFunctionTool(MasterTool):
+    """A function that takes the whole :class:`ToolInput` (found by its annotation) and, optionally, the
+    :class:`podium.RunContext` (also by annotation)."""
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        metadata: ToolMetadata | None = None,
+    ) -> None:
+        """Wrap ``function`` (sync or async); its docstring's first paragraph is the default description."""
+        self.function = function
+        self.name = name or function.__name__
+        doc = inspect.getdoc(function) or ""
+        self.description = description if description is not None else doc.split("\n\n")[0].strip()
+        self.metadata = metadata or _default_metadata(self.description)
+        hints = get_type_hints(function)
+        found = [k for k, v in hints.items() if v is ToolInput and k != "return"]
+        if not found:
+            raise UsageError(f"{self.name!r} needs a parameter annotated ToolInput to be a TaskFunctionTool")
+        self._request_param = found[0]
+        self._context_param = next((k for k, v in hints.items() if _is_context(v)), None)
+
+    async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
+        kwargs: dict[str, Any] = {self._request_param: request}
+        if self._context_param is not None:
+            kwargs[self._context_param] = ctx
+        result = self.function(**kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        return _to_content(result)
+
+
+def _is_context(annotation: Any) -> bool:
+    return annotation is RunContext or getattr(annotation, "__origin__", None) is RunContext
+
+
+class AgentTool(MasterTool):
+    """A :class:`podium.Agent` as a tool: the request's text is its input message.
+
+    The agent runs in its own message namespace per call. The whole :class:`ToolInput` rides in the input
+    message's ``metadata["task"]``, so an agent written for the orchestrator can read its resumed state there and
+    return :class:`ToolContent` as its result's ``data``. An agent that merely answers with a question completes;
+    to wait for the human it asks with ``ctx.ask`` (any depth) or returns ``interrupt = true`` content.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        metadata: ToolMetadata | None = None,
+    ) -> None:
+        """Wrap ``agent`` (its name and description are the defaults)."""
+        self.agent = agent
+        self.name = name or agent.name
+        self.description = description if description is not None else agent.description
+        self.metadata = metadata or _default_metadata(self.description)
+
+    async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
+        # One namespace per call and run: the agent's history never mixes two calls.
+        namespace = f"{'/'.join(ctx.path)}/{self.agent.name}@{ctx.run_id[:8]}"
+        inner = ctx.child(self.agent.name, namespace=namespace)
+        message = HumanMessage(content=request.text, metadata={"task": request.to_dict()})
+        result = await self.agent.invoke(inner, message)
+        if isinstance(result.data, ToolContent):
+            return result.data
+        return ToolContent(value=result.output)
+
+
+def as_master_tool(item: MasterTool | Agent | Tool | Callable[..., Any]) -> MasterTool:
+    """``item`` as a :class:`MasterTool`: tools as they are, agents and functions wrapped."""
+    if isinstance(item, MasterTool):
+        return item
+    if isinstance(item, Agent):
+        return AgentTool(item)
+    if isinstance(item, Tool):
+        return FunctionTool(item)
+    if callable(item):
+        try:
+            hints = get_type_hints(item)
+        except Exception:  # unresolvable annotations: Tool() reports them clearly
+            hints = {}
+        if any(v is ToolInput for k, v in hints.items() if k != "return"):
+            return TaskFunctionTool(item)
+        return FunctionTool(item)
+    raise TypeError(f"cannot make a tool of {item!r}")
+
+
+# --- running a call --------------------------------------------------------------------------------------------
+
+
+class _Asks:
+    """The answers known for a call's questions, and the questions it asked in this execution."""
+
+    __slots__ = ("answers", "asked")
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        self.answers = answers
+        self.asked: list[Interrupt] = []
+
+
+class _TaskContext(RunContext[Any]):
+    """The context a tool runs in: ``ask`` does not suspend the run, it hands the question to the orchestrator.
+
+    Child contexts (nested agents, their tool calls) inherit the behaviour.
+    """
+
+    __slots__ = ("_asks",)
+
+    def __init__(
+        self, parent: RunContext[Any], segments: tuple[str, ...], asks: _Asks, namespace: str | None = None
+    ) -> None:
+        super().__init__(
+            parent._state,
+            path=parent.path + segments,
+            namespace=parent.namespace if namespace is None else namespace,
+            deps=parent.deps,
+        )
+        self._asks = asks
+
+    def child(self, *segments: str, namespace: str | None = None) -> RunContext[Any]:
+        return _TaskContext(self, segments, self._asks, namespace)
+
+    async def ask(self, prompt: str, *, expectation: Expectation | None = None, data: Any = None) -> str:
+        key = self._next_key()
+        if key in self._asks.answers:
+            return self._asks.answers[key]
+        interrupt = Interrupt(id=key, path=self.path, prompt=prompt, expectation=expectation, data=data)
+        self._asks.asked.append(interrupt)
+        raise Suspended([interrupt])
+
+
+async def run_tool(
+    ctx: RunContext[Any], tool: MasterTool, request: ToolInput, answers: dict[str, str] | None = None
+) -> tuple[ToolContent, str | None]:
+    """Run one call of ``tool`` in a child of ``ctx``; return its content and the error type if it failed.
+
+    The child's path is the tool, the call id and the invocation number, so executing a call again (to give it the
+    answer to its question) replays its completed steps. ``answers`` answers its earlier ``ctx.ask`` questions.
+    """
+    asks = _Asks(dict(answers or {}))
+    inner = _TaskContext(ctx, (tool.name, request.call_id, f"i{request.invocation}"), asks)
+    try:
+        content = await tool.call(inner, request)
+        if not isinstance(content, ToolContent):
+            raise TypeError(f"{tool.name}.call() returned {type(content).__name__}, not ToolContent")
+        json.dumps(content.to_dict())
+        return content, None
+    except Suspended as suspended:
+        mine = [i for i in suspended.interrupts if any(i is a for a in asks.asked)]
+        if not mine or len(mine) != len(suspended.interrupts):
+            raise
+        question = mine[0]
+        state = {ASK_STATE: {"request": request.to_dict(), "answers": asks.answers, "pending": question.id}}
+        follow = ToolCallRequest(
+            context=f"{tool.name} asked the human: {question.prompt}",
+            content=question.prompt,
+            tool_argument=ToolArgument(name=HUMAN),
+            expectation=question.expectation,
+        )
+        return ToolContent(value=question.prompt, interrupt=True, state=state, next_tool=follow), None
+    except Exception as exc:
+        await inner.emit(ErrorEvent(error=type(exc).__name__, message=str(exc)))
+        return ToolContent(value=f"{tool.name} failed: {type(exc).__name__}: {exc}"), type(exc).__name__

@@ -1,0 +1,166 @@
+"""Text features for the offline router: words, stems, word pairs and character trigrams, weighted by TF-IDF.
+
+Standard library only, deterministic, and cheap: a query of a few words against fifty tools costs well under a
+millisecond (``bench/master.py``). Word stems catch inflections ("declined" / "decline"), word pairs catch phrases
+("claim id"), and character trigrams of the words catch what the stemmer misses and small typos.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+__all__ = ["STOPWORDS", "TfIdfIndex", "content_words", "features", "stem", "words"]
+
+_WORD = re.compile(r"[a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+_STOPWORD_TEXT = """
+    a about above after again all also am an and any are as at be been being both but by can could did do does
+    doing done for from further had has have having he her here hers him his how i i'm if in into is it its itself
+    just let like me more most my myself need needs no nor not now of off on once only or other our ours out over
+    own please same she should so some such than that the their theirs them then there these they this those through
+    to too under until up very want wants wanna was we were what when where which while who whom why will with would
+    you your yours yourself help assist assists us get got go going make ok okay lets m s t d ll ve re thanks
+    thank hi hello hey"""
+
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+"""Words that carry no intent here (fillers, pronouns, request verbs such as "want" and "help")."""
+
+_SUFFIXES = (
+    "ational",
+    "ization",
+    "isation",
+    "fulness",
+    "ousness",
+    "iveness",
+    "ations",
+    "ation",
+    "ments",
+    "ment",
+    "ness",
+    "ings",
+    "ing",
+    "edly",
+    "ied",
+    "ies",
+    "ers",
+    "ed",
+    "er",
+    "es",
+    "ly",
+    "s",
+    "e",
+)
+
+
+def words(text: str) -> list[str]:
+    """The lowercase words and numbers of ``text`` (CamelCase names are split first)."""
+    return _WORD.findall(_CAMEL.sub(" ", text).lower())
+
+
+def stem(word: str) -> str:
+    """A crude, consistent stem: the first matching suffix is removed if three letters remain."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that are not stopwords."""
+    return [w for w in words(text) if w not in STOPWORDS]
+
+
+_WORD_WEIGHT = 1.0
+_PAIR_WEIGHT = 0.6
+_GRAM_WEIGHT = 0.25
+_NUMBER_WEIGHT = 0.25  # numbers are usually slot values (an amount, an id), not intent
+
+
+def features(text: str) -> dict[str, float]:
+    """Weighted term counts of ``text``: ``w:`` stems, ``p:`` adjacent stem pairs, ``c:`` character trigrams.
+
+    Numbers count a quarter of a word and get no trigrams: they are usually values, not intent.
+    """
+    out: dict[str, float] = {}
+    kept = content_words(text)
+    stems = [stem(w) for w in kept]
+    for s in stems:
+        key = "w:" + s
+        out[key] = out.get(key, 0.0) + (_NUMBER_WEIGHT if s.isdigit() else _WORD_WEIGHT)
+    for first, second in itertools.pairwise(stems):
+        key = f"p:{first}_{second}"
+        out[key] = out.get(key, 0.0) + _PAIR_WEIGHT
+    for word in kept:
+        if word.isdigit():
+            continue
+        padded = f" {word} "
+        grams = len(padded) - 2
+        share = _GRAM_WEIGHT / max(grams, 1) * 3  # a word's trigrams together weigh about one word
+        for i in range(grams):
+            key = "c:" + padded[i : i + 3]
+            out[key] = out.get(key, 0.0) + share
+    return out
+
+
+@dataclass(slots=True)
+class _Posting:
+    doc: int
+    weight: float
+
+
+class TfIdfIndex:
+    """Labelled documents, scored against a query by cosine similarity of TF-IDF vectors.
+
+    A label (a tool name) may have several documents (its description, each example); its score is the best of
+    its documents'.
+    """
+
+    __slots__ = ("_default_idf", "_idf", "_labels", "_postings")
+
+    def __init__(self, documents: Sequence[tuple[str, str]]) -> None:
+        """Index ``documents``, given as ``(label, text)`` pairs."""
+        counted = [features(text) for _, text in documents]
+        self._labels = [label for label, _ in documents]
+        total = len(counted)
+        frequency: dict[str, int] = {}
+        for vector in counted:
+            for key in vector:
+                frequency[key] = frequency.get(key, 0) + 1
+        self._idf = {key: math.log((total + 1) / (df + 1)) + 1.0 for key, df in frequency.items()}
+        self._default_idf = math.log(total + 1) + 1.0
+        self._postings: dict[str, list[_Posting]] = {}
+        for number, vector in enumerate(counted):
+            weighted = {key: value * self._idf[key] for key, value in vector.items()}
+            norm = math.sqrt(sum(v * v for v in weighted.values())) or 1.0
+            for key, value in weighted.items():
+                self._postings.setdefault(key, []).append(_Posting(number, value / norm))
+
+    def scores(self, text: str, labels: Iterable[str] | None = None) -> dict[str, float]:
+        """Each label's best cosine similarity with ``text`` (0 to 1), restricted to ``labels`` if given."""
+        vector = features(text)
+        if not vector:
+            return {}
+        weighted = {key: value * self._idf.get(key, self._default_idf) for key, value in vector.items()}
+        norm = math.sqrt(sum(v * v for v in weighted.values())) or 1.0
+        per_doc: dict[int, float] = {}
+        for key, value in weighted.items():
+            postings = self._postings.get(key)
+            if postings is None:
+                continue
+            q = value / norm
+            for posting in postings:
+                per_doc[posting.doc] = per_doc.get(posting.doc, 0.0) + q * posting.weight
+        allowed = None if labels is None else set(labels)
+        best: dict[str, float] = {}
+        for doc, score in per_doc.items():
+            label = self._labels[doc]
+            if allowed is not None and label not in allowed:
+                continue
+            if score > best.get(label, 0.0):
+                best[label] = min(score, 1.0)
+        return best
