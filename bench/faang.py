@@ -196,7 +196,9 @@ def scripted_reply(messages: list[Any], request: Any) -> Any:
         _account(messages, request, "math_expert")
         # results it is shown: tool messages, and the lines of a "Done so far" note (scoped workers' older rounds)
         seen = sum(1 for m in messages if isinstance(m, ToolMessage) and m.name in names)
-        seen += sum(m.content.count(") -> ") for m in messages if isinstance(m, HumanMessage) and "Done so far:" in m.content)
+        seen += sum(
+            m.content.count(") -> ") for m in messages if isinstance(m, HumanMessage) and "Done so far:" in m.content
+        )
         if seen < len(ADD_STEPS):
             a, b = ADD_STEPS[seen]
             return call("add", {"a": a, "b": b}, f"math_{seen + 1}")

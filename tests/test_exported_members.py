@@ -24,3 +24,12 @@ def test_import_does_not_load_heavy_dependencies() -> None:
     code = "import sys, podium; print(sorted(m for m in ('openai', 'pydantic', 'typer', 'rich', 'httpx') if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]"
+
+
+def test_subpackages_export_what_they_list() -> None:
+    import podium.orchestration
+    import podium.routing
+
+    for package in (podium.orchestration, podium.routing):
+        for name in package.__all__:
+            assert getattr(package, name) is not None, f"{package.__name__}.{name}"
