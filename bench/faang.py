@@ -174,16 +174,23 @@ def scripted_reply(messages: list[Any], request: Any) -> Any:
         answered = {m.name for m in messages if isinstance(m, AIMessage) and not m.tool_calls and m.name}
         results = [m for m in messages if isinstance(m, ToolMessage) and m.name.startswith("transfer_to_")]
         answered |= {m.name[len("transfer_to_") :] for m in results if not m.content.startswith("Successfully")}
+        notes = "\n".join(m.content for m in messages if isinstance(m, HumanMessage) and "Done so far:" in m.content)
+        answered |= {
+            line.split("(")[0][len("transfer_to_") :] for line in notes.splitlines() if line.startswith("transfer_to_")
+        }
         if "research_expert" not in answered:
             return call("transfer_to_research_expert", {"task": RESEARCH_TASK} if scoped else {}, "sup_1")
         if "math_expert" not in answered:
             if not scoped:
                 return call("transfer_to_math_expert", {}, "sup_2")
             research = next(
-                m.content
-                for m in messages
-                if (isinstance(m, ToolMessage) and m.name == "transfer_to_research_expert")
-                or (isinstance(m, AIMessage) and m.name == "research_expert" and not m.tool_calls)
+                (
+                    m.content
+                    for m in messages
+                    if (isinstance(m, ToolMessage) and m.name == "transfer_to_research_expert")
+                    or (isinstance(m, AIMessage) and m.name == "research_expert" and not m.tool_calls)
+                ),
+                notes,  # folded into a "Done so far" note
             )
             figures = "; ".join(line[2:] for line in research.splitlines() if line.startswith("- "))
             return call("transfer_to_math_expert", {"task": f"{QUESTION} Add up: {figures}."}, "sup_2")

@@ -117,6 +117,13 @@ def seed_reply(messages: list[Message], request: ModelRequest) -> AIMessage:
         scoped = any(t.parameters.get("required") for t in request.tools)
         answered = {m.name for m in messages if isinstance(m, AIMessage) and not m.tool_calls and m.name}
         answered |= {m.name.removeprefix("transfer_to_") for m in own if not m.content.startswith("Successfully")}
+        notes = [m.content for m in messages if isinstance(m, HumanMessage) and "Done so far:" in m.content]
+        answered |= {
+            line.split("(")[0].removeprefix("transfer_to_")
+            for note in notes
+            for line in note.splitlines()
+            if line.startswith("transfer_to_")
+        }
         if "research_expert" not in answered:
             task = json.dumps({"task": "Find the headcount of each FAANG company in 2024."}) if scoped else " {}"
             return _call("call_fyew4c06vn9ide7nhk6sijws", "transfer_to_research_expert", task)

@@ -37,6 +37,7 @@ from podium.models.base import Model, ModelRequest, ModelSettings
 from podium.orchestration._loop import (
     Prompt,
     check_budget,
+    compact_rounds,
     maybe_await,
     record,
     run_react,
@@ -188,13 +189,15 @@ class Supervisor(Agent):
             StepLimitExceeded: ``max_steps`` model calls without an answer.
         """
         question = next((m.content for m in reversed(view) if isinstance(m, HumanMessage)), "")
+        turn = next((i + 1 for i in range(len(view) - 1, -1, -1) if isinstance(view[i], HumanMessage)), len(view))
         segments: dict[str, int] = {}
         handoffs = 0
         raw_ctx = ctx.child("raw", namespace=f"{ctx.namespace}#raw") if self.after_model else ctx
         for _ in range(self.max_steps):
             check_budget(ctx, self.max_tokens, f"supervisor {self.name!r}")
+            shown = view if self.worker_rounds is None else compact_rounds(view, turn, self.worker_rounds)
             request = ModelRequest(
-                messages=system_prompt(self.prompt, view) + view, tools=self._specs, settings=self.settings
+                messages=system_prompt(self.prompt, shown) + shown, tools=self._specs, settings=self.settings
             )
             if self.before_model is not None:
                 request = await maybe_await(self.before_model(request))
@@ -428,9 +431,10 @@ def create_supervisor(
             reaching it ends the run with limit ``tokens``.
         max_steps: model calls of the supervisor in one turn before :class:`~podium.StepLimitExceeded`.
         share_question: ``scoped`` policy: add the user's message to a task that does not quote it.
-        worker_rounds: ``scoped`` policy: a ``ReactAgent`` worker is shown its latest ``worker_rounds`` tool rounds
-            in full and the earlier ones as one line each (call and result) under its task; ``None`` shows every
-            round in full. The recorded history is complete either way.
+        worker_rounds: ``scoped`` policy: the supervisor and its ``ReactAgent`` workers are shown the latest
+            ``worker_rounds`` tool rounds of the current turn in full and the earlier ones as one line each (call and
+            result) under the turn's message; ``None`` shows every round in full. The recorded history is complete
+            either way.
         description: what the supervisor does, for a parent choosing among agents.
         settings: request options of the supervisor's model (``parallel_tool_calls`` set from the option above).
 
