@@ -80,9 +80,28 @@ async def test_recorded_cassette_replays_exactly_and_by_turn(tmp_path: Path) -> 
     with pytest.raises(CassetteError, match=r"no recorded reply .*'unknown'.*Recorded questions: 'first'"):
         await replay.reply(request("unknown"))
 
-    again = RecordingModel(FunctionModel(lambda m, r: "third"), path)  # extends the existing cassette
-    await again.reply(request("third"))
-    assert len(json.loads(path.read_text())["interactions"]) == 3
+
+async def test_a_short_answer_replays_the_recording_where_it_answered_the_same_question(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    recorder = RecordingModel(FunctionModel(lambda m, r: f"{m[-2].content} {m[-1].content}"), path)
+    for city in ("Oslo", "Paris"):
+        asked = [
+            SystemMessage(content="sys"),
+            HumanMessage(content=f"plan {city}"),
+            AIMessage(content=f"{city}: indoor?"),
+        ]
+        await recorder.reply(ModelRequest(messages=[*asked, HumanMessage(content="museums")]))
+    replay = ReplayModel(path)
+    later = [
+        SystemMessage(content="sys"),
+        HumanMessage(content="hi"),
+        AIMessage(content="hello"),
+        HumanMessage(content="x"),
+    ]
+    paris = ModelRequest(messages=[*later, AIMessage(content="Paris: indoor?"), HumanMessage(content="museums")])
+    assert (await replay.reply(paris)).message.content == "Paris: indoor? museums"
+    elsewhere = ModelRequest(messages=[SystemMessage(content="sys"), HumanMessage(content="museums")])
+    assert (await replay.reply(elsewhere)).message.content == "Oslo: indoor? museums"  # the turn alone, first recording
 
 
 @pytest.mark.parametrize(

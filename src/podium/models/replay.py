@@ -7,8 +7,10 @@ A cassette is a JSON file::
                        "usage": {...}, "model": "...", "finish_reason": "..."}}]}
 
 :class:`ReplayModel` answers a request with the recorded response whose request matches it: first exactly
-(every message and the tool names), then, failing that, on the current turn only (the messages from the last
-user message on), so an offline chat still answers a recorded question after a different earlier history.
+(every message and the tool names), then on the current turn (the messages from the last user message on) in
+its context (the assistant message before it), then on the turn alone, so an offline chat still answers a
+recorded question after a different earlier history, preferring the recording where a short answer ("yes")
+answered the same question.
 Replay is stateless, so any number of concurrent runs can share one instance.
 """
 
@@ -55,11 +57,13 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def _turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages from the last user message on (the current turn)."""
+def _turn(messages: list[dict[str, Any]], *, context: bool) -> list[dict[str, Any]]:
+    """The current turn: the messages from the last user message on (with ``context``, and the assistant message
+    before it, which tells what a short answer such as "museums" or "yes" answered)."""
     for index in range(len(messages) - 1, -1, -1):
         if messages[index].get("role") == "user":
-            return messages[index:]
+            before = [m for m in messages[:index] if m.get("role") == "assistant"][-1:] if context else []
+            return before + messages[index:]
     return messages
 
 
@@ -114,16 +118,24 @@ class ReplayModel(Model):
         """Load the cassette at ``path`` (checked now, so a malformed file fails early)."""
         self.path = Path(path)
         self.name = name or f"replay:{self.path.name}"
-        self._exact: dict[str, dict[str, Any]] = {}
-        self._by_turn: dict[str, dict[str, Any]] = {}
+        # three indexes, most specific first: the whole request, the turn in its context, the turn alone
+        self._indexes: list[dict[str, dict[str, Any]]] = [{}, {}, {}]
         self._questions: list[str] = []
         for item in load_cassette(self.path):
             messages, tools = item["request"]["messages"], item["request"].get("tools") or []
-            self._exact.setdefault(_wire_key(messages, tools), item["response"])
-            self._by_turn.setdefault(_wire_key(_turn(messages), tools), item["response"])
-            turn = _turn(messages)
+            for index, key in zip(self._indexes, self._keys(messages, tools), strict=True):
+                index.setdefault(key, item["response"])
+            turn = _turn(messages, context=False)
             if turn and turn[0].get("role") == "user" and len(turn) == 1:
                 self._questions.append(str(turn[0].get("content")))
+
+    @staticmethod
+    def _keys(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[str]:
+        return [
+            _wire_key(messages, tools),
+            _wire_key(_turn(messages, context=True), tools),
+            _wire_key(_turn(messages, context=False), tools),
+        ]
 
     @property
     def recorded_questions(self) -> list[str]:
@@ -133,7 +145,7 @@ class ReplayModel(Model):
     async def reply(self, request: ModelRequest) -> ModelResponse:
         body = request.to_openai()
         messages, tools = body["messages"], body.get("tools") or []
-        found = self._exact.get(_wire_key(messages, tools)) or self._by_turn.get(_wire_key(_turn(messages), tools))
+        found = next((i[k] for i, k in zip(self._indexes, self._keys(messages, tools), strict=True) if k in i), None)
         if found is None:
             last = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), None)
             known = "; ".join(repr(q) for q in self._questions[:8]) or "none"
