@@ -130,3 +130,11 @@ def test_results_become_text_the_model_can_read() -> None:
     assert result_to_text(Point(x=1)) == '{"x":1}'
     assert result_to_text(Pair(1, "é")) == '{"a": 1, "b": "é"}'
     assert result_to_text({"k": [1, 2]}) == '{"k": [1, 2]}'
+
+
+def test_tools_of_the_same_signature_share_validation_but_not_their_schema() -> None:
+    first, second = Tool(add), Tool(add)
+    assert first._args_model is second._args_model  # built once
+    first.parameters["properties"]["a"]["description"] = "edited"
+    assert "description" not in second.parameters["properties"]["a"]
+    assert Tool(add, strict=True)._args_model is not first._args_model

@@ -11,6 +11,7 @@ Arguments from a model are validated before the function runs; what is wrong is 
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import re
@@ -126,6 +127,40 @@ def _is_context(annotation: Any) -> bool:
     return annotation is RunContext or get_origin(annotation) is RunContext
 
 
+_MODELS: dict[Any, tuple[type[BaseModel], dict[str, Any]]] = {}
+"""Argument models by signature: building one with pydantic costs about a millisecond, and tools made again and
+again from functions of the same signature (closures made per agent, per run) can share it."""
+
+
+def _arguments_model(
+    name: str, fields: dict[str, tuple[Any, Any, str | None]], strict: bool
+) -> tuple[type[BaseModel], dict[str, Any]]:
+    """The pydantic model validating a tool's arguments, and its JSON schema (without titles)."""
+    key: Any = (name, strict, tuple(fields.items()))
+    try:
+        cached = _MODELS.get(key)
+    except TypeError:  # an unhashable default or annotation: build it every time
+        key, cached = None, None
+    if cached is not None:
+        return cached
+    from pydantic import ConfigDict, Field, create_model
+
+    config = ConfigDict(extra="forbid" if strict else "ignore", arbitrary_types_allowed=True)
+    definitions: dict[str, Any] = {
+        pname: (annotation, Field(default, description=description))
+        for pname, (annotation, default, description) in fields.items()
+    }
+    model: type[BaseModel] = create_model(f"{name}_arguments", __config__=config, **definitions)
+    schema = _strip_titles(model.model_json_schema())
+    if not strict:
+        schema.pop("additionalProperties", None)
+    if key is not None:
+        if len(_MODELS) >= 1024:  # bounded: a program making endless distinct signatures does not grow it forever
+            _MODELS.clear()
+        _MODELS[key] = (model, schema)
+    return model, schema
+
+
 class Tool:
     """A function the model can call.
 
@@ -167,8 +202,6 @@ class Tool:
         Raises:
             ToolDefinitionError: a parameter has no annotation, or the name is not valid for a model API.
         """
-        from pydantic import ConfigDict, create_model
-
         self.function = function
         self.name: str = name or str(getattr(function, "__name__", ""))
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
@@ -197,19 +230,11 @@ class Tool:
                 raise ToolDefinitionError(
                     f"tool {self.name!r}: parameter {pname!r} needs a type annotation so its schema can be derived"
                 )
-            from pydantic import Field
-
             default = ... if param.default is inspect.Parameter.empty else param.default
-            fields[pname] = (annotation, Field(default, description=doc_params.get(pname)))
-        config = ConfigDict(extra="forbid" if strict else "ignore", arbitrary_types_allowed=True)
-        self._args_model: type[BaseModel] = create_model(f"{self.name}_arguments", __config__=config, **fields)
-        if parameters is not None:
-            self.parameters = parameters
-        else:
-            schema = _strip_titles(self._args_model.model_json_schema())
-            if not strict:
-                schema.pop("additionalProperties", None)
-            self.parameters = schema
+            fields[pname] = (annotation, default, doc_params.get(pname))
+        self._args_model, schema = _arguments_model(self.name, fields, strict)
+        # a copy: the cached schema is shared by every tool of this signature, and callers may edit theirs
+        self.parameters = parameters if parameters is not None else copy.deepcopy(schema)
 
     @property
     def spec(self) -> ToolSpec:
