@@ -12,7 +12,7 @@ from typing import Any
 
 from podium.agents.base import Agent, AgentResult
 from podium.errors import StepLimitExceeded, ToolRetriesExceeded, UsageError
-from podium.messages import HumanMessage, Message, SystemMessage
+from podium.messages import AIMessage, HumanMessage, Message, SystemMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
 from podium.runtime.context import RunContext
 from podium.tools import Tool, as_tool
@@ -81,15 +81,47 @@ class ReactAgent(Agent):
         messages = await ctx.history()
         start = len(messages)
         messages.append(await ctx.add_message(input))
+        added = await self.loop(ctx, messages)
+        return AgentResult(output=added[-1].content, messages=messages[start:])
+
+    async def loop(
+        self,
+        ctx: RunContext[Any],
+        messages: list[Message],
+        *,
+        shown: Callable[[list[Message]], list[Message]] | None = None,
+        before_model: Callable[[], None] | None = None,
+        after_model: Callable[[AIMessage], AIMessage] | None = None,
+    ) -> list[Message]:
+        """Run the model-and-tools loop on ``messages`` (extended in place); return the messages it added.
+
+        The last message returned is the answer (a reply without tool calls). Orchestrations running the agent on a
+        history of their own adjust the loop with:
+
+        Args:
+            ctx: the context the steps are journaled in (and the history recorded to).
+            messages: the history to continue.
+            shown: what the model is shown of the history (a context policy); default: all of it.
+            before_model: called before each model call (a budget check may raise there).
+            after_model: applied to each reply before it joins the history (the recorded reply is the model's).
+
+        Raises:
+            StepLimitExceeded: ``max_steps`` model calls without an answer.
+            ToolRetriesExceeded: more consecutive all-failing tool rounds than ``max_tool_retries``.
+        """
+        start = len(messages)
         failing_rounds = 0
         for _ in range(self.max_steps):
-            request = ModelRequest(
-                messages=self._system(messages) + messages, tools=self._specs, settings=self.settings
-            )
+            if before_model is not None:
+                before_model()
+            view = messages if shown is None else shown(messages)
+            request = ModelRequest(messages=self._system(view) + view, tools=self._specs, settings=self.settings)
             reply = (await ctx.call_model(self.model, request, name=self.name)).message
+            if after_model is not None:
+                reply = after_model(reply)
             messages.append(reply)
             if not reply.tool_calls:
-                return AgentResult(output=reply.content, messages=messages[start:])
+                return messages[start:]
             results = await ctx.call_tools(self.tools, reply.tool_calls, handle_errors=self.handle_tool_errors)
             messages.extend(results)
             if all(r.is_error for r in results):

@@ -14,12 +14,11 @@ from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from podium.agents.react import ReactAgent
-from podium.errors import AgentError, StepLimitExceeded, ToolRetriesExceeded
+from podium.errors import AgentError
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
 from podium.orchestration.handoff import canonical_calls
 from podium.runtime.context import LimitReached, RunContext
-from podium.tools import ToolSpec
 
 __all__ = [
     "Prompt",
@@ -136,17 +135,16 @@ def compact_rounds(messages: list[Message], start: int, keep: int) -> list[Messa
 async def run_react(
     ctx: RunContext[Any],
     agent: ReactAgent,
-    specs: list[ToolSpec],
     messages: list[Message],
     *,
     max_tokens: int | None = None,
     keep_rounds: int | None = None,
 ) -> list[Message]:
-    """Run ``agent``'s tool loop on ``messages`` (extended in place) and return the messages it added.
+    """Run ``agent``'s loop (:meth:`ReactAgent.loop`) on a history the supervisor built; return what it added.
 
-    The last message returned is the agent's answer (an AI message without tool calls). With ``keep_rounds``, the
-    model is shown only the latest ``keep_rounds`` tool rounds in full and the earlier ones folded into a note
-    (:func:`compact_rounds`); what is recorded is the full history either way.
+    Replies join the history with canonical tool-call arguments, as langgraph-supervisor shows them. With
+    ``keep_rounds``, the model is shown only the latest ``keep_rounds`` tool rounds in full and the earlier ones
+    folded into a note (:func:`compact_rounds`); what is recorded is the full history either way.
 
     Raises:
         StepLimitExceeded: ``agent.max_steps`` model calls without an answer.
@@ -154,23 +152,10 @@ async def run_react(
         LimitReached: ``max_tokens`` is spent.
     """
     start = len(messages)
-    failing_rounds = 0
-    for _ in range(agent.max_steps):
-        check_budget(ctx, max_tokens, f"agent {agent.name!r}")
-        shown = messages if keep_rounds is None else compact_rounds(messages, start, keep_rounds)
-        request = ModelRequest(
-            messages=system_prompt(agent.prompt, shown) + shown, tools=specs, settings=agent.settings
-        )
-        reply = canonical_calls((await ctx.call_model(agent.model, request, name=agent.name)).message)
-        messages.append(reply)
-        if not reply.tool_calls:
-            return messages[start:]
-        results = await ctx.call_tools(agent.tools, reply.tool_calls, handle_errors=agent.handle_tool_errors)
-        messages.extend(results)
-        if all(r.is_error for r in results):
-            failing_rounds += 1
-            if failing_rounds > agent.max_tool_retries:
-                raise ToolRetriesExceeded(agent.name, agent.max_tool_retries, results[-1].content)
-        else:
-            failing_rounds = 0
-    raise StepLimitExceeded(agent.name, agent.max_steps)
+    return await agent.loop(
+        ctx,
+        messages,
+        shown=None if keep_rounds is None else (lambda view: compact_rounds(view, start, keep_rounds)),
+        before_model=lambda: check_budget(ctx, max_tokens, f"agent {agent.name!r}"),
+        after_model=canonical_calls,
+    )

@@ -168,9 +168,6 @@ class Supervisor(Agent):
             list(self.agents), tools, prefix=handoff_tool_prefix, task=context == "scoped", forward=forward_message
         )
         self._specs = specs
-        self._worker_specs = {
-            a.name: [t.spec for t in a.tools.values()] for a in self.agents.values() if isinstance(a, ReactAgent)
-        }
 
     # entry points ---------------------------------------------------------------------------------------------------
     async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
@@ -362,9 +359,8 @@ class Supervisor(Agent):
         start = len(job.view)
         try:
             if isinstance(agent, ReactAgent):
-                specs = self._worker_specs[agent.name]
                 return await run_react(
-                    child, agent, specs, job.view, max_tokens=self.max_tokens, keep_rounds=self.worker_rounds
+                    child, agent, job.view, max_tokens=self.max_tokens, keep_rounds=self.worker_rounds
                 )
             if isinstance(agent, Supervisor):
                 return (await agent.run_view(child, job.view, start=start)).messages
