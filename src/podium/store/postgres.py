@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from podium.errors import StoreCorrupt, StoreError, UsageError
 from podium.events import Event
 from podium.messages import Message, message_from_dict
-from podium.store.base import RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
 
 # one row encoding for every SQL backend
-from podium.store.sqlite import _dumps, _event_from_row, _event_row
+from podium.store._rows import dumps, event_from_row, event_row, run_from_row, run_row
+from podium.store.base import RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -286,7 +286,7 @@ class PostgresStore(Store):
         async def work(conn: AsyncConnection[Any]) -> ThreadInfo:
             cursor = await conn.execute(
                 "INSERT INTO threads VALUES (%s,%s,%s) ON CONFLICT (id) DO NOTHING",
-                (thread_id, info.created, _dumps(info.metadata)),
+                (thread_id, info.created, dumps(info.metadata)),
             )
             if cursor.rowcount == 1:
                 return info
@@ -308,7 +308,7 @@ class PostgresStore(Store):
 
     # events
     async def append_events(self, thread_id: str, events: list[Event]) -> None:
-        rows = [_event_row(thread_id, e) for e in events]
+        rows = [event_row(thread_id, e) for e in events]
         sql = "INSERT INTO events VALUES (%s,%s,%s,%s,%s,%s,%s)"
 
         async def work(conn: AsyncConnection[Any]) -> None:
@@ -326,7 +326,7 @@ class PostgresStore(Store):
         if run_id is not None:
             query += " AND run_id=%s"
             params += (run_id,)
-        return [_event_from_row(*row) for row in await self._rows(query + " ORDER BY seq", params)]
+        return [event_from_row(*row) for row in await self._rows(query + " ORDER BY seq", params)]
 
     async def last_seq(self, thread_id: str) -> int:
         rows = await self._rows("SELECT max(seq) FROM events WHERE thread_id=%s", (thread_id,))
@@ -347,51 +347,29 @@ class PostgresStore(Store):
             f"SELECT {_EVENT_COLUMNS} FROM events WHERE run_id=%s AND key IS NOT NULL ORDER BY thread_id, seq",
             (run_id,),
         )
-        events = [_event_from_row(*row) for row in rows]
+        events = [event_from_row(*row) for row in rows]
         return {e.key: e for e in events if e.key is not None}
 
     # runs
     async def create_run(self, run: RunRecord) -> None:
-        row = (
-            run.id,
-            run.thread_id,
-            run.status,
-            _dumps(run.input) if run.input is not None else None,
-            run.agent,
-            run.created,
-            run.updated,
-            _dumps(run.result) if run.result is not None else None,
-        )
+        row = run_row(run)
         await self._rowcount(f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s)", row)
 
     async def update_run(self, run_id: str, status: RunStatus, result: dict[str, Any] | None = None) -> None:
         changed = await self._rowcount(
             "UPDATE runs SET status=%s, updated=%s, result=coalesce(%s, result) WHERE id=%s",
-            (status, time.time(), _dumps(result) if result is not None else None, run_id),
+            (status, time.time(), dumps(result) if result is not None else None, run_id),
         )
         if changed == 0:
             raise StoreError(f"no run {run_id!r}")
 
-    @staticmethod
-    def _run_record(row: tuple[Any, ...]) -> RunRecord:
-        return RunRecord(
-            id=row[0],
-            thread_id=row[1],
-            status=row[2],
-            input=json.loads(row[3]) if row[3] else None,
-            agent=row[4],
-            created=row[5],
-            updated=row[6],
-            result=json.loads(row[7]) if row[7] else None,
-        )
-
     async def get_run(self, run_id: str) -> RunRecord | None:
         rows = await self._rows(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id=%s", (run_id,))
-        return self._run_record(rows[0]) if rows else None
+        return run_from_row(rows[0]) if rows else None
 
     async def list_runs(self, thread_id: str) -> list[RunRecord]:
         rows = await self._rows(f"SELECT {_RUN_COLUMNS} FROM runs WHERE thread_id=%s ORDER BY created, n", (thread_id,))
-        return [self._run_record(r) for r in rows]
+        return [run_from_row(r) for r in rows]
 
     # leases
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
@@ -428,7 +406,7 @@ class PostgresStore(Store):
     # state
     async def put_state(self, thread_id: str, key: str, value: Any) -> None:
         unique_violation = _psycopg().errors.UniqueViolation
-        params = (thread_id, key, _dumps(value), thread_id, key)
+        params = (thread_id, key, dumps(value), thread_id, key)
 
         async def work(conn: AsyncConnection[Any]) -> None:
             for attempt in range(3):  # another connection may take the same next version first

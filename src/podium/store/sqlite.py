@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from podium.errors import StoreCorrupt, StoreError, StoreLocked
-from podium.events import Event, MessageAdded, event_from_dict
+from podium.events import Event
 from podium.messages import Message, message_from_dict
+from podium.store._rows import dumps, event_from_row, event_row, run_from_row, run_row
 from podium.store.base import RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
 
 __all__ = ["SQLiteStore"]
@@ -48,28 +49,6 @@ MIGRATIONS: list[str] = [
 ]
 
 T = TypeVar("T")
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def _event_row(thread_id: str, event: Event) -> tuple[Any, ...]:
-    body = event.body()
-    ns = None
-    if isinstance(event, MessageAdded):
-        ns = body.pop("namespace")
-    body["p"] = list(event.path)
-    body["t"] = round(event.ts, 3)
-    return (thread_id, event.seq, event.run_id, event.kind, event.key, ns, _dumps(body))
-
-
-def _event_from_row(seq: int, run_id: str, kind: str, key: str | None, ns: str | None, body: str) -> Event:
-    data = json.loads(body)
-    data.update(kind=kind, seq=seq, run_id=run_id, key=key, path=data.pop("p", ()), ts=data.pop("t", 0.0))
-    if ns is not None:
-        data["namespace"] = ns
-    return event_from_dict(data)
 
 
 class SQLiteStore(Store):
@@ -170,7 +149,7 @@ class SQLiteStore(Store):
             row = c.execute("SELECT created, metadata FROM threads WHERE id=?", (thread_id,)).fetchone()
             if row:
                 return ThreadInfo(id=thread_id, created=row[0], metadata=json.loads(row[1]))
-            c.execute("INSERT INTO threads VALUES (?,?,?)", (thread_id, info.created, _dumps(info.metadata)))
+            c.execute("INSERT INTO threads VALUES (?,?,?)", (thread_id, info.created, dumps(info.metadata)))
             return info
 
         return self._tx(work)
@@ -185,7 +164,7 @@ class SQLiteStore(Store):
 
     # events
     async def append_events(self, thread_id: str, events: list[Event]) -> None:
-        rows = [_event_row(thread_id, e) for e in events]
+        rows = [event_row(thread_id, e) for e in events]
         if len(rows) == 1:  # one statement is its own transaction in autocommit mode: no BEGIN/COMMIT round trips
             with self._errors():
                 self._conn.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows[0])
@@ -198,7 +177,7 @@ class SQLiteStore(Store):
         if run_id is not None:
             sql += " AND run_id=?"
             params += (run_id,)
-        return [_event_from_row(*row) for row in self._query(sql + " ORDER BY seq", params)]
+        return [event_from_row(*row) for row in self._query(sql + " ORDER BY seq", params)]
 
     async def last_seq(self, thread_id: str) -> int:
         rows = self._query("SELECT max(seq) FROM events WHERE thread_id=?", (thread_id,))
@@ -217,54 +196,32 @@ class SQLiteStore(Store):
         rows = self._query(
             "SELECT seq, run_id, kind, key, ns, body FROM events WHERE run_id=? AND key IS NOT NULL", (run_id,)
         )
-        events = [_event_from_row(*row) for row in rows]
+        events = [event_from_row(*row) for row in rows]
         return {e.key: e for e in events if e.key is not None}
 
     # runs
     async def create_run(self, run: RunRecord) -> None:
-        row = (
-            run.id,
-            run.thread_id,
-            run.status,
-            _dumps(run.input) if run.input is not None else None,
-            run.agent,
-            run.created,
-            run.updated,
-            _dumps(run.result) if run.result is not None else None,
-        )
+        row = run_row(run)
         self._tx(lambda c: c.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?)", row))
 
     async def update_run(self, run_id: str, status: RunStatus, result: dict[str, Any] | None = None) -> None:
         def work(c: sqlite3.Connection) -> None:
             cursor = c.execute(
                 "UPDATE runs SET status=?, updated=?, result=coalesce(?, result) WHERE id=?",
-                (status, time.time(), _dumps(result) if result is not None else None, run_id),
+                (status, time.time(), dumps(result) if result is not None else None, run_id),
             )
             if cursor.rowcount == 0:
                 raise StoreError(f"no run {run_id!r}")
 
         self._tx(work)
 
-    @staticmethod
-    def _run(row: tuple[Any, ...]) -> RunRecord:
-        return RunRecord(
-            id=row[0],
-            thread_id=row[1],
-            status=row[2],
-            input=json.loads(row[3]) if row[3] else None,
-            agent=row[4],
-            created=row[5],
-            updated=row[6],
-            result=json.loads(row[7]) if row[7] else None,
-        )
-
     async def get_run(self, run_id: str) -> RunRecord | None:
         rows = self._query("SELECT * FROM runs WHERE id=?", (run_id,))
-        return self._run(rows[0]) if rows else None
+        return run_from_row(rows[0]) if rows else None
 
     async def list_runs(self, thread_id: str) -> list[RunRecord]:
         rows = self._query("SELECT * FROM runs WHERE thread_id=? ORDER BY created, rowid", (thread_id,))
-        return [self._run(r) for r in rows]
+        return [run_from_row(r) for r in rows]
 
     # leases
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
@@ -285,7 +242,7 @@ class SQLiteStore(Store):
     async def put_state(self, thread_id: str, key: str, value: Any) -> None:
         def work(c: sqlite3.Connection) -> None:
             row = c.execute("SELECT max(version) FROM state WHERE thread_id=? AND key=?", (thread_id, key)).fetchone()
-            c.execute("INSERT INTO state VALUES (?,?,?,?)", (thread_id, key, (row[0] or 0) + 1, _dumps(value)))
+            c.execute("INSERT INTO state VALUES (?,?,?,?)", (thread_id, key, (row[0] or 0) + 1, dumps(value)))
 
         self._tx(work)
 

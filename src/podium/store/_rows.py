@@ -1,0 +1,65 @@
+"""How the SQL stores (SQLite, PostgreSQL) lay events and runs out in rows: one encoding, so both read each other's
+dumps and stay equally compact."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from podium.events import Event, MessageAdded, event_from_dict
+from podium.store.base import RunRecord
+
+__all__ = ["dumps", "event_from_row", "event_row", "run_from_row", "run_row"]
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text (no spaces, UTF-8 kept)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def event_row(thread_id: str, event: Event) -> tuple[Any, ...]:
+    """``(thread_id, seq, run_id, kind, key, ns, body)``: the columns, and the rest of the event as JSON."""
+    body = event.body()
+    ns = None
+    if isinstance(event, MessageAdded):
+        ns = body.pop("namespace")
+    body["p"] = list(event.path)
+    body["t"] = round(event.ts, 3)
+    return (thread_id, event.seq, event.run_id, event.kind, event.key, ns, dumps(body))
+
+
+def event_from_row(seq: int, run_id: str, kind: str, key: str | None, ns: str | None, body: str) -> Event:
+    """The event of a row (the columns after ``thread_id``)."""
+    data = json.loads(body)
+    data.update(kind=kind, seq=seq, run_id=run_id, key=key, path=data.pop("p", ()), ts=data.pop("t", 0.0))
+    if ns is not None:
+        data["namespace"] = ns
+    return event_from_dict(data)
+
+
+def run_row(run: RunRecord) -> tuple[Any, ...]:
+    """``(id, thread_id, status, input, agent, created, updated, result)``."""
+    return (
+        run.id,
+        run.thread_id,
+        run.status,
+        dumps(run.input) if run.input is not None else None,
+        run.agent,
+        run.created,
+        run.updated,
+        dumps(run.result) if run.result is not None else None,
+    )
+
+
+def run_from_row(row: tuple[Any, ...]) -> RunRecord:
+    """The run of a :func:`run_row` row."""
+    return RunRecord(
+        id=row[0],
+        thread_id=row[1],
+        status=row[2],
+        input=json.loads(row[3]) if row[3] else None,
+        agent=row[4],
+        created=row[5],
+        updated=row[6],
+        result=json.loads(row[7]) if row[7] else None,
+    )
