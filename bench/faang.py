@@ -19,7 +19,8 @@ Usage:
   python bench/faang.py                     # full benchmark
   python bench/faang.py --quick             # under a minute
   python bench/faang.py --json out.json     # also write the figures
-  python bench/faang.py --compare           # also run the langgraph-supervisor script (needs langgraph somewhere)
+  python bench/faang.py --compare           # also run langgraph-supervisor's script: install the bench extra
+                                            # (in its own venv) and set LANGGRAPH_PYTHON to that venv's python
   python bench/faang.py --profile           # where the time goes (cProfile of sequential in-memory runs)
 """
 
@@ -454,7 +455,7 @@ def _sub(args: list[str]) -> Any:
 
 
 def _langgraph_python() -> str | None:
-    candidates = [os.environ.get("LANGGRAPH_PYTHON", ""), sys.executable, "/tmp/lgvenv/bin/python"]
+    candidates = [os.environ.get("LANGGRAPH_PYTHON", ""), sys.executable]
     for python in candidates:
         if python and os.path.exists(python):
             probe = subprocess.run([python, "-c", "import langgraph_supervisor"], capture_output=True)
@@ -467,7 +468,8 @@ def compare(a: argparse.Namespace, ours: dict[str, Any]) -> dict[str, Any] | Non
     python = _langgraph_python()
     if python is None or not BASELINE.exists():
         print(
-            "\n--compare: langgraph-supervisor is not installed anywhere known (set LANGGRAPH_PYTHON) or the "
+            "\n--compare: langgraph-supervisor is not installed here (pip install -e '.[bench]', ideally in a venv "
+            "of its own, and point LANGGRAPH_PYTHON at its python) or the "
             f"baseline script is missing ({BASELINE}); skipped"
         )
         return None

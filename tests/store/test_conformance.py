@@ -131,3 +131,21 @@ async def test_state_keeps_versions_and_returns_latest(store: Store) -> None:
     await store.put_state("t", "other", {"a": "b"})
     assert await store.get_state("t", "stack") == [1, 2]
     assert await store.get_state("t", "other") == {"a": "b"}
+
+
+async def test_paths_and_usage_survive_the_compact_row_encoding(store: Store) -> None:
+    from podium import Usage
+
+    await store.create_thread("t")
+    reply = AIMessage(content="hi", name="a")
+    events = [
+        MessageAdded(message=reply, run_id="r", seq=1, key="sup/call_1/a#2", path=("sup", "call_1", "a"), usage=Usage(5, 7, 1)),
+        SideChannel(text="x", run_id="r", seq=2, key="odd/name#1", path=("odd/name",)),  # a "/" inside a segment
+        SideChannel(text="y", run_id="r", seq=3, path=("free",)),  # no key
+        StepRecorded(value=1, run_id="r", seq=4, key="@start1"),
+    ]
+    await store.append_events("t", events)
+    back = await store.read_events("t")
+    assert [e.path for e in back] == [("sup", "call_1", "a"), ("odd/name",), ("free",), ()]
+    first = back[0]
+    assert isinstance(first, MessageAdded) and first.usage == Usage(5, 7, 1)

@@ -17,13 +17,29 @@ def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def _path_of_key(key: str | None) -> tuple[str, ...] | None:
+    """The path a journal key names (``agent/call#3`` -> ``("agent", "call")``), or ``None`` for other keys."""
+    if key is None or key.startswith("@") or "#" not in key:
+        return None
+    prefix = key.rsplit("#", 1)[0]
+    return tuple(prefix.split("/")) if prefix else ()
+
+
 def event_row(thread_id: str, event: Event) -> tuple[Any, ...]:
-    """``(thread_id, seq, run_id, kind, key, ns, body)``: the columns, and the rest of the event as JSON."""
+    """``(thread_id, seq, run_id, kind, key, ns, body)``: the columns, and the rest of the event as JSON.
+
+    Storage only appends, so every byte of a row is paid on every step: the path is left out when the journal key
+    already names it, and token usage is a three-number list.
+    """
     body = event.body()
     ns = None
     if isinstance(event, MessageAdded):
         ns = body.pop("namespace")
-    body["p"] = list(event.path)
+    usage = body.pop("usage", None)
+    if usage is not None:
+        body["u"] = [usage["input_tokens"], usage["output_tokens"], usage["requests"]]
+    if _path_of_key(event.key) != event.path:
+        body["p"] = list(event.path)
     body["t"] = round(event.ts, 3)
     return (thread_id, event.seq, event.run_id, event.kind, event.key, ns, dumps(body))
 
@@ -31,7 +47,13 @@ def event_row(thread_id: str, event: Event) -> tuple[Any, ...]:
 def event_from_row(seq: int, run_id: str, kind: str, key: str | None, ns: str | None, body: str) -> Event:
     """The event of a row (the columns after ``thread_id``)."""
     data = json.loads(body)
-    data.update(kind=kind, seq=seq, run_id=run_id, key=key, path=data.pop("p", ()), ts=data.pop("t", 0.0))
+    path = data.pop("p", None)
+    if path is None:
+        path = _path_of_key(key) or ()
+    data.update(kind=kind, seq=seq, run_id=run_id, key=key, path=path, ts=data.pop("t", 0.0))
+    usage = data.pop("u", None)
+    if usage is not None:
+        data["usage"] = {"input_tokens": usage[0], "output_tokens": usage[1], "requests": usage[2]}
     if ns is not None:
         data["namespace"] = ns
     return event_from_dict(data)
