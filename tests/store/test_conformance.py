@@ -139,7 +139,9 @@ async def test_paths_and_usage_survive_the_compact_row_encoding(store: Store) ->
     await store.create_thread("t")
     reply = AIMessage(content="hi", name="a")
     events = [
-        MessageAdded(message=reply, run_id="r", seq=1, key="sup/call_1/a#2", path=("sup", "call_1", "a"), usage=Usage(5, 7, 1)),
+        MessageAdded(
+            message=reply, run_id="r", seq=1, key="sup/call_1/a#2", path=("sup", "call_1", "a"), usage=Usage(5, 7, 1)
+        ),
         SideChannel(text="x", run_id="r", seq=2, key="odd/name#1", path=("odd/name",)),  # a "/" inside a segment
         SideChannel(text="y", run_id="r", seq=3, path=("free",)),  # no key
         StepRecorded(value=1, run_id="r", seq=4, key="@start1"),
