@@ -27,7 +27,7 @@ from typing import Any, get_type_hints
 
 from podium.agents.base import Agent
 from podium.errors import UsageError
-from podium.events import ErrorEvent, Expectation, Interrupt
+from podium.events import ErrorEvent, Interrupt
 from podium.messages import HumanMessage
 from podium.orchestration.master_types import HUMAN, ToolArgument, ToolCallRequest, ToolContent, ToolInput
 from podium.routing.base import ToolProfile
@@ -210,7 +210,11 @@ def as_master_tool(item: MasterTool | Agent | Tool | Callable[..., Any]) -> Mast
 
 
 class _Asks:
-    """The answers known for a call's questions, and the questions it asked in this execution."""
+    """Answers a tool's questions from the answers known for the call, and collects the questions it asks.
+
+    Installed as the ``on_ask`` handler of the context a tool runs in: ``ask`` does not suspend the run, the question
+    goes to the orchestrator, which pushes it on the task stack (seed 000's ``interrupt = true``).
+    """
 
     __slots__ = ("answers", "asked")
 
@@ -218,36 +222,11 @@ class _Asks:
         self.answers = answers
         self.asked: list[Interrupt] = []
 
-
-class _TaskContext(RunContext[Any]):
-    """The context a tool runs in: ``ask`` does not suspend the run, it hands the question to the orchestrator.
-
-    Child contexts (nested agents, their tool calls) inherit the behaviour.
-    """
-
-    __slots__ = ("_asks",)
-
-    def __init__(
-        self, parent: RunContext[Any], segments: tuple[str, ...], asks: _Asks, namespace: str | None = None
-    ) -> None:
-        super().__init__(
-            parent._state,
-            path=parent.path + segments,
-            namespace=parent.namespace if namespace is None else namespace,
-            deps=parent.deps,
-        )
-        self._asks = asks
-
-    def child(self, *segments: str, namespace: str | None = None) -> RunContext[Any]:
-        return _TaskContext(self, segments, self._asks, namespace)
-
-    async def ask(self, prompt: str, *, expectation: Expectation | None = None, data: Any = None) -> str:
-        key = self._next_key()
-        if key in self._asks.answers:
-            return self._asks.answers[key]
-        interrupt = Interrupt(id=key, path=self.path, prompt=prompt, expectation=expectation, data=data)
-        self._asks.asked.append(interrupt)
-        raise Suspended([interrupt])
+    async def __call__(self, question: Interrupt) -> str:
+        if question.id in self.answers:
+            return self.answers[question.id]
+        self.asked.append(question)
+        raise Suspended([question])
 
 
 async def run_tool(
@@ -259,7 +238,7 @@ async def run_tool(
     answer to its question) replays its completed steps. ``answers`` answers its earlier ``ctx.ask`` questions.
     """
     asks = _Asks(dict(answers or {}))
-    inner = _TaskContext(ctx, (tool.name, request.call_id, f"i{request.invocation}"), asks)
+    inner = ctx.child(tool.name, request.call_id, f"i{request.invocation}", on_ask=asks)
     try:
         content = await tool.call(inner, request)
         if not isinstance(content, ToolContent):

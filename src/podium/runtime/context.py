@@ -38,7 +38,7 @@ from podium.tools import Tool, ToolArgumentsError, ToolReturn, result_to_text
 if TYPE_CHECKING:
     from podium.store.base import Store
 
-__all__ = ["Limits", "RunContext"]
+__all__ = ["AskHandler", "Limits", "RunContext"]
 
 DepsT = TypeVar("DepsT")
 T = TypeVar("T")
@@ -134,17 +134,30 @@ class RunState:
             )
 
 
+AskHandler = Callable[[Interrupt], Awaitable[str]]
+"""Answers a question asked with :meth:`RunContext.ask` (or raises :class:`Suspended` to wait for it)."""
+
+
 class RunContext(Generic[DepsT]):
     """The view of a run that an agent or a tool gets: its path, its dependencies, and journaled steps.
 
     A tool receives one when it declares a parameter annotated ``RunContext`` (or ``RunContext[MyDeps]``).
     """
 
-    __slots__ = ("_counter", "_state", "deps", "namespace", "path")
+    __slots__ = ("_counter", "_on_ask", "_state", "deps", "namespace", "path")
 
-    def __init__(self, state: RunState, *, path: tuple[str, ...], namespace: str, deps: DepsT) -> None:
+    def __init__(
+        self,
+        state: RunState,
+        *,
+        path: tuple[str, ...],
+        namespace: str,
+        deps: DepsT,
+        on_ask: AskHandler | None = None,
+    ) -> None:
         self._state = state
         self._counter = 0
+        self._on_ask = on_ask
         self.path = path
         """Where this context sits: agent names and tool call ids, outermost first."""
         self.namespace = namespace
@@ -173,13 +186,24 @@ class RunContext(Generic[DepsT]):
         """Tokens used by the run so far."""
         return self._state.usage
 
-    def child(self, *segments: str, namespace: str | None = None) -> RunContext[DepsT]:
-        """A context one level deeper (a nested agent or a tool call) with its own step counter."""
+    def child(
+        self, *segments: str, namespace: str | None = None, on_ask: AskHandler | None = None
+    ) -> RunContext[DepsT]:
+        """A context one level deeper (a nested agent or a tool call) with its own step counter.
+
+        Args:
+            segments: what to add to the path.
+            namespace: the child's message history (default: this context's).
+            on_ask: who answers :meth:`ask` in the child and its descendants (default: this context's handler,
+                or the human through a durable interrupt). An orchestrator that wants its tools' questions handed to
+                it (seed 000's ``interrupt = true``) passes one.
+        """
         return RunContext(
             self._state,
             path=self.path + segments,
             namespace=self.namespace if namespace is None else namespace,
             deps=self.deps,
+            on_ask=on_ask or self._on_ask,
         )
 
     def _next_key(self) -> str:
@@ -264,6 +288,10 @@ class RunContext(Generic[DepsT]):
         call returns the answer.
         """
         key = self._next_key()
+        if self._on_ask is not None:
+            return await self._on_ask(
+                Interrupt(id=key, path=self.path, prompt=prompt, expectation=expectation, data=data)
+            )
         journal = self._state.journal
         answer = journal.get(key + "!")
         if isinstance(answer, InterruptAnswered):
