@@ -57,7 +57,8 @@ class RunResult:
     reason: str = ""
     """Why it stopped, when not completed."""
     limit: str | None = None
-    """Which limit was reached (``model_calls``, ``tokens``, ``time``, ``steps``), for ``limit_exceeded``."""
+    """Which limit was reached, for ``limit_exceeded``: ``model_calls``, ``tokens``, ``time``, ``steps``, or one an
+    orchestration sets (``handoffs`` for a supervisor)."""
     interrupts: list[Interrupt] = field(default_factory=list)
     """The questions waiting for the human, when interrupted."""
     usage: Usage = field(default_factory=Usage)
