@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from podium import AIMessage, CassetteError, HumanMessage, Message, ModelRequest, SystemMessage, Tool
+from podium import AIMessage, CassetteError, HumanMessage, Message, ModelRequest, SystemMessage, Tool, UsageError
 from podium.models.base import Done, TextDelta, ToolCallDelta
 from podium.testing import FunctionModel, RecordingModel, ReplayModel, ScriptedModel, tool_call
 
@@ -132,3 +132,18 @@ def test_malformed_cassettes_are_refused_clearly(tmp_path: Path, content: str, m
 def test_missing_cassette_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(CassetteError, match="does not exist"):
         ReplayModel(tmp_path / "nope.json")
+
+
+async def test_exact_matching_and_a_fallback_for_what_was_not_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    await RecordingModel(FunctionModel(lambda m, r: "recorded"), path).reply(request("first", "second"))
+    exact = ReplayModel(path, match="exact")
+    assert (await exact.reply(request("first", "second"))).message.content == "recorded"
+    with pytest.raises(CassetteError):
+        await exact.reply(request("other", "second"))  # the turn matches, but exact matching wants it all
+    helped = ReplayModel(path, match="exact", fallback=FunctionModel(lambda m, r: "improvised"))
+    assert (await helped.reply(request("other", "second"))).message.content == "improvised"
+    assert (await helped.reply(request("first", "second"))).message.content == "recorded"
+    assert helped.fallback_replies == 1
+    with pytest.raises(UsageError, match="match must be"):
+        ReplayModel(path, match="fuzzy")  # type: ignore[arg-type]

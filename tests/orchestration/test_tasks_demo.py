@@ -12,6 +12,7 @@ from typing import Any
 from examples import tasks_demo
 from podium import Runtime, Settings
 from podium.app import load_app
+from podium.testing import ReplayModel
 
 ROOT = Path(__file__).parents[2]
 
@@ -50,8 +51,8 @@ async def test_the_demo_replays_its_whole_script_from_the_cassette() -> None:
         (("coordinator", "planner.1"), "Do you prefer museums or beaches in Lisbon?"),
         (("coordinator", "planner.1"), "Do you prefer museums or beaches in Oslo?"),
     ]
-    offline = task.agent.model  # load_app loads the file as its own module: check the class by name
-    assert type(offline).__name__ == "OfflineModel" and getattr(offline, "stand_in_replies", None) == 0
+    offline = task.agent.model
+    assert isinstance(offline, ReplayModel) and offline.match == "exact" and offline.fallback_replies == 0
 
 
 async def test_the_shipped_cassette_matches_a_fresh_recording(tmp_path: Path) -> None:

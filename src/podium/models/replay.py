@@ -20,9 +20,9 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from podium.errors import CassetteError
+from podium.errors import CassetteError, UsageError
 from podium.messages import AIMessage, Usage, from_openai
 from podium.models.base import Model, ModelRequest, ModelResponse
 
@@ -114,10 +114,36 @@ def _response_from_wire(data: dict[str, Any], model_name: str) -> ModelResponse:
 class ReplayModel(Model):
     """Answers from a recorded cassette, offline; a request with no recording raises :class:`CassetteError`."""
 
-    def __init__(self, path: str | os.PathLike[str], *, name: str | None = None) -> None:
-        """Load the cassette at ``path`` (checked now, so a malformed file fails early)."""
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        name: str | None = None,
+        match: Literal["turn", "exact"] = "turn",
+        fallback: Model | None = None,
+    ) -> None:
+        """Load the cassette at ``path`` (checked now, so a malformed file fails early).
+
+        Args:
+            path: the cassette.
+            name: a label (default ``replay:<file name>``).
+            match: ``turn`` also answers a request whose current turn was recorded (see the module); ``exact`` only
+                a request recorded as it is.
+            fallback: a model answering what the cassette does not hold (say, a rule-based stand-in that makes an
+                example work offline for any input); without one, such a request raises :class:`CassetteError`.
+
+        Raises:
+            CassetteError: the cassette is missing or malformed.
+            UsageError: an unknown ``match``.
+        """
+        if match not in ("turn", "exact"):
+            raise UsageError(f"match must be 'turn' or 'exact', not {match!r}")
         self.path = Path(path)
         self.name = name or f"replay:{self.path.name}"
+        self.match = match
+        self.fallback = fallback
+        self.fallback_replies = 0
+        """How many requests the fallback answered."""
         # three indexes, most specific first: the whole request, the turn in its context, the turn alone
         self._indexes: list[dict[str, dict[str, Any]]] = [{}, {}, {}]
         self._questions: list[str] = []
@@ -145,7 +171,11 @@ class ReplayModel(Model):
     async def reply(self, request: ModelRequest) -> ModelResponse:
         body = request.to_openai()
         messages, tools = body["messages"], body.get("tools") or []
-        found = next((i[k] for i, k in zip(self._indexes, self._keys(messages, tools), strict=True) if k in i), None)
+        keys = self._keys(messages, tools)[: 1 if self.match == "exact" else None]
+        found = next((i[k] for i, k in zip(self._indexes, keys, strict=False) if k in i), None)
+        if found is None and self.fallback is not None:
+            self.fallback_replies += 1
+            return await self.fallback.reply(request)
         if found is None:
             last = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), None)
             known = "; ".join(repr(q) for q in self._questions[:8]) or "none"
