@@ -108,6 +108,8 @@ def compact_rounds(messages: list[Message], start: int, keep: int) -> list[Messa
     note appended to the last human message before ``start`` (the task), so the history stays valid for strict
     providers and keeps every call and result, in a few characters instead of a message pair each.
     """
+    if sum(1 for m in messages[start:] if isinstance(m, AIMessage)) <= keep:  # the common case: nothing to fold
+        return messages
     rounds: list[list[Message]] = []
     for message in messages[start:]:
         if isinstance(message, AIMessage) or not rounds:
