@@ -20,7 +20,7 @@ from podium import (
     message_to_dict,
     to_openai,
 )
-from podium.messages import order_tool_results
+from podium.messages import order_tool_results, valid_history
 
 text = st.text(max_size=40)
 names = st.one_of(st.none(), st.from_regex(r"[a-z_]{1,12}", fullmatch=True))
@@ -102,3 +102,28 @@ def test_tool_results_are_put_back_in_call_order() -> None:
     results = [ToolMessage(content=i, tool_call_id=i) for i in ("c", "a", "b")]
     ordered = order_tool_results([HumanMessage(content="q"), ask, *results, AIMessage(content="done")])
     assert [m.content for m in ordered] == ["q", "", "a", "b", "c", "done"]
+
+
+def test_valid_history_drops_unanswered_calls_and_orphan_results() -> None:
+    both = AIMessage(content="checking", tool_calls=[ToolCall(id="a", name="f"), ToolCall(id="b", name="f")])
+    lonely = AIMessage(tool_calls=[ToolCall(id="c", name="f")])
+    history = [
+        HumanMessage(content="q"),
+        both,
+        ToolMessage(content="B", tool_call_id="b"),
+        ToolMessage(content="orphan", tool_call_id="zzz"),
+        lonely,
+        HumanMessage(content="again"),
+        ToolMessage(content="late", tool_call_id="c"),
+    ]
+    fixed = valid_history(history)
+    assert [(m.kind, m.content) for m in fixed] == [
+        ("human", "q"),
+        ("ai", "checking"),
+        ("tool", "B"),
+        ("human", "again"),
+    ]
+    first_ai = fixed[1]
+    assert isinstance(first_ai, AIMessage) and [c.id for c in first_ai.tool_calls] == ["b"]
+    complete = [HumanMessage(content="q"), lonely, ToolMessage(content="C", tool_call_id="c")]
+    assert valid_history(complete) == complete

@@ -25,6 +25,7 @@ __all__ = [
     "message_to_dict",
     "order_tool_results",
     "to_openai",
+    "valid_history",
 ]
 
 
@@ -279,4 +280,37 @@ def order_tool_results(messages: list[Message]) -> list[Message]:
             block.sort(key=lambda m: position.get(m.tool_call_id, len(position)) if isinstance(m, ToolMessage) else 0)
             out.extend(block)
             index = end
+    return out
+
+
+def valid_history(messages: list[Message]) -> list[Message]:
+    """``messages`` as a strict provider accepts them: every tool call answered by one result, right after it, in order.
+
+    A history read back from the store may hold calls without answers (a run that failed, was cancelled or hit a
+    limit in the middle of a tool round) or results without their call; those are left out, and so is a reply left
+    with neither text nor calls. Nothing is changed in the store: this is the view a model is shown.
+    """
+    out: list[Message] = []
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        index += 1
+        if isinstance(message, ToolMessage):
+            continue  # an orphan: its call is not right before it
+        if not isinstance(message, AIMessage) or not message.tool_calls:
+            out.append(message)
+            continue
+        results: dict[str, ToolMessage] = {}
+        while index < len(messages) and isinstance(messages[index], ToolMessage):
+            result = messages[index]
+            assert isinstance(result, ToolMessage)
+            results.setdefault(result.tool_call_id, result)
+            index += 1
+        kept = [c for c in message.tool_calls if c.id in results]
+        if len(kept) != len(message.tool_calls):
+            if not kept and not message.content:
+                continue
+            message = AIMessage(content=message.content, tool_calls=kept, name=message.name, metadata=message.metadata)
+        out.append(message)
+        out.extend(results[c.id] for c in kept)
     return out

@@ -234,3 +234,19 @@ async def test_resume_with_another_agent_is_refused(store: Store) -> None:
     assert (await runtime.run(ReactAgent("first", model, [ask]), "go", thread_id="t")).status == "interrupted"
     with pytest.raises(UsageError, match="started by agent 'first'"):
         await runtime.resume(ReactAgent("second", model, [ask]), "t", "yes")
+
+
+async def test_a_thread_stays_usable_after_a_run_failed_in_the_middle_of_a_tool_round(store: Store) -> None:
+    def broken() -> str:
+        """Fail."""
+        raise KeyError("missing row")
+
+    replies = ScriptedModel([AIMessage(tool_calls=[tool_call("broken", id="b1")]), "fresh start"])
+    runtime = Runtime(store)
+    agent = ReactAgent("x", replies, [broken], handle_tool_errors=False)
+    assert (await runtime.run(agent, "first", thread_id="t")).status == "failed"
+    stored = await runtime.messages("t")
+    assert [m.kind for m in stored] == ["human", "ai"]  # the record keeps the unanswered call
+    assert (await runtime.run(agent, "second", thread_id="t")).output == "fresh start"
+    shown = replies.requests[1].to_openai()["messages"]
+    assert shown == [{"role": "user", "content": "first"}, {"role": "user", "content": "second"}]

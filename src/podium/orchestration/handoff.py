@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from podium.errors import UsageError
-from podium.messages import AIMessage, Message, ToolCall, ToolMessage
+from podium.messages import AIMessage, Message, ToolCall, ToolMessage, valid_history
 from podium.tools import Tool, ToolArgumentsError, ToolSpec, as_tool
 
 __all__ = [
@@ -316,33 +316,9 @@ def history_problems(messages: Sequence[Message]) -> list[str]:
 
 
 def repair_history(messages: Sequence[Message]) -> list[Message]:
-    """``messages`` made valid: arguments canonical, unanswered calls and orphan results dropped, results in order.
+    """``messages`` made valid (:func:`podium.messages.valid_history`), with canonical tool-call arguments.
 
     A history read back from the store may hold calls without answers (a run stopped by a limit, handoff calls
-    hidden by ``add_handoff_messages=False``); this view drops them, and an AI message left with neither text nor
-    calls, so the next model request is valid.
+    hidden by ``add_handoff_messages=False``); this view drops them, so the next model request is valid.
     """
-    out: list[Message] = []
-    index = 0
-    while index < len(messages):
-        message = messages[index]
-        index += 1
-        if isinstance(message, ToolMessage):
-            continue  # an orphan: its call is not right before it
-        if not isinstance(message, AIMessage) or not message.tool_calls:
-            out.append(message)
-            continue
-        results: dict[str, ToolMessage] = {}
-        while index < len(messages) and isinstance(messages[index], ToolMessage):
-            result = messages[index]
-            assert isinstance(result, ToolMessage)
-            results.setdefault(result.tool_call_id, result)
-            index += 1
-        kept = [c for c in message.tool_calls if c.id in results]
-        if len(kept) != len(message.tool_calls):
-            if not kept and not message.content:
-                continue
-            message = AIMessage(content=message.content, tool_calls=kept, name=message.name, metadata=message.metadata)
-        out.append(canonical_calls(message))
-        out.extend(results[c.id] for c in kept)
-    return out
+    return [canonical_calls(m) if isinstance(m, AIMessage) else m for m in valid_history(list(messages))]

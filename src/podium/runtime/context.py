@@ -31,7 +31,7 @@ from podium.events import (
     TokenDelta,
     ToolStarted,
 )
-from podium.messages import AIMessage, Message, ToolCall, ToolMessage, Usage, order_tool_results
+from podium.messages import AIMessage, Message, ToolCall, ToolMessage, Usage, valid_history
 from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDelta
 from podium.tools import Tool, ToolArgumentsError, ToolReturn, result_to_text
 
@@ -245,10 +245,15 @@ class RunContext(Generic[DepsT]):
         await self._state.record(StepRecorded(value=None, key=step_key, path=self.path))
 
     async def history(self) -> list[Message]:
-        """This context's message history from the thread's earlier runs."""
-        return order_tool_results(
-            await self._state.store.load_messages(self._state.thread_id, self.namespace, exclude_run=self._state.run_id)
+        """This context's message history from the thread's earlier runs, as a model can be shown it.
+
+        Tool rounds cut short by a failed, cancelled or limited run are left out
+        (:func:`podium.messages.valid_history`).
+        """
+        messages = await self._state.store.load_messages(
+            self._state.thread_id, self.namespace, exclude_run=self._state.run_id
         )
+        return valid_history(messages)
 
     async def add_message(self, message: Message) -> Message:
         """Append ``message`` to this context's history (once, however often the run is re-executed)."""
