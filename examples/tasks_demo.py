@@ -24,6 +24,7 @@ import re
 import sys
 from pathlib import Path
 
+from examples.trip import get_weather  # the same stand-in weather service
 from podium import (
     AIMessage,
     Expectation,
@@ -54,10 +55,8 @@ PLANNER = (
 )
 RESEARCHER = "You look up today's weather with get_weather and report it in one sentence."
 
+
 # Stand-in for a weather service: today's conditions for a few cities.
-WEATHER = {"lisbon": (24, "sunny"), "paris": (18, "light rain"), "oslo": (9, "cloudy"), "tokyo": (21, "clear")}
-
-
 def multiply(a: float, b: float) -> float:
     """Multiply two numbers.
 
@@ -76,18 +75,6 @@ def add(a: float, b: float) -> float:
         b: the second term.
     """
     return a + b
-
-
-def get_weather(city: str) -> str:
-    """Today's weather in a city.
-
-    Args:
-        city: the city's name, e.g. "Lisbon".
-    """
-    found = WEATHER.get(city.strip().lower())
-    if found is None:
-        return f"No weather data for {city}; known cities: {', '.join(c.title() for c in WEATHER)}."
-    return f"{city.title()}: {found[0]} °C, {found[1]}."
 
 
 def build(model: Model) -> Task:

@@ -71,6 +71,17 @@ def _load_file(path: Path) -> ModuleType:
     return module
 
 
+def _load_example(folder: Path, stem: str) -> ModuleType:
+    """``examples/<stem>.py`` as the module ``examples.<stem>`` when the folder is a package, so examples can share
+    code with ``from examples.<other> import ...`` (and tests importing them get the same module)."""
+    if not (folder / "__init__.py").is_file():
+        return _load_file(folder / f"{stem}.py")
+    root = str(folder.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    return importlib.import_module(f"{folder.name}.{stem}")
+
+
 def load_app(spec: str) -> App:
     """Find and load the app named by ``spec``.
 
@@ -87,7 +98,7 @@ def load_app(spec: str) -> App:
         for folder in _examples_dirs():
             candidate = folder / f"{stem}.py"
             if candidate.is_file():
-                module = _load_file(candidate)
+                module = _load_example(folder, stem)
                 break
         if module is None and (":" in spec or "." in spec):
             module_name, _, attribute = spec.partition(":")
