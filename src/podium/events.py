@@ -2,7 +2,7 @@
 
 Each event carries the run it belongs to, a per-thread sequence number and the *path* of the agent that emitted it
 (outermost first). The same events are stored, for history and audit, and streamed to clients; a few that only
-make sense live (model tokens, tool starts) are streamed and not stored (``STREAM_ONLY``).
+make sense live (model tokens, tool starts: :class:`TokenDelta`, :class:`ToolStarted`) are streamed and not stored.
 
 Events that carry a ``key`` are also the run's journal: on a re-execution after a crash or an interrupt, a step
 whose key is already recorded returns the recorded result instead of running again.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal
 
 from podium.messages import Message, Usage, message_from_dict, message_to_dict
 
@@ -294,25 +294,6 @@ class ErrorEvent(Event):
 
     def body(self) -> dict[str, Any]:
         return {"error": self.error, "message": self.message}
-
-
-STREAM_ONLY: frozenset[str] = frozenset({TokenDelta.kind, ToolStarted.kind})
-"""Event kinds that are streamed to clients but not stored."""
-
-AnyEvent: TypeAlias = (
-    RunStarted
-    | RunEnded
-    | MessageAdded
-    | StepRecorded
-    | TokenDelta
-    | ToolStarted
-    | SideChannel
-    | Artifact
-    | InterruptRaised
-    | InterruptAnswered
-    | TaskStackChanged
-    | ErrorEvent
-)
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
@@ -11,7 +10,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from podium.errors import ModelRequestsBlocked
-from podium.messages import AIMessage, Message, Usage, message_to_dict, to_openai
+from podium.messages import AIMessage, Message, Usage, to_openai
 from podium.tools import ToolSpec
 
 __all__ = [
@@ -81,24 +80,6 @@ class ModelRequest:
             }
         body.update(s.extra)
         return body
-
-    def fingerprint(self) -> str:
-        """A canonical JSON text of the messages and tools, for matching recorded requests."""
-        return json.dumps(
-            {
-                "messages": [_fingerprint_message(m) for m in self.messages],
-                "tools": [t.name for t in self.tools],
-            },
-            sort_keys=True,
-            ensure_ascii=False,
-        )
-
-
-def _fingerprint_message(message: Message) -> dict[str, Any]:
-    data = message_to_dict(message)
-    data.pop("metadata", None)
-    data.pop("artifact", None)
-    return data
 
 
 @dataclass(slots=True, kw_only=True)
