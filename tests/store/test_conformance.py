@@ -92,6 +92,10 @@ async def test_runs_record_status_and_result(store: Store) -> None:
     assert run is not None and run.status == "completed" and run.result == {"status": "completed", "output": "ok"}
     assert run.input == {"kind": "human", "content": "hi"}
     assert [r.id for r in await store.list_runs("t")] == ["r1", "r2"]
+    last = await store.last_run("t")
+    assert last is not None and last.id == "r2"
+    await store.create_thread("empty")
+    assert await store.last_run("empty") is None
     assert await store.get_run("nope") is None
     with pytest.raises(StoreError):
         await store.update_run("nope", "failed")

@@ -151,9 +151,8 @@ class Runtime:
         await self.store.create_thread(thread_id, {"agent": agent.name})
         owner = await self._acquire(thread_id, if_busy, busy_timeout)
         try:
-            runs = await self.store.list_runs(thread_id)
-            if runs and runs[-1].status in ("interrupted", "running"):
-                last = runs[-1]
+            last = await self.store.last_run(thread_id)
+            if last is not None and last.status in ("interrupted", "running"):
                 pending = [i.id for i in _pending(await self.store.journal(last.id))]
                 if last.status == "running":
                     raise ThreadWaiting(
@@ -200,10 +199,9 @@ class Runtime:
             raise ThreadNotFound(thread_id)
         owner = await self._acquire(thread_id, if_busy, busy_timeout)
         try:
-            runs = await self.store.list_runs(thread_id)
-            if not runs or runs[-1].status not in ("interrupted", "running"):
+            record = await self.store.last_run(thread_id)
+            if record is None or record.status not in ("interrupted", "running"):
                 raise UsageError(f"thread {thread_id!r} has no run to resume; start one with Runtime.run()")
-            record = runs[-1]
             if record.agent and record.agent != agent.name:
                 raise UsageError(
                     f"run {record.id!r} was started by agent {record.agent!r}; resume it with that agent, "
@@ -261,10 +259,10 @@ class Runtime:
             ThreadNotFound: no such thread.
         """
         await self._require(thread_id)
-        runs = await self.store.list_runs(thread_id)
-        if not runs:
+        last = await self.store.last_run(thread_id)
+        if last is None:
             return None, []
-        return runs[-1].status, _pending(await self.store.journal(runs[-1].id))
+        return last.status, _pending(await self.store.journal(last.id))
 
     # internals ----------------------------------------------------------------------------------------------------
     async def _require(self, thread_id: str) -> None:

@@ -148,6 +148,10 @@ class Store(ABC):
     async def list_runs(self, thread_id: str) -> list[RunRecord]:
         """The thread's runs, oldest first."""
 
+    @abstractmethod
+    async def last_run(self, thread_id: str) -> RunRecord | None:
+        """The thread's newest run, or ``None`` (read on every turn: must not grow with the thread)."""
+
     # single writer
     @abstractmethod
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:

@@ -111,6 +111,10 @@ class MemoryStore(Store):
     async def list_runs(self, thread_id: str) -> list[RunRecord]:
         return [replace(self._runs[r]) for r in self._thread(thread_id).runs]
 
+    async def last_run(self, thread_id: str) -> RunRecord | None:
+        runs = self._thread(thread_id).runs
+        return replace(self._runs[runs[-1]]) if runs else None
+
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
         thread = self._thread(thread_id)
         now = time.time()

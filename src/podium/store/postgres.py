@@ -371,6 +371,12 @@ class PostgresStore(Store):
         rows = await self._rows(f"SELECT {_RUN_COLUMNS} FROM runs WHERE thread_id=%s ORDER BY created, n", (thread_id,))
         return [run_from_row(r) for r in rows]
 
+    async def last_run(self, thread_id: str) -> RunRecord | None:
+        rows = await self._rows(
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE thread_id=%s ORDER BY created DESC, n DESC LIMIT 1", (thread_id,)
+        )
+        return run_from_row(rows[0]) if rows else None
+
     # leases
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
         async def work(conn: AsyncConnection[Any]) -> str | None:

@@ -223,6 +223,12 @@ class SQLiteStore(Store):
         rows = self._query("SELECT * FROM runs WHERE thread_id=? ORDER BY created, rowid", (thread_id,))
         return [run_from_row(r) for r in rows]
 
+    async def last_run(self, thread_id: str) -> RunRecord | None:
+        rows = self._query(
+            "SELECT * FROM runs WHERE thread_id=? ORDER BY created DESC, rowid DESC LIMIT 1", (thread_id,)
+        )
+        return run_from_row(rows[0]) if rows else None
+
     # leases
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
         def work(c: sqlite3.Connection) -> str | None:
