@@ -33,11 +33,11 @@ sys.path.insert(0, str(ROOT))
 
 from examples.smart_investigator import DEMO, ROLE, TOPOLOGY, DeclineLetterAssistance, SmartStrategy, stand_in  # noqa: E402
 from podium import MemoryStore, Runtime, SQLiteStore, Store  # noqa: E402
-from podium.orchestration.master import MasterAgent  # noqa: E402
-from podium.routing import (  # noqa: E402
+from podium.orchestration.master import (  # noqa: E402
     Classifier,
     HybridClassifier,
     LLMClassifier,
+    MasterAgent,
     PendingTask,
     Query,
     Router,

@@ -28,10 +28,18 @@ from typing import Any
 
 from podium import AIMessage, Expectation, Message, Model, ModelRequest, RunContext, ToolMetadata
 from podium.app import App
-from podium.orchestration.master import MasterAgent
-from podium.orchestration.master_tools import MasterTool
-from podium.orchestration.master_types import ToolContent, ToolInput
-from podium.routing import Classifier, HybridClassifier, LLMClassifier, Router, fit_expectation, harmful_term
+from podium.orchestration.master import (
+    Classifier,
+    HybridClassifier,
+    LLMClassifier,
+    MasterAgent,
+    MasterTool,
+    Router,
+    ToolContent,
+    ToolInput,
+    fit_expectation,
+    harmful_term,
+)
 
 CASSETTE = Path(__file__).parent / "cassettes" / "smart_investigator.json"
 TITLE = "Smart Investigator"

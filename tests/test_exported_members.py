@@ -28,8 +28,8 @@ def test_import_does_not_load_heavy_dependencies() -> None:
 
 def test_subpackages_export_what_they_list() -> None:
     import podium.orchestration
-    import podium.routing
+    import podium.orchestration.master.routing
 
-    for package in (podium.orchestration, podium.routing):
+    for package in (podium.orchestration, podium.orchestration.master.routing):
         for name in package.__all__:
             assert getattr(package, name) is not None, f"{package.__name__}.{name}"

@@ -22,9 +22,9 @@ from podium import (
     ToolMessage,
     ToolMetadata,
 )
-from podium.orchestration.master_tools import MasterTool
-from podium.orchestration.master_types import ToolContent, ToolInput
-from podium.routing import fit_expectation
+from podium.orchestration.master.routing import fit_expectation
+from podium.orchestration.master.tools import MasterTool
+from podium.orchestration.master.types import ToolContent, ToolInput
 
 
 @dataclass

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from podium import AIMessage, HumanMessage, Message, ModelRequest, Runtime, SQLiteStore, SystemMessage, ToolMessage
 from podium.models.test import Reply
-from podium.orchestration.tasks import ResponderAgent, Task
+from podium.orchestration.tasks.task import ResponderAgent, Task
 from podium.testing import FunctionModel, tool_call
 
 THREAD = "restart-thread"

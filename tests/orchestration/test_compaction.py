@@ -7,7 +7,7 @@ import pytest
 from examples import faang
 from podium import AIMessage, HumanMessage, Runtime, SystemMessage, ToolCall, ToolMessage, UsageError
 from podium.orchestration import create_supervisor
-from podium.orchestration._loop import compact_rounds
+from podium.orchestration.supervisor._loop import compact_rounds
 from podium.testing import FunctionModel
 
 

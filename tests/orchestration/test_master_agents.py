@@ -29,9 +29,9 @@ from podium import (
     UsageError,
     tool,
 )
-from podium.orchestration.master import MasterAgent
-from podium.orchestration.master_tools import TaskFunctionTool
-from podium.orchestration.master_types import ToolContent, ToolInput
+from podium.orchestration.master.agent import MasterAgent
+from podium.orchestration.master.tools import TaskFunctionTool
+from podium.orchestration.master.types import ToolContent, ToolInput
 from podium.testing import FunctionModel, tool_call
 
 CITY = Expectation(type="choice", options=["Lisbon", "Oslo"])

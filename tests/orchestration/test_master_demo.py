@@ -11,7 +11,7 @@ from tests.orchestration.master_support import DL, ROLE, ROLE_QUESTION, SS, TOPO
 from examples.smart_investigator import DEMO, build, stand_in
 from podium import AIMessage, HumanMessage, Runtime, Settings, SQLiteStore, Store, ToolMessage
 from podium.app import load_app
-from podium.orchestration.master import MasterAgent
+from podium.orchestration.master.agent import MasterAgent
 from podium.testing import FunctionModel
 
 

@@ -7,8 +7,8 @@ from tests.orchestration.master_support import Conversation, Turn
 
 from examples.smart_investigator import DEMO, DeclineLetterAssistance, SmartStrategy, build, stand_in
 from podium import AIMessage, HumanMessage, MemoryStore, Runtime, UsageError
-from podium.orchestration.master import MasterAgent
-from podium.routing import LLMClassifier
+from podium.orchestration.master.agent import MasterAgent
+from podium.orchestration.master.routing import LLMClassifier
 from podium.testing import FunctionModel
 
 CLAIM_QUESTION = "Please provide your claim id"

@@ -6,8 +6,8 @@ from tests.orchestration.master_support import DL, SS, Conversation
 
 from examples.smart_investigator import DEMO, DeclineLetterAssistance, SmartStrategy, stand_in
 from podium import MemoryStore, Runtime
-from podium.orchestration.master import MasterAgent
-from podium.routing import HybridClassifier, LLMClassifier
+from podium.orchestration.master.agent import MasterAgent
+from podium.orchestration.master.routing import HybridClassifier, LLMClassifier
 from podium.testing import FunctionModel
 
 

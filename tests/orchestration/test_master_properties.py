@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from tests.orchestration.master_support import Conversation
 
 from podium import Expectation, MemoryStore, RunContext, Runtime, ToolMetadata
-from podium.orchestration.master import MasterAgent
-from podium.orchestration.master_tools import MasterTool
-from podium.orchestration.master_types import TaskEntry, TaskStack, ToolCallRequest, ToolContent, ToolInput
+from podium.orchestration.master.agent import MasterAgent
+from podium.orchestration.master.tools import MasterTool
+from podium.orchestration.master.types import TaskEntry, TaskStack, ToolCallRequest, ToolContent, ToolInput
 
 TOOLS = {
     "Flights": ("Books a flight.", ["book a flight", "I need a plane ticket"], "economy"),

@@ -10,10 +10,10 @@ from tests.orchestration.master_support import Conversation, check_turn, travel_
 
 from examples.smart_investigator import DEMO, build
 from podium import AIMessage, ErrorEvent, Expectation, MemoryStore, RunContext, Runtime, SQLiteStore, ToolMetadata
-from podium.orchestration.master import MasterAgent
-from podium.orchestration.master_tools import MasterTool
-from podium.orchestration.master_types import ToolArgument, ToolCallRequest, ToolContent, ToolInput
-from podium.routing import LLMClassifier
+from podium.orchestration.master.agent import MasterAgent
+from podium.orchestration.master.routing import LLMClassifier
+from podium.orchestration.master.tools import MasterTool
+from podium.orchestration.master.types import ToolArgument, ToolCallRequest, ToolContent, ToolInput
 from podium.testing import ScriptedModel, tool_call
 
 REPEAT = "What else can I help you with?"

@@ -25,8 +25,8 @@ from podium import (
     ToolMessage,
     UsageError,
 )
-from podium.orchestration.handoff import create_handoff_tool, history_problems, repair_history
-from podium.orchestration.supervisor import create_supervisor
+from podium.orchestration.supervisor.handoff import create_handoff_tool, history_problems, repair_history
+from podium.orchestration.supervisor.supervisor import create_supervisor
 from podium.testing import FunctionModel, tool_call
 
 FIGURES = ["67,317", "164,000", "1,551,000", "14,000", "181,269"]

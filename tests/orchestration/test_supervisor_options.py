@@ -21,8 +21,8 @@ from podium import (
     SystemMessage,
     ToolMessage,
 )
-from podium.orchestration.handoff import create_handoff_tool, history_problems
-from podium.orchestration.supervisor import create_supervisor
+from podium.orchestration.supervisor.handoff import create_handoff_tool, history_problems
+from podium.orchestration.supervisor.supervisor import create_supervisor
 from podium.testing import FunctionModel, tool_call
 
 

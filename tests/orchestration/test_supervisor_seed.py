@@ -15,7 +15,7 @@ import pytest
 
 from examples.faang import CASSETTE, QUESTION, build, seed_reply
 from podium import Runtime, SQLiteStore
-from podium.orchestration.handoff import history_problems
+from podium.orchestration.supervisor.handoff import history_problems
 from podium.testing import FunctionModel, ReplayModel
 
 ROOT = Path(__file__).parents[2]

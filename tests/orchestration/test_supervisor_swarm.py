@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from podium import AIMessage, HumanMessage, Message, ModelRequest, ReactAgent, Runtime, SQLiteStore, UsageError
-from podium.orchestration.handoff import history_problems
-from podium.orchestration.swarm import create_swarm
+from podium.orchestration.supervisor.handoff import history_problems
+from podium.orchestration.supervisor.swarm import create_swarm
 from podium.testing import FunctionModel, tool_call
 
 

@@ -9,7 +9,7 @@ from tests.orchestration.tasks_support import requests_of, routed
 
 from podium import AIMessage, Event, HumanMessage, Message, ReactAgent, Runtime, SideChannel, StepRecorded, ToolMessage
 from podium.errors import UsageError
-from podium.orchestration.tasks import ResponderAgent, Task, TaskMessage, send_tool
+from podium.orchestration.tasks.task import ResponderAgent, Task, TaskMessage, send_tool
 from podium.testing import ScriptedModel, tool_call
 
 

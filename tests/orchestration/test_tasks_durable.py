@@ -13,7 +13,7 @@ from typing import Any
 from tests.orchestration.tasks_support import THREAD, requests_of, routed
 
 from podium import AIMessage, Event, HumanMessage, InterruptRaised, Message, Runtime, SQLiteStore, ToolMessage
-from podium.orchestration.tasks import ResponderAgent, Task
+from podium.orchestration.tasks.task import ResponderAgent, Task
 from podium.testing import FunctionModel, tool_call
 
 SUPPORT = Path(__file__).parent / "tasks_support.py"

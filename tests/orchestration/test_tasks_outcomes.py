@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from tests.orchestration.tasks_support import requests_of, routed
 
 from podium import AIMessage, HumanMessage, Limits, Message, Runtime, ToolMessage
-from podium.orchestration.tasks import (
+from podium.orchestration.tasks.task import (
     KillSwitch,
     ResponderAgent,
     Task,

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from tests.orchestration.tasks_support import requests_of, routed
 
 from podium import AIMessage, HumanMessage, Message, ModelRetry, Runtime, ToolMessage
-from podium.orchestration.tasks import AgentState, ResponderAgent, Task, TaskLimits, TaskMessage, with_guidance
+from podium.orchestration.tasks.task import AgentState, ResponderAgent, Task, TaskLimits, TaskMessage, with_guidance
 from podium.testing import tool_call
 
 

@@ -7,7 +7,14 @@ from typing import Any
 
 from examples.smart_investigator import ROLE, build
 from podium import Agent, AgentResult, AIMessage, HumanMessage, RunContext, Runtime, ToolMessage
-from podium.routing import Classifier, Decision, HybridClassifier, LLMClassifier, PendingTask, Query
+from podium.orchestration.master.routing import (
+    Classifier,
+    Decision,
+    HybridClassifier,
+    LLMClassifier,
+    PendingTask,
+    Query,
+)
 from podium.testing import ScriptedModel, tool_call
 
 CATALOG = build().catalog

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
-from podium.routing.base import Classifier, Decision, DecisionKind, Query
-from podium.routing.router import describe_expectation
+from podium.orchestration.master.routing.base import Classifier, Decision, DecisionKind, Query
+from podium.orchestration.master.routing.router import describe_expectation
 from podium.tools import ToolSpec
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from podium.agents.react import ReactAgent
 from podium.errors import AgentError
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
-from podium.orchestration.handoff import canonical_calls
+from podium.orchestration.supervisor.handoff import canonical_calls
 from podium.runtime.context import LimitReached, RunContext
 
 __all__ = [

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from podium.routing.base import Classifier, Decision, Query
-from podium.routing.router import Router
+from podium.orchestration.master.routing.base import Classifier, Decision, Query
+from podium.orchestration.master.routing.router import Router
 
 if TYPE_CHECKING:
     from podium.runtime.context import RunContext
@@ -27,7 +27,8 @@ class HybridClassifier(Classifier):
         """Combine ``llm`` with ``router`` (default: a :class:`Router` with its default thresholds).
 
         Args:
-            llm: the classifier used when the router is unsure (usually :class:`podium.routing.LLMClassifier`).
+            llm: the classifier used when the router is unsure (usually an
+                :class:`~podium.orchestration.master.LLMClassifier`).
             router: the offline router.
             min_confidence: the router's decisions at or above this confidence are taken without the LLM.
         """

@@ -29,8 +29,8 @@ from podium.agents.base import Agent
 from podium.errors import UsageError
 from podium.events import ErrorEvent, Interrupt
 from podium.messages import HumanMessage
-from podium.orchestration.master_types import HUMAN, ToolArgument, ToolCallRequest, ToolContent, ToolInput
-from podium.routing.base import ToolProfile
+from podium.orchestration.master.routing.base import ToolProfile
+from podium.orchestration.master.types import HUMAN, ToolArgument, ToolCallRequest, ToolContent, ToolInput
 from podium.runtime.context import RunContext, Suspended
 from podium.tools import Tool, ToolMetadata, ToolReturn, result_to_text
 

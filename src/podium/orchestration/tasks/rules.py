@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from podium.errors import UsageError
-from podium.orchestration.task_types import TaskMessage
+from podium.orchestration.tasks.types import TaskMessage
 
 __all__ = ["Mark", "loop_period", "mark_of", "parse_sequence", "sequence_done"]
 

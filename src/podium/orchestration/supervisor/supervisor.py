@@ -34,7 +34,7 @@ from podium.agents.react import ReactAgent
 from podium.errors import AgentError, StepLimitExceeded, UsageError
 from podium.messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
-from podium.orchestration._loop import (
+from podium.orchestration.supervisor._loop import (
     Prompt,
     check_budget,
     compact_rounds,
@@ -44,7 +44,7 @@ from podium.orchestration._loop import (
     structured_response,
     system_prompt,
 )
-from podium.orchestration.handoff import (
+from podium.orchestration.supervisor.handoff import (
     FORWARD_MESSAGE,
     HandoffTool,
     canonical_calls,

@@ -49,10 +49,10 @@ from podium.agents.base import Agent, AgentResult
 from podium.errors import AgentError, UsageError
 from podium.events import Event
 from podium.messages import AIMessage, HumanMessage
-from podium.orchestration.task_agent import AgentSession, NoToolReaction, ResponderAgent
-from podium.orchestration.task_loop import Scope, execute
-from podium.orchestration.task_rules import parse_sequence
-from podium.orchestration.task_tools import (
+from podium.orchestration.tasks.agent import AgentSession, NoToolReaction, ResponderAgent
+from podium.orchestration.tasks.loop import Scope, execute
+from podium.orchestration.tasks.rules import parse_sequence
+from podium.orchestration.tasks.tools import (
     done_tool,
     final_result_tool,
     handler_tool,
@@ -60,7 +60,7 @@ from podium.orchestration.task_tools import (
     tool_guide,
     with_guidance,
 )
-from podium.orchestration.task_types import (
+from podium.orchestration.tasks.types import (
     AGENT,
     LLM,
     TASK,

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from podium.events import StepRecorded
 from podium.messages import Message, ToolCall, Usage
-from podium.orchestration.task_agent import AgentSession
-from podium.orchestration.task_rules import Mark, loop_period, mark_of, sequence_done
-from podium.orchestration.task_types import AGENT, LLM, TASK, USER, AgentState, Outcome, TaskMessage, TaskResult
+from podium.orchestration.tasks.agent import AgentSession
+from podium.orchestration.tasks.rules import Mark, loop_period, mark_of, sequence_done
+from podium.orchestration.tasks.types import AGENT, LLM, TASK, USER, AgentState, Outcome, TaskMessage, TaskResult
 from podium.runtime.context import RunContext
 from podium.tools import Tool
 
 if TYPE_CHECKING:
-    from podium.orchestration.tasks import Task
+    from podium.orchestration.tasks.task import Task
 
 __all__ = ["Scope", "execute"]
 

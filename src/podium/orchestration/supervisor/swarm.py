@@ -16,8 +16,8 @@ from podium.agents.react import ReactAgent
 from podium.errors import StepLimitExceeded, UsageError
 from podium.messages import AIMessage, HumanMessage, ToolMessage
 from podium.models.base import ModelRequest
-from podium.orchestration._loop import check_budget, system_prompt
-from podium.orchestration.handoff import HandoffTool, canonical_calls, create_handoff_tool, repair_history
+from podium.orchestration.supervisor._loop import check_budget, system_prompt
+from podium.orchestration.supervisor.handoff import HandoffTool, canonical_calls, create_handoff_tool, repair_history
 from podium.runtime.context import LimitReached, RunContext
 from podium.tools import ToolSpec
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from podium.events import Expectation
-from podium.routing.text import STOPWORDS, stem, words
+from podium.orchestration.master.routing.text import STOPWORDS, stem, words
 
 __all__ = [
     "fit_expectation",

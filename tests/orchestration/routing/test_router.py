@@ -6,7 +6,7 @@ import pytest
 
 from examples.smart_investigator import CLAIM_ID, ROLE, TOPOLOGY, build
 from podium import Expectation
-from podium.routing import (
+from podium.orchestration.master.routing import (
     Decision,
     PendingTask,
     Query,
@@ -19,7 +19,7 @@ from podium.routing import (
     is_capability_question,
     looks_like_request,
 )
-from podium.routing.text import TfIdfIndex, features, stem
+from podium.orchestration.master.routing.text import TfIdfIndex, features, stem
 
 CATALOG = build().catalog
 DL, SS = "DeclineLetterAssistance", "SmartStrategy"
@@ -280,7 +280,7 @@ def test_decisions_round_trip_as_json() -> None:
 def test_routing_all_matches_public_members() -> None:
     import types
 
-    import podium.routing as routing
+    import podium.orchestration.master.routing as routing
 
     public = {n for n, v in vars(routing).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)}
     assert set(routing.__all__) == public

@@ -24,8 +24,8 @@ from podium.errors import UsageError
 from podium.events import Expectation
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
-from podium.orchestration.task_tools import META_KEY, current_state, handler_tool, tool_guide
-from podium.orchestration.task_types import AGENT, LLM, TASK, USER, AgentState, TaskMessage, parse_address, parse_done
+from podium.orchestration.tasks.tools import META_KEY, current_state, handler_tool, tool_guide
+from podium.orchestration.tasks.types import AGENT, LLM, TASK, USER, AgentState, TaskMessage, parse_address, parse_done
 from podium.runtime.context import RunContext
 from podium.tools import Tool, ToolSpec
 

@@ -6,12 +6,12 @@ Order of checks for a human's message (``specs/master_agent.md``, "Classifiers")
    answered from the tool metadata;
 2. expectation fit: an answer that fits what the pending task expects (a choice, a pattern) goes back to it;
 3. similarity: TF-IDF over words, word pairs and character trigrams between the text and each tool's description,
-   introduction and example utterances (:mod:`podium.routing.text`);
+   introduction and example utterances (:mod:`podium.orchestration.master.routing.text`);
 4. thresholds: a task switch needs a stronger match than a fresh request; below them the router asks the human to
    clarify (an answer that does not fit) or refuses the request as out of scope.
 
-Every decision carries a confidence, so :class:`podium.routing.HybridClassifier` can ask an LLM only when the
-router is unsure.
+Every decision carries a confidence, so :class:`~podium.orchestration.master.HybridClassifier` can ask an LLM only when
+the router is unsure.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from podium.events import Expectation
-from podium.routing.base import Classifier, Decision, Query, ToolCatalog
-from podium.routing.rules import (
+from podium.orchestration.master.routing.base import Classifier, Decision, Query, ToolCatalog
+from podium.orchestration.master.routing.rules import (
     fit_expectation,
     harmful_term,
     is_abandon,
     is_capability_question,
     looks_like_request,
 )
-from podium.routing.text import TfIdfIndex, words
+from podium.orchestration.master.routing.text import TfIdfIndex, words
 
 if TYPE_CHECKING:
     from podium.runtime.context import RunContext

@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from typing import Any, Optional, get_type_hints
 
 from podium.errors import ModelRetry, ToolDefinitionError
-from podium.orchestration.task_types import AgentState, FinalResult, TaskDone, TaskMessage
+from podium.orchestration.tasks.types import AgentState, FinalResult, TaskDone, TaskMessage
 from podium.tools import Tool, ToolReturn, result_to_text
 
 __all__ = ["done_tool", "final_result_tool", "handler_tool", "send_tool", "tool_guide", "with_guidance"]

@@ -30,8 +30,12 @@ from podium.agents.base import Agent, AgentResult
 from podium.errors import StepLimitExceeded, UsageError
 from podium.events import TaskStackChanged
 from podium.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
-from podium.orchestration.master_tools import ASK_STATE, MasterTool, as_master_tool, run_tool
-from podium.orchestration.master_types import (
+from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
+from podium.orchestration.master.routing.llm import CONTROL_TOOLS
+from podium.orchestration.master.routing.router import Router
+from podium.orchestration.master.routing.rules import harmful_term, is_abandon
+from podium.orchestration.master.tools import ASK_STATE, MasterTool, as_master_tool, run_tool
+from podium.orchestration.master.types import (
     HUMAN,
     TaskEntry,
     TaskStack,
@@ -40,10 +44,6 @@ from podium.orchestration.master_types import (
     ToolContent,
     ToolInput,
 )
-from podium.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
-from podium.routing.llm import CONTROL_TOOLS
-from podium.routing.router import Router
-from podium.routing.rules import harmful_term, is_abandon
 from podium.runtime.context import RunContext
 from podium.tools import Tool
 
@@ -71,7 +71,7 @@ class MasterAgent(Agent):
             name: the agent's name (in paths, on its messages, in its state key).
             title: how it introduces itself ("Hello, I am {title}"); default: ``name``.
             description: what it does, when it is itself a tool of another agent.
-            classifier: the intent classifier (default: the offline :class:`podium.routing.Router`).
+            classifier: the intent classifier (default: the offline :class:`~podium.orchestration.master.Router`).
             max_message_chars: longer human messages are answered with a request to shorten them.
             max_tool_calls: tool calls allowed between two human messages (stops tools chaining forever).
 

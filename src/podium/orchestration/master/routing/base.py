@@ -156,8 +156,9 @@ class Decision:
 
 
 class Classifier(ABC):
-    """Decides what the orchestrator does with a message. Implementations: :class:`podium.routing.Router`
-    (offline), :class:`podium.routing.LLMClassifier`, :class:`podium.routing.HybridClassifier`."""
+    """Decides what the orchestrator does with a message. Implementations:
+    :class:`~podium.orchestration.master.Router` (offline), :class:`~podium.orchestration.master.LLMClassifier`,
+    :class:`~podium.orchestration.master.HybridClassifier`."""
 
     name: str = "classifier"
     """A label recorded with each decision."""

@@ -1,0 +1,23 @@
+"""The supervisor and the swarm (seed 001): ReAct agents delegating to each other through handoff tools.
+
+- :func:`create_supervisor` / :class:`Supervisor` (``supervisor.py``): one agent delegates to workers.
+- :func:`create_swarm` / :class:`Swarm` (``swarm.py``): agents hand off to each other.
+- ``handoff.py``: the handoff tools and the history checks both use.
+"""
+
+from podium.orchestration.supervisor.handoff import HandoffTool, create_handoff_tool, history_problems, repair_history
+from podium.orchestration.supervisor.supervisor import ContextPolicy, OutputMode, Supervisor, create_supervisor
+from podium.orchestration.supervisor.swarm import Swarm, create_swarm
+
+__all__ = [
+    "ContextPolicy",
+    "HandoffTool",
+    "OutputMode",
+    "Supervisor",
+    "Swarm",
+    "create_handoff_tool",
+    "create_supervisor",
+    "create_swarm",
+    "history_problems",
+    "repair_history",
+]
