@@ -189,7 +189,10 @@ class Supervisor(Agent):
         turn = next((i + 1 for i in range(len(view) - 1, -1, -1) if isinstance(view[i], HumanMessage)), len(view))
         segments: dict[str, int] = {}
         handoffs = 0
-        raw_ctx = ctx.child("raw", namespace=f"{ctx.namespace}#raw") if self.after_model else ctx
+        # When a reply may be changed (a hook) or partly hidden (hidden handoffs, a forwarded answer), the model's
+        # raw reply is journaled apart and the conversation records only what a client should read.
+        hides = self.after_model is not None or self.forward_message or not self.add_handoff_messages
+        raw_ctx = ctx.child("raw", namespace=f"{ctx.namespace}#raw") if hides else ctx
         for _ in range(self.max_steps):
             check_budget(ctx, self.max_tokens, f"supervisor {self.name!r}")
             shown = view if self.worker_rounds is None else compact_rounds(view, turn, self.worker_rounds)
@@ -200,10 +203,10 @@ class Supervisor(Agent):
                 request = await maybe_await(self.before_model(request))
             reply = (await raw_ctx.call_model(self.model, request, name=self.name)).message
             if self.after_model is not None:
-                reply = await record(ctx, await maybe_await(self.after_model(reply)))
+                reply = await maybe_await(self.after_model(reply))
             reply = canonical_calls(reply)
             if not reply.tool_calls:
-                view.append(reply)
+                view.append(await record(ctx, reply) if hides else reply)
                 data = await self._structured(ctx, view) if self.response_format is not None else None
                 return AgentResult(output=reply.content, messages=view[start:], data=data)
             handoffs += sum(1 for c in reply.tool_calls if c.name in self.handoffs)
@@ -212,7 +215,7 @@ class Supervisor(Agent):
                     "handoffs",
                     f"supervisor {self.name!r} reached its limit of {self.max_handoffs} handoffs in one turn",
                 )
-            final = await self._round(ctx, view, reply, question, segments)
+            final = await self._round(ctx, view, reply, question, segments, record_reply=hides)
             if final is not None:
                 return AgentResult(output=final.content, messages=view[start:])
         raise StepLimitExceeded(self.name, self.max_steps)
@@ -233,13 +236,19 @@ class Supervisor(Agent):
         reply: AIMessage,
         question: str,
         segments: dict[str, int],
+        *,
+        record_reply: bool,
     ) -> AIMessage | None:
-        """Answer every call of ``reply``; return the final message when ``forward_message`` ended the turn."""
+        """Answer every call of ``reply``; return the final message when ``forward_message`` ended the turn.
+
+        ``record_reply``: the reply was journaled apart, so record what the conversation shows of it here.
+        """
         shared = self.context == "shared"
         answers: dict[str, ToolMessage] = {}
         jobs: list[_Job] = []
         regular: list[ToolCall] = []
         forwarded: str | None = None
+        forward_ids: set[str] = set()
         for call in reply.tool_calls:
             handoff = self.handoffs.get(call.name)
             if handoff is not None:
@@ -255,19 +264,24 @@ class Supervisor(Agent):
                 answers[call.id] = answer
                 if text is not None and forwarded is None:
                     forwarded = text
+                    forward_ids.add(call.id)
             else:
                 regular.append(call)
         if forwarded is not None:  # the turn ends with the forwarded answer: nobody else is asked
             for job in jobs:
                 answers[job.call.id] = error_result(job.call, "Not transferred: an answer was forwarded to the user.")
             jobs = []
-        recorded: set[str] = set()
+        # Hidden handoffs and a successful forward leave no trace in the conversation (langgraph-supervisor's
+        # layout): the forwarded answer ends the turn as the supervisor's own message.
+        hidden = {j.call.id for j in jobs} if not self.add_handoff_messages else set()
+        shown = reply if not (hidden or forward_ids) else without_calls(reply, hidden | forward_ids)
+        if record_reply and (shown.tool_calls or shown.content):
+            shown = await record(ctx, shown)
+        recorded: set[str] = set(forward_ids)
         if regular:
             for result in await ctx.call_tools(self.tools, regular):
                 answers[result.tool_call_id] = result
                 recorded.add(result.tool_call_id)
-        hidden = {j.call.id for j in jobs} if not self.add_handoff_messages else set()
-        shown = reply if not hidden else without_calls(reply, hidden)
         acked = {j.call.id: j.handoff.agent for j in jobs} if shared and self.add_handoff_messages else {}
         for call in reply.tool_calls:  # record the other answers in call order (deterministic journal keys)
             if call.id in recorded:
