@@ -78,7 +78,15 @@ async def test_done_if_no_response_ends_when_the_named_responder_has_nothing_to_
         done_if_no_response=["agent"],
     )
     result = await task.run("go", user_default="more")
-    assert (result.content, result.reason) == ("the product is 42", "agent gave no response")
+    # As in Langroid, the condition holds from the first step: the agent has nothing to say to the input.
+    assert (result.content, result.reason, result.turns) == ("go", "agent gave no response", 1)
+
+
+async def test_done_if_no_response_ends_on_an_empty_reply_to_the_input() -> None:
+    model = routed(w=lambda m: "")
+    task = Task(ResponderAgent("w", model, system="w"), interactive=True, done_if_no_response=["llm"])
+    result = await task.run("hello", user_default="more")
+    assert (result.outcome, result.reason, result.content, result.turns) == ("done", "llm gave no response", "hello", 1)
 
 
 @pytest.mark.parametrize(("done_on_tool", "turns"), [(True, 1), (["finish_up"], 3)])

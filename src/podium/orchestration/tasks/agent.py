@@ -25,7 +25,17 @@ from podium.events import Expectation
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
 from podium.orchestration.tasks.tools import META_KEY, current_state, handler_tool, tool_guide
-from podium.orchestration.tasks.types import AGENT, LLM, TASK, USER, AgentState, TaskMessage, parse_address, parse_done
+from podium.orchestration.tasks.types import (
+    AGENT,
+    LLM,
+    TASK,
+    USER,
+    USER_QUIT_STRINGS,
+    AgentState,
+    TaskMessage,
+    parse_address,
+    parse_done,
+)
 from podium.runtime.context import RunContext
 from podium.tools import Tool, ToolSpec
 
@@ -199,12 +209,15 @@ class ResponderAgent:
     async def user_response(self, session: AgentSession, message: TaskMessage) -> TaskMessage | None:
         """The human's answer to ``message``: a durable interrupt, or the default answer when one is set.
 
-        An empty answer is no response. The answer may signal ``DONE`` or address someone (``@name``).
+        An empty answer is no response. The answer may signal ``DONE`` or address someone (``@name``); one of
+        :data:`USER_QUIT_STRINGS` (``q``, ``x``, ``quit``, ``exit``, ``bye``) ends the task with it.
         """
         answer = session.user_default if session.user_default is not None else self.user_default
         if answer is None:
             prompt = message.content or f"{session.task}: your input?"
             answer = await session.ctx.ask(prompt, expectation=self.user_expectation, data={"task": session.task})
+        if answer.strip() in USER_QUIT_STRINGS:
+            return TaskMessage(content=answer.strip(), sender=USER, done=True)
         recipient, text = parse_address(answer.strip())
         if not text and recipient is None:
             return None
@@ -295,6 +308,13 @@ class ResponderAgent:
                 if meta.get("recipient"):
                     response.recipient = str(meta["recipient"])
             values.append(value)
+        if chosen is None:  # a handler's text may signal done too, as any responder's may (Langroid)
+            said = next((r for r in results if parse_done(r.content) is not None), None)
+            if said is not None:
+                response.done, chosen = True, said
+                response.value = values[results.index(said)]
+                response.content = parse_done(said.content) or ""
+                return response
         if chosen is not None:
             response.content = chosen.content
         elif len(results) == 1:

@@ -128,7 +128,7 @@ async def _loop(task: Task, session: AgentSession, scope: Scope, frame: Frame, m
         if stop is not None:
             return end(stop[0], stop[1], pending)
         turn += 1
-        response, responder, ended = await _step(task, session, scope, pending, calls, first=not trail)
+        response, responder, ended = await _step(task, session, scope, pending, calls)
         if ended is not None:
             return end("done", ended, pending)
         if response is None or responder is None:
@@ -149,7 +149,7 @@ async def _loop(task: Task, session: AgentSession, scope: Scope, frame: Frame, m
         elif responder != LLM:
             retries = 0
         trail.append(mark_of(responder, response))
-        done = _done_reason(task, response, responder, trail)
+        done = _done_reason(task, response, responder, trail) or _to_caller(scope, response)
         if done is not None:
             return end("done", done, response)
         period = loop_period(trail, limits.loop_cycle, limits.loop_repeats) if limits.loop_cycle else None
@@ -222,7 +222,7 @@ def _done_reason(task: Task, response: TaskMessage, responder: str, trail: list[
 
 
 async def _step(
-    task: Task, session: AgentSession, scope: Scope, pending: TaskMessage, calls: dict[str, int], *, first: bool
+    task: Task, session: AgentSession, scope: Scope, pending: TaskMessage, calls: dict[str, int]
 ) -> tuple[TaskMessage | None, str | None, str | None]:
     """The first valid response to ``pending``, who gave it, and a done reason when a silence ends the task."""
     agent = task.agent
@@ -259,7 +259,7 @@ async def _step(
             response = await _delegate(task, session, scope, sub, pending, calls)
         if response is not None:
             return response, responder, None
-        if responder in task.done_if_no_response and not first and not tools:
+        if responder in task.done_if_no_response and not tools:
             return None, responder, f"{responder} gave no response"
     if tools and not addressed:
         return _routing_error(task, pending, _unhandled(task, pending.tool_calls)), TASK, None
@@ -267,11 +267,22 @@ async def _step(
 
 
 def _resolve(task: Task, recipient: str) -> str | None:
-    if recipient in (LLM, task.name, task.agent.name):
+    """The responder ``recipient`` names (names match case-insensitively, as entity names do in Langroid)."""
+    key = recipient.lower()
+    if key in (LLM, task.name.lower(), task.agent.name.lower()):
         return LLM if task.agent.model is not None else None
-    if recipient in (AGENT, USER) or recipient in task.responders[3:]:
-        return recipient
-    return None
+    return next((r for r in (AGENT, USER, *task.responders[3:]) if r.lower() == key), None)
+
+
+def _to_caller(scope: Scope, response: TaskMessage) -> str | None:
+    """A done reason when ``response`` is addressed to the task that called this one: its result goes up."""
+    if response.recipient is None or len(scope.frames) < 2:
+        return None
+    caller = scope.frames[-2].task
+    if response.recipient.lower() not in (caller.name.lower(), caller.agent.name.lower()):
+        return None
+    response.recipient = None
+    return f"addressed its caller {caller.name!r}"
 
 
 def _known(task: Task) -> list[str]:
@@ -311,7 +322,9 @@ async def _delegate(
     # Each call gets its own path segment, so its journal keys never collide with an earlier call's.
     result = await execute(sub, ctx.child(f"{sub.name}.{number}"), scope, inbound)
     await ctx.progress(f"{sub.name} → {task.name} ({result.outcome}: {result.reason})")
-    last, done = result.message, result.outcome == "done"
+    last = result.message
+    # Ending on a fixed turn budget is a normal result (a single-round sub-task), not a failure to report.
+    done = result.outcome in ("done", "fixed_turns")
     content = last.content
     if not done:
         content = f"[{sub.name} stopped: {result.outcome}: {result.reason}]" + (f"\n{content}" if content else "")

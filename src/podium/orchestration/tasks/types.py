@@ -21,6 +21,7 @@ __all__ = [
     "LLM",
     "TASK",
     "USER",
+    "USER_QUIT_STRINGS",
     "AgentState",
     "FinalResult",
     "KillSwitch",
@@ -42,6 +43,8 @@ USER = "user"
 """The human responder (also the sender of a task's input, as a sub-task sees it)."""
 TASK = "task"
 """The task itself, as the sender of routing errors (unknown recipient, a tool nobody handles)."""
+USER_QUIT_STRINGS = frozenset({"q", "x", "quit", "exit", "bye"})
+"""Answers of the human that end the task (as in Langroid)."""
 
 Outcome: TypeAlias = Literal[
     "done", "stalled", "max_turns", "fixed_turns", "budget", "timeout", "infinite_loop", "killed", "interrupted"
