@@ -58,7 +58,9 @@ async def test_a_sub_task_limited_to_one_turn_hands_its_answer_up_as_a_normal_re
 async def test_a_sub_task_addressing_its_caller_ends_and_hands_the_content_up(reply: AIMessage) -> None:
     def master(messages: list[Message]) -> str:
         last = messages[-1]
-        return f"DONE got {last.content}" if isinstance(last, HumanMessage) and last.name == "worker" else "TO[worker]: 12"
+        return (
+            f"DONE got {last.content}" if isinstance(last, HumanMessage) and last.name == "worker" else "TO[worker]: 12"
+        )
 
     def worker(messages: list[Message]) -> AIMessage:
         return reply
