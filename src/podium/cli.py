@@ -211,6 +211,25 @@ def history(
     _with_store(store, dump)
 
 
+@cli.command("eval")
+def eval_(
+    app: Annotated[str, typer.Argument(help="An example name, a .py file, or module:attribute")],
+    conversations: Annotated[list[str], typer.Argument(help="Conversation files (JSON) or folders of them")],
+    isolated: Annotated[bool, typer.Option("--isolated", help="One process per turn over a SQLite file")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
+) -> None:
+    """Run conversations written as data against an app; print a table and a score (exit 1 if any fails)."""
+    from podium.evaluation import load_conversations, run_eval
+
+    try:
+        report = asyncio.run(run_eval(app, load_conversations(conversations), isolated=isolated))
+    except PodiumError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.table())
+    raise typer.Exit(0 if report.score == 1.0 else 1)
+
+
 def main() -> None:
     """Entry point of the ``podium`` command."""
     cli()
