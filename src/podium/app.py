@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from podium.models.base import Model
     from podium.settings import Settings
 
-__all__ = ["App", "load_app"]
+__all__ = ["App", "example_names", "load_app"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -82,6 +82,11 @@ def _load_example(folder: Path, stem: str) -> ModuleType:
     return importlib.import_module(f"{folder.name}.{stem}")
 
 
+def example_names() -> list[str]:
+    """The example apps found in ``examples/`` of the current folder or its parents (as ``podium chat`` takes them)."""
+    return sorted({p.stem.replace("_", "-") for d in _examples_dirs() for p in d.glob("*.py") if p.stem != "__init__"})
+
+
 def load_app(spec: str) -> App:
     """Find and load the app named by ``spec``.
 
@@ -108,10 +113,7 @@ def load_app(spec: str) -> App:
             except ImportError as exc:
                 raise UsageError(f"cannot import app module {module_name!r}: {exc}") from None
     if module is None:
-        known = sorted(
-            p.stem.replace("_", "-") for d in _examples_dirs() for p in d.glob("*.py") if p.stem != "__init__"
-        )
-        raise UsageError(f"no app {spec!r}; examples found here: {', '.join(known) or 'none'}")
+        raise UsageError(f"no app {spec!r}; examples found here: {', '.join(example_names()) or 'none'}")
     found = getattr(module, attribute, None)
     if not isinstance(found, App):
         raise UsageError(f"{spec!r} has no App named {attribute!r}")

@@ -230,6 +230,41 @@ def eval_(
     raise typer.Exit(0 if report.score == 1.0 else 1)
 
 
+def _serve_apps(names: list[str]) -> dict[str, Any]:
+    from podium.app import example_names
+
+    chosen = names or example_names()
+    if not chosen:
+        raise PodiumError("no apps to serve: name them (podium serve trip) or run where an examples/ folder is")
+    loaded = [load_app(name) for name in chosen]
+    return {app.name: app for app in loaded}
+
+
+@cli.command()
+def serve(
+    apps: Annotated[list[str] | None, typer.Argument(help="Apps to serve (default: every example)")] = None,
+    host: Annotated[str, typer.Option("--host", help="Address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to bind")] = 8000,
+    store: StoreOption = None,
+) -> None:
+    """Serve apps over HTTP: the thread and run API (see docs/server.md). Needs the ``server`` extra."""
+    try:
+        import uvicorn
+
+        from podium.server import create_app
+    except ImportError as exc:  # pragma: no cover - the dev extra installs both
+        typer.echo(f"error: podium serve needs the server extra (pip install 'podium[server]'): {exc}", err=True)
+        raise typer.Exit(2) from None
+    try:
+        served = _serve_apps(apps or [])
+        opened = open_store(store)
+    except PodiumError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"serving {', '.join(served)} on http://{host}:{port} (dev mode: one local user)", err=True)
+    uvicorn.run(create_app(served, store=opened, close_store=True), host=host, port=port, log_level="warning")
+
+
 def main() -> None:
     """Entry point of the ``podium`` command."""
     cli()

@@ -1,0 +1,81 @@
+"""The app factory: :func:`create_app` puts Podium apps behind the thread and run API.
+
+The server owns one :class:`~podium.runtime.runtime.Runtime` on the given store. Errors always answer JSON
+``{"detail": ...}`` with a fitting status: a Podium error maps to 400/404/409/503, a bad body to 422.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from podium.errors import PodiumError, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
+from podium.server import assistants
+from podium.server._state import ServerState
+from podium.server.auth import AuthConfig
+
+if TYPE_CHECKING:
+    from podium.app import App
+    from podium.store.base import Store
+
+__all__ = ["create_app"]
+
+
+def _status(error: PodiumError) -> int:
+    if isinstance(error, ThreadNotFound):
+        return 404
+    if isinstance(error, ThreadBusy | ThreadWaiting):
+        return 409
+    if isinstance(error, StoreError):
+        return 503
+    return 400
+
+
+async def _podium_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, PodiumError)
+    return JSONResponse({"detail": str(exc)}, status_code=_status(exc))
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    detail = [{k: v for k, v in error.items() if k in ("loc", "msg", "type")} for error in exc.errors()]
+    return JSONResponse({"detail": detail}, status_code=422)
+
+
+def create_app(
+    apps: Mapping[str, App], *, store: Store, auth: AuthConfig | None = None, close_store: bool = False
+) -> FastAPI:
+    """A FastAPI application serving ``apps`` (by name) as assistants, keeping everything in ``store``.
+
+    Args:
+        apps: the apps to serve, by assistant id.
+        store: where threads, runs and events live.
+        auth: how callers authenticate (default: dev mode, one local user).
+        close_store: close ``store`` when the server stops (otherwise the caller does).
+    """
+    from podium.runtime.runtime import Runtime
+
+    state = ServerState(apps=dict(apps), store=store, runtime=Runtime(store), auth=auth or AuthConfig())
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await state.close()
+            if close_store:
+                await store.close()
+
+    from podium import __version__
+
+    app = FastAPI(title="Podium", version=__version__, lifespan=lifespan)
+    app.state.podium = state
+    app.add_exception_handler(PodiumError, _podium_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.include_router(assistants.router)
+    return app
