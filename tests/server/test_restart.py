@@ -13,6 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
+from typer.testing import CliRunner
+
+from podium.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,25 +72,15 @@ def test_serve_runs_the_named_apps_and_stops_on_sigint(tmp_path: Path) -> None:
         assert "serving trip on http://127.0.0.1" in err
 
 
-def test_serve_refuses_an_unknown_app(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "podium", "serve", "nope", "--store", str(tmp_path / "s.db")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 2
-    assert "no app 'nope'" in done.stderr
+def test_serve_refuses_an_unknown_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    done = CliRunner().invoke(cli, ["serve", "nope", "--store", str(tmp_path / "s.db")])
+    assert done.exit_code == 2
+    assert "no app 'nope'" in done.output
 
 
-def test_serve_without_examples_says_what_to_do(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "podium", "serve", "--store", str(tmp_path / "s.db")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 2
-    assert "no apps to serve" in done.stderr
+def test_serve_without_examples_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(cli, ["serve", "--store", str(tmp_path / "s.db")])
+    assert done.exit_code == 2
+    assert "no apps to serve" in done.output
