@@ -116,7 +116,15 @@ class Settings:
             return None
         from podium.models.openai import OpenAIModel
 
-        return OpenAIModel.from_settings(self)
+        return OpenAIModel(
+            self.model,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            azure_endpoint=self.azure_endpoint,
+            api_version=self.api_version,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+        )
 
 
 def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Store:

@@ -2,8 +2,8 @@
 
 The JSON schema of the arguments comes from the signature, the description from the docstring (its first
 paragraph; Google-style ``Args:`` lines describe the parameters). A parameter annotated with
-:class:`podium.RunContext` receives the run's context instead of a model argument: dependencies are injected by
-type, never by parameter name.
+a subclass of :class:`Injectable` (above all :class:`podium.RunContext`) receives the run's context instead of a
+model argument: dependencies are injected by annotation, never by parameter name.
 
 Arguments from a model are validated before the function runs; what is wrong is reported with
 :class:`ToolArgumentsError`, whose text is written for the model to act on.
@@ -24,9 +24,16 @@ from podium.errors import ToolDefinitionError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from podium.runtime.context import RunContext
+__all__ = ["Injectable", "Tool", "ToolArgumentsError", "ToolMetadata", "ToolReturn", "ToolSpec", "is_injected", "tool"]
 
-__all__ = ["Tool", "ToolArgumentsError", "ToolMetadata", "ToolReturn", "ToolSpec", "tool"]
+
+class Injectable:
+    """Base of what a tool receives by annotation instead of from the model (the run context derives from it).
+
+    It lives here, below the runtime, so that tools know what to inject without importing the runtime.
+    """
+
+    __slots__ = ()
 
 
 @dataclass(slots=True, kw_only=True)
@@ -121,10 +128,10 @@ def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return "\n".join(description).strip(), params
 
 
-def _is_context(annotation: Any) -> bool:
-    from podium.runtime.context import RunContext
-
-    return annotation is RunContext or get_origin(annotation) is RunContext
+def is_injected(annotation: Any) -> bool:
+    """True when a parameter annotated ``annotation`` is injected (an :class:`Injectable`, generic or not)."""
+    origin = get_origin(annotation) or annotation
+    return isinstance(origin, type) and issubclass(origin, Injectable)
 
 
 _MODELS: dict[Any, tuple[type[BaseModel], dict[str, Any]]] = {}
@@ -223,7 +230,7 @@ class Tool:
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise ToolDefinitionError(f"tool {self.name!r}: *args and **kwargs are not supported ({pname})")
             annotation = hints.get(pname, inspect.Parameter.empty)
-            if _is_context(annotation):
+            if is_injected(annotation):
                 self._context_param = pname
                 continue
             if annotation is inspect.Parameter.empty:
@@ -243,7 +250,7 @@ class Tool:
 
     @property
     def takes_context(self) -> bool:
-        """True when the function declares a :class:`RunContext` parameter."""
+        """True when the function declares a parameter annotated with the run context (an :class:`Injectable`)."""
         return self._context_param is not None
 
     def validate(self, arguments: str | dict[str, Any]) -> dict[str, Any]:
@@ -281,7 +288,7 @@ class Tool:
             ) from None
         return dict(model.__dict__)
 
-    async def run(self, ctx: RunContext[Any] | None, kwargs: dict[str, Any]) -> Any:
+    async def run(self, ctx: Injectable | None, kwargs: dict[str, Any]) -> Any:
         """Call the function with validated ``kwargs`` (and ``ctx`` when it asks for it); return its result."""
         if self._context_param is not None:
             kwargs = {**kwargs, self._context_param: ctx}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from podium.errors import ModelError, ModelHTTPError, UsageError
 from podium.messages import AIMessage, ToolCall, Usage
@@ -28,9 +28,6 @@ from podium.models.base import (
     ToolCallDelta,
     check_allowed,
 )
-
-if TYPE_CHECKING:
-    from podium.settings import Settings
 
 __all__ = ["OpenAIModel"]
 
@@ -77,21 +74,6 @@ class OpenAIModel(Model):
         self._client = client
         self._own_client = client is None
         self._client_loop: asyncio.AbstractEventLoop | None = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> OpenAIModel:
-        """The model the settings (environment or settings file) describe."""
-        if not settings.model:
-            raise UsageError("no model configured: set PODIUM_MODEL (and PODIUM_BASE_URL / PODIUM_API_KEY)")
-        return cls(
-            settings.model,
-            base_url=settings.base_url,
-            api_key=settings.api_key,
-            azure_endpoint=settings.azure_endpoint,
-            api_version=settings.api_version,
-            timeout=settings.timeout,
-            max_retries=settings.max_retries,
-        )
 
     def _endpoint(self) -> str | None:
         if self.azure_endpoint or self.base_url:

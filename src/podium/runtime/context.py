@@ -33,7 +33,7 @@ from podium.events import (
 )
 from podium.messages import AIMessage, Message, ToolCall, ToolMessage, Usage, valid_history
 from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDelta
-from podium.tools import Tool, ToolArgumentsError, ToolReturn, result_to_text
+from podium.tools import Injectable, Tool, ToolArgumentsError, ToolReturn, result_to_text
 
 if TYPE_CHECKING:
     from podium.store.base import Store
@@ -138,7 +138,7 @@ AskHandler = Callable[[Interrupt], Awaitable[str]]
 """Answers a question asked with :meth:`RunContext.ask` (or raises :class:`Suspended` to wait for it)."""
 
 
-class RunContext(Generic[DepsT]):
+class RunContext(Injectable, Generic[DepsT]):
     """The view of a run that an agent or a tool gets: its path, its dependencies, and journaled steps.
 
     A tool receives one when it declares a parameter annotated ``RunContext`` (or ``RunContext[MyDeps]``).

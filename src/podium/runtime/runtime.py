@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from podium.errors import (
     AgentError,
@@ -36,10 +36,20 @@ from podium.messages import HumanMessage, Message, Usage, message_from_dict, mes
 from podium.runtime.context import LimitReached, Limits, RunContext, RunState, Suspended
 from podium.store.base import RunRecord, RunStatus, Store, new_owner
 
-if TYPE_CHECKING:
-    from podium.agents.base import Agent
-
 __all__ = ["RunResult", "Runtime"]
+
+
+class _Answer(Protocol):
+    output: str
+
+
+class _Agent(Protocol):
+    """What the runtime runs: any :class:`podium.Agent` (the runtime sits below the agents and names only this)."""
+
+    name: str
+
+    async def invoke(self, ctx: RunContext[Any], input: HumanMessage, /) -> _Answer:
+        """Answer ``input`` in ``ctx``."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -114,7 +124,7 @@ class Runtime:
     # public API ---------------------------------------------------------------------------------------------------
     async def run(
         self,
-        agent: Agent,
+        agent: _Agent,
         input: str | HumanMessage,
         *,
         thread_id: str | None = None,
@@ -172,7 +182,7 @@ class Runtime:
 
     async def resume(
         self,
-        agent: Agent,
+        agent: _Agent,
         thread_id: str,
         answer: str | dict[str, str] | None = None,
         *,
@@ -221,7 +231,7 @@ class Runtime:
         finally:
             await self.store.release_thread(thread_id, owner)
 
-    async def stream(self, agent: Agent, input: str | HumanMessage, **options: Any) -> AsyncIterator[Event]:
+    async def stream(self, agent: _Agent, input: str | HumanMessage, **options: Any) -> AsyncIterator[Event]:
         """Run like :meth:`run` and yield its events as they happen, ending with :class:`RunEnded`."""
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         task = asyncio.create_task(self.run(agent, input, on_event=queue.put_nowait, **options))
@@ -303,7 +313,7 @@ class Runtime:
 
     async def _execute(
         self,
-        agent: Agent,
+        agent: _Agent,
         record: RunRecord,
         journal: dict[str, Event],
         owner: str,

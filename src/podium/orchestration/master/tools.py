@@ -32,7 +32,7 @@ from podium.messages import HumanMessage
 from podium.orchestration.master.routing.base import ToolProfile
 from podium.orchestration.master.types import HUMAN, ToolArgument, ToolCallRequest, ToolContent, ToolInput
 from podium.runtime.context import RunContext, Suspended
-from podium.tools import Tool, ToolMetadata, ToolReturn, result_to_text
+from podium.tools import Tool, ToolMetadata, ToolReturn, is_injected, result_to_text
 
 __all__ = ["ASK_STATE", "AgentTool", "FunctionTool", "MasterTool", "TaskFunctionTool", "as_master_tool", "run_tool"]
 
@@ -137,7 +137,7 @@ class TaskFunctionTool(MasterTool):
         if not found:
             raise UsageError(f"{self.name!r} needs a parameter annotated ToolInput to be a TaskFunctionTool")
         self._request_param = found[0]
-        self._context_param = next((k for k, v in hints.items() if _is_context(v)), None)
+        self._context_param = next((k for k, v in hints.items() if is_injected(v)), None)
 
     async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
         kwargs: dict[str, Any] = {self._request_param: request}
@@ -147,10 +147,6 @@ class TaskFunctionTool(MasterTool):
         if inspect.isawaitable(result):
             result = await result
         return _to_content(result)
-
-
-def _is_context(annotation: Any) -> bool:
-    return annotation is RunContext or getattr(annotation, "__origin__", None) is RunContext
 
 
 class AgentTool(MasterTool):

@@ -9,28 +9,65 @@ stopped. What the invocations of one run execution share lives in a :class:`Scop
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal, Protocol
 
 from podium.events import StepRecorded
 from podium.messages import Message, ToolCall, Usage
-from podium.orchestration.tasks.agent import AgentSession
+from podium.orchestration.tasks.agent import AgentSession, ResponderAgent
 from podium.orchestration.tasks.rules import Mark, loop_period, mark_of, sequence_done
-from podium.orchestration.tasks.types import AGENT, LLM, TASK, USER, AgentState, Outcome, TaskMessage, TaskResult
+from podium.orchestration.tasks.types import (
+    AGENT,
+    LLM,
+    TASK,
+    USER,
+    AgentState,
+    KillSwitch,
+    Outcome,
+    TaskLimits,
+    TaskMessage,
+    TaskResult,
+)
 from podium.runtime.context import RunContext
 from podium.tools import Tool
 
-if TYPE_CHECKING:
-    from podium.orchestration.tasks.task import Task
-
 __all__ = ["Scope", "execute"]
+
+
+class _Task(Protocol):
+    """What the loop reads of a :class:`podium.orchestration.tasks.Task` (named here so the loop does not import it)."""
+
+    agent: ResponderAgent
+    name: str
+    history: Literal["keep", "restart"]
+    interactive: bool
+    done_if_response: frozenset[str]
+    done_if_no_response: frozenset[str]
+    done_if_unanswered: frozenset[str]
+    done_on_tool: bool | frozenset[str]
+    done_sequences: list[tuple[str, ...]]
+    limits: TaskLimits
+    kill_switch: KillSwitch | None
+    trace: bool
+    clock: Callable[[], float]
+
+    @property
+    def responders(self) -> tuple[str, ...]:
+        """The responders a step tries, in order."""
+
+    def sub_task(self, name: str) -> _Task:
+        """The sub-task named ``name``."""
+
+    def handled_tools(self) -> frozenset[str]:
+        """Names of the tools this task's agent or any of its descendants handles."""
 
 
 @dataclass(slots=True)
 class Frame:
     """One task invocation in progress; the stack of them is what ancestors' limits are checked against."""
 
-    task: Task
+    task: _Task
     start: Usage
     mark: float
     elapsed: float = 0.0
@@ -56,7 +93,7 @@ def _used(now: Usage, start: Usage) -> Usage:
     )
 
 
-async def execute(task: Task, ctx: RunContext[Any], scope: Scope, message: TaskMessage) -> TaskResult:
+async def execute(task: _Task, ctx: RunContext[Any], scope: Scope, message: TaskMessage) -> TaskResult:
     """Run ``task`` on ``message`` in ``ctx`` until a done condition or a limit; the result says which."""
     keep = task.history == "keep"
     namespace = f"task:{task.name}" if keep else "task:" + "/".join(ctx.path)
@@ -75,7 +112,7 @@ async def execute(task: Task, ctx: RunContext[Any], scope: Scope, message: TaskM
         ctx.namespace = saved
 
 
-async def _session(task: Task, ctx: RunContext[Any], scope: Scope, namespace: str, keep: bool) -> AgentSession:
+async def _session(task: _Task, ctx: RunContext[Any], scope: Scope, namespace: str, keep: bool) -> AgentSession:
     agent = task.agent
     history = scope.histories.get(namespace)
     if history is None:
@@ -109,7 +146,7 @@ async def _session(task: Task, ctx: RunContext[Any], scope: Scope, namespace: st
     return session
 
 
-async def _loop(task: Task, session: AgentSession, scope: Scope, frame: Frame, message: TaskMessage) -> TaskResult:
+async def _loop(task: _Task, session: AgentSession, scope: Scope, frame: Frame, message: TaskMessage) -> TaskResult:
     limits, ctx = task.limits, session.ctx
     guarded = any(f.task.limits.timeout is not None or f.task.kill_switch is not None for f in scope.frames)
     pending = message
@@ -158,7 +195,7 @@ async def _loop(task: Task, session: AgentSession, scope: Scope, frame: Frame, m
         pending = response
 
 
-def _limit(task: Task, turn: int, scope: Scope, usage: Usage) -> tuple[Outcome, str] | None:
+def _limit(task: _Task, turn: int, scope: Scope, usage: Usage) -> tuple[Outcome, str] | None:
     limits = task.limits
     if limits.turns is not None and turn >= limits.turns:
         return "fixed_turns", f"ran its {limits.turns} turn(s)"
@@ -180,7 +217,7 @@ def _limit(task: Task, turn: int, scope: Scope, usage: Usage) -> tuple[Outcome, 
     return None
 
 
-async def _guard(task: Task, ctx: RunContext[Any], scope: Scope, frame: Frame) -> tuple[Outcome, str] | None:
+async def _guard(task: _Task, ctx: RunContext[Any], scope: Scope, frame: Frame) -> tuple[Outcome, str] | None:
     """Check kill switches and running time, journaled so a re-execution takes the same decisions.
 
     Running time is the sum of the journaled step times, so time spent suspended (waiting for the human, or
@@ -204,7 +241,7 @@ async def _guard(task: Task, ctx: RunContext[Any], scope: Scope, frame: Frame) -
     return (value[1], value[2]) if len(value) == 3 else None
 
 
-def _done_reason(task: Task, response: TaskMessage, responder: str, trail: list[Mark]) -> str | None:
+def _done_reason(task: _Task, response: TaskMessage, responder: str, trail: list[Mark]) -> str | None:
     if response.final:
         return f"final result from {responder}"
     if response.done:
@@ -222,7 +259,7 @@ def _done_reason(task: Task, response: TaskMessage, responder: str, trail: list[
 
 
 async def _step(
-    task: Task, session: AgentSession, scope: Scope, pending: TaskMessage, calls: dict[str, int]
+    task: _Task, session: AgentSession, scope: Scope, pending: TaskMessage, calls: dict[str, int]
 ) -> tuple[TaskMessage | None, str | None, str | None]:
     """The first valid response to ``pending``, who gave it, and a done reason when a silence ends the task."""
     agent = task.agent
@@ -266,7 +303,7 @@ async def _step(
     return None, None, None
 
 
-def _resolve(task: Task, recipient: str) -> str | None:
+def _resolve(task: _Task, recipient: str) -> str | None:
     """The responder ``recipient`` names (names match case-insensitively, as entity names do in Langroid)."""
     key = recipient.lower()
     if key in (LLM, task.name.lower(), task.agent.name.lower()):
@@ -285,17 +322,17 @@ def _to_caller(scope: Scope, response: TaskMessage) -> str | None:
     return f"addressed its caller {caller.name!r}"
 
 
-def _known(task: Task) -> list[str]:
+def _known(task: _Task) -> list[str]:
     return [*([LLM] if task.agent.model is not None else []), AGENT, USER, *task.responders[3:]]
 
 
-def _unhandled(task: Task, calls: list[ToolCall]) -> str:
+def _unhandled(task: _Task, calls: list[ToolCall]) -> str:
     names = ", ".join(sorted({f"'{c.name}'" for c in calls}))
     handled = ", ".join(sorted(task.handled_tools())) or "none"
     return f"Unknown tool {names}: nobody here handles it. Tools handled here: {handled}. Call one of these instead."
 
 
-def _routing_error(task: Task, pending: TaskMessage, text: str) -> TaskMessage:
+def _routing_error(task: _Task, pending: TaskMessage, text: str) -> TaskMessage:
     """An error for whoever made ``pending``: a sub-task's model, else this task's model."""
     if pending.sender in task.responders[3:]:
         recipient: str | None = pending.sender
@@ -305,7 +342,7 @@ def _routing_error(task: Task, pending: TaskMessage, text: str) -> TaskMessage:
 
 
 async def _delegate(
-    task: Task, session: AgentSession, scope: Scope, sub: Task, pending: TaskMessage, calls: dict[str, int]
+    task: _Task, session: AgentSession, scope: Scope, sub: _Task, pending: TaskMessage, calls: dict[str, int]
 ) -> TaskMessage:
     """Run ``sub`` on ``pending`` (which it sees as coming from its user) and return its result as a message."""
     ctx = session.ctx
