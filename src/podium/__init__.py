@@ -3,7 +3,7 @@
 The public API is re-exported here; heavy dependencies (``openai``, ``pydantic``) load on first use.
 """
 
-from podium.agents import Agent, AgentResult, ReactAgent
+from podium.agents import Agent, AgentResult, ReactAgent, Toolset
 from podium.errors import (
     AgentError,
     CassetteError,
@@ -121,6 +121,7 @@ __all__ = [
     "ToolReturn",
     "ToolSpec",
     "ToolStarted",
+    "Toolset",
     "Usage",
     "UsageError",
     "__version__",

@@ -1,6 +1,6 @@
 """Agents: the base class and the ReAct agent."""
 
-from podium.agents.base import Agent, AgentResult
+from podium.agents.base import Agent, AgentResult, Toolset
 from podium.agents.react import ReactAgent
 
-__all__ = ["Agent", "AgentResult", "ReactAgent"]
+__all__ = ["Agent", "AgentResult", "ReactAgent", "Toolset"]

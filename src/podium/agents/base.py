@@ -8,14 +8,15 @@ starts fresh for each call.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from podium.messages import HumanMessage, Message
 from podium.runtime.context import RunContext
 from podium.tools import Tool, ToolMetadata
 
-__all__ = ["Agent", "AgentResult"]
+__all__ = ["Agent", "AgentResult", "Toolset"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -28,6 +29,15 @@ class AgentResult:
     """The messages this invocation added (input first)."""
     data: Any = None
     """A structured result, for agents that produce one."""
+
+
+@runtime_checkable
+class Toolset(Protocol):
+    """Tools that may change while an agent lives (an MCP server's): the agent reads them before each model call."""
+
+    def list_tools(self) -> Sequence[Tool]:
+        """The tools as they are now."""
+        ...
 
 
 class Agent(ABC):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from podium.agents.base import Agent, AgentResult
+from podium.agents.base import Agent, AgentResult, Toolset
 from podium.errors import StepLimitExceeded, ToolRetriesExceeded, UsageError
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
@@ -30,7 +30,7 @@ class ReactAgent(Agent):
         self,
         name: str,
         model: Model,
-        tools: Sequence[Tool | Callable[..., Any]] = (),
+        tools: Sequence[Tool | Callable[..., Any] | Toolset] = (),
         *,
         prompt: Prompt = None,
         description: str = "",
@@ -44,7 +44,7 @@ class ReactAgent(Agent):
         Args:
             name: the agent's name, set on its replies.
             model: the model it calls.
-            tools: tools or plain functions (made into tools).
+            tools: tools, plain functions (made into tools) and toolsets (read again before each model call).
             prompt: the system prompt, or a function of the history returning it.
             description: what the agent does, for a caller choosing among agents.
             max_steps: model calls allowed per invocation before :class:`StepLimitExceeded`.
@@ -66,12 +66,32 @@ class ReactAgent(Agent):
         self.handle_tool_errors = handle_tool_errors
         self.settings = settings or ModelSettings()
         self.tools: dict[str, Tool] = {}
+        self.toolsets: list[Toolset] = []
         for item in tools:
+            if isinstance(item, Toolset):
+                self.toolsets.append(item)
+                continue
             made = as_tool(item)
             if made.name in self.tools:
                 raise UsageError(f"agent {name!r} has two tools named {made.name!r}")
             self.tools[made.name] = made
         self._specs = [t.spec for t in self.tools.values()]
+
+    def current_tools(self) -> dict[str, Tool]:
+        """The agent's tools now: its own and its toolsets' current ones.
+
+        Raises:
+            UsageError: a toolset's tool has the name of another tool.
+        """
+        if not self.toolsets:
+            return self.tools
+        merged = dict(self.tools)
+        for toolset in self.toolsets:
+            for item in toolset.list_tools():
+                if item.name in merged:
+                    raise UsageError(f"agent {self.name!r} has two tools named {item.name!r}")
+                merged[item.name] = item
+        return merged
 
     def _system(self, messages: list[Message]) -> list[Message]:
         prompt = self.prompt(messages) if callable(self.prompt) else self.prompt
@@ -115,14 +135,16 @@ class ReactAgent(Agent):
             if before_model is not None:
                 before_model()
             view = messages if shown is None else shown(messages)
-            request = ModelRequest(messages=self._system(view) + view, tools=self._specs, settings=self.settings)
+            tools = self.current_tools()
+            specs = self._specs if tools is self.tools else [t.spec for t in tools.values()]
+            request = ModelRequest(messages=self._system(view) + view, tools=specs, settings=self.settings)
             reply = (await ctx.call_model(self.model, request, name=self.name)).message
             if after_model is not None:
                 reply = after_model(reply)
             messages.append(reply)
             if not reply.tool_calls:
                 return messages[start:]
-            results = await ctx.call_tools(self.tools, reply.tool_calls, handle_errors=self.handle_tool_errors)
+            results = await ctx.call_tools(tools, reply.tool_calls, handle_errors=self.handle_tool_errors)
             messages.extend(results)
             if all(r.is_error for r in results):
                 failing_rounds += 1
