@@ -2,14 +2,30 @@
 
 - :class:`ResponderAgent` (``agent.py``): LLM, tool-handler and user responders.
 - :class:`Task` (``task.py``) and its loop (``loop.py``) with done rules (``rules.py``).
-- ``tools.py``: tools with handlers, and the ``done`` / ``send`` / ``final_result`` tools; ``types.py``: messages,
-  results and limits.
+- ``tools.py``: tools with handlers, results as tools, and the ``done`` / ``send`` / ``final_result`` / pass /
+  sub-task tools; ``types.py``: messages, results, limits and Langroid's text signals.
 """
 
 from podium.orchestration.tasks.agent import ResponderAgent
-from podium.orchestration.tasks.task import Task
-from podium.orchestration.tasks.tools import done_tool, final_result_tool, send_tool, with_guidance
+from podium.orchestration.tasks.task import Task, TypedTask
+from podium.orchestration.tasks.tools import (
+    ResultTool,
+    done_pass_tool,
+    done_tool,
+    final_result_tool,
+    forward_tool,
+    pass_tool,
+    send_tool,
+    task_tool,
+    tool_request,
+    with_guidance,
+)
 from podium.orchestration.tasks.types import (
+    DONE,
+    NO_ANSWER,
+    PASS,
+    PASS_TO,
+    USER_QUIT_STRINGS,
     AgentState,
     FinalResult,
     KillSwitch,
@@ -17,22 +33,36 @@ from podium.orchestration.tasks.types import (
     TaskFailed,
     TaskLimits,
     TaskMessage,
+    TaskPass,
     TaskResult,
 )
 
 __all__ = [
+    "DONE",
+    "NO_ANSWER",
+    "PASS",
+    "PASS_TO",
+    "USER_QUIT_STRINGS",
     "AgentState",
     "FinalResult",
     "KillSwitch",
     "ResponderAgent",
+    "ResultTool",
     "Task",
     "TaskDone",
     "TaskFailed",
     "TaskLimits",
     "TaskMessage",
+    "TaskPass",
     "TaskResult",
+    "TypedTask",
+    "done_pass_tool",
     "done_tool",
     "final_result_tool",
+    "forward_tool",
+    "pass_tool",
     "send_tool",
+    "task_tool",
+    "tool_request",
     "with_guidance",
 ]

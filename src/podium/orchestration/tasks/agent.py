@@ -35,6 +35,7 @@ from podium.orchestration.tasks.types import (
     TaskMessage,
     parse_address,
     parse_done,
+    parse_pass,
 )
 from podium.runtime.context import RunContext
 from podium.tools import Tool, ToolSpec
@@ -110,6 +111,8 @@ class ResponderAgent:
         state: dict[str, Any] | None = None,
         settings: ModelSettings | None = None,
         description: str = "",
+        recognize_recipient_in_content: bool = True,
+        respond_tools_only: bool = False,
     ) -> None:
         """Build the agent.
 
@@ -129,6 +132,9 @@ class ResponderAgent:
             state: the initial state handed to handlers that take :class:`AgentState`.
             settings: request options for the model.
             description: what the agent does.
+            recognize_recipient_in_content: read ``TO[name]:`` / ``@name`` at the start of the model's text as an
+                address (False: the text stays as written, and only the structured field addresses).
+            respond_tools_only: as a sub-task, take only messages calling a tool this agent's tree handles.
 
         Raises:
             UsageError: a bad name, an unknown reaction, or two tools with one name.
@@ -147,6 +153,8 @@ class ResponderAgent:
         self.initial_state = dict(state or {})
         self.settings = settings or ModelSettings()
         self.description = description
+        self.recognize_recipient_in_content = recognize_recipient_in_content
+        self.respond_tools_only = respond_tools_only
         self.handlers: dict[str, Tool] = {}
         """Tools this agent handles, by name."""
         self.usable: dict[str, Tool] = {}
@@ -194,7 +202,7 @@ class ResponderAgent:
         request = ModelRequest(messages=messages, tools=session.specs, settings=self.settings)
         reply = (await session.ctx.call_model(self.model, request, name=self.name)).message
         history.append(reply)
-        return self.parse_reply(reply, session.namespace)
+        return self.parse_reply(reply, session.namespace, addresses=self.recognize_recipient_in_content)
 
     async def agent_response(self, session: AgentSession, message: TaskMessage) -> TaskMessage | None:
         """Run the handlers of ``message``'s tool calls; or react to the model forgetting to use a tool."""
@@ -228,20 +236,25 @@ class ResponderAgent:
 
     # -- helpers --------------------------------------------------------------------------------------------------
     @staticmethod
-    def parse_reply(reply: AIMessage, namespace: str) -> TaskMessage | None:
-        """The model's reply as a pending message: tool calls, recipient and done signal parsed once."""
+    def parse_reply(reply: AIMessage, namespace: str, *, addresses: bool = True) -> TaskMessage | None:
+        """The model's reply as a pending message: tool calls, recipient, done and pass signals parsed once.
+
+        ``addresses``: read a leading ``TO[name]:`` / ``@name`` as the recipient.
+        """
         if not reply.content.strip() and not reply.tool_calls:
             return None
-        recipient, content = parse_address(reply.content)
+        recipient, content = parse_address(reply.content) if addresses else (None, reply.content)
         structured = reply.metadata.get("recipient")
         rest = parse_done(content)
+        passed, pass_to = parse_pass(content) if not reply.tool_calls else (False, None)
         return TaskMessage(
             content=content if rest is None else rest,
             sender=LLM,
-            recipient=structured if isinstance(structured, str) else recipient,
+            recipient=structured if isinstance(structured, str) else (pass_to or recipient),
             tool_calls=list(reply.tool_calls),
             namespace=namespace,
             done=rest is not None,
+            passed=passed,
         )
 
     async def _feed(self, session: AgentSession, message: TaskMessage) -> None:
@@ -301,6 +314,12 @@ class ResponderAgent:
 
                     value = TypeAdapter(value_type).validate_python(value)
                 signal = meta.get("signal")
+                if signal == "pass":
+                    response.passed, response.done = True, bool(meta.get("done"))
+                    response.pass_input = bool(meta.get("input"))
+                if meta.get("tool_calls"):  # a tool for another responder: its results go to that one
+                    response.tool_calls.extend(ToolCall(**c) for c in meta["tool_calls"])
+                    response.namespace, response.tool_results = "", []
                 if signal == "final" or (signal == "done" and not response.final):
                     response.final = response.final or signal == "final"
                     response.done = True
@@ -308,20 +327,23 @@ class ResponderAgent:
                 if meta.get("recipient"):
                     response.recipient = str(meta["recipient"])
             values.append(value)
-        if chosen is None:  # a handler's text may signal done too, as any responder's may (Langroid)
-            said = next((r for r in results if parse_done(r.content) is not None), None)
-            if said is not None:
-                response.done, chosen = True, said
-                response.value = values[results.index(said)]
-                response.content = parse_done(said.content) or ""
-                return response
         if chosen is not None:
             response.content = chosen.content
+            return response
+        # A handler's text may signal done or pass too, as any responder's may (Langroid).
+        said = next((r for r in results if parse_done(r.content) is not None), None)
+        if said is not None:
+            response.done = True
+            response.value = values[results.index(said)]
+            response.content = parse_done(said.content) or ""
         elif len(results) == 1:
             response.content, response.value = results[0].content, values[0]
         else:
             response.content = "\n".join(f"{r.name}: {r.content}" for r in results)
             response.value = values
+        if not response.passed and len(results) == 1:
+            response.passed, to = parse_pass(response.content)
+            response.recipient = to or response.recipient
         return response
 
     async def handle_no_tool(self, session: AgentSession, message: TaskMessage) -> TaskMessage | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from podium.events import StepRecorded
@@ -20,6 +20,7 @@ from podium.orchestration.tasks.rules import Mark, loop_period, mark_of, sequenc
 from podium.orchestration.tasks.types import (
     AGENT,
     LLM,
+    NO_ANSWER,
     TASK,
     USER,
     AgentState,
@@ -28,6 +29,7 @@ from podium.orchestration.tasks.types import (
     TaskLimits,
     TaskMessage,
     TaskResult,
+    is_no_answer,
 )
 from podium.runtime.context import RunContext
 from podium.tools import Tool
@@ -47,6 +49,7 @@ class _Task(Protocol):
     done_if_unanswered: frozenset[str]
     done_on_tool: bool | frozenset[str]
     done_sequences: list[tuple[str, ...]]
+    allow_null_result: bool
     limits: TaskLimits
     kill_switch: KillSwitch | None
     trace: bool
@@ -150,6 +153,7 @@ async def _loop(task: _Task, session: AgentSession, scope: Scope, frame: Frame, 
     limits, ctx = task.limits, session.ctx
     guarded = any(f.task.limits.timeout is not None or f.task.kill_switch is not None for f in scope.frames)
     pending = message
+    chain = [message]  # the pending messages of this invocation, for the pass signal
     turn = stalled = retries = 0
     trail: list[Mark] = []
     calls: dict[str, int] = {}
@@ -169,9 +173,22 @@ async def _loop(task: _Task, session: AgentSession, scope: Scope, frame: Frame, 
         if ended is not None:
             return end("done", ended, pending)
         if response is None or responder is None:
-            if not pending.tool_calls and pending.sender in task.done_if_unanswered:
+            if task.allow_null_result:  # Langroid: a DO-NOT-KNOW from the other side keeps the task going
+                pending = TaskMessage(content=NO_ANSWER, sender=LLM if pending.sender == USER else USER)
+                chain.append(pending)
+            elif not pending.tool_calls and pending.sender in task.done_if_unanswered:
                 return end("done", f"nobody answered the message from {pending.sender}", pending)
             stalled += 1
+            if stalled >= limits.max_stalled_steps:
+                return end("stalled", f"{stalled} steps in a row without a valid response", pending)
+            continue
+        if response.passed:
+            passed = _passed_on(chain, pending, response, responder)
+            if response.done:
+                return end("done", f"{responder} passed its input on as the result", passed)
+            pending = passed
+            chain.append(pending)
+            stalled += 1  # passing makes no progress by itself (Langroid counts it as a stalled step)
             if stalled >= limits.max_stalled_steps:
                 return end("stalled", f"{stalled} steps in a row without a valid response", pending)
             continue
@@ -193,6 +210,24 @@ async def _loop(task: _Task, session: AgentSession, scope: Scope, frame: Frame, 
         if period is not None:
             return end("infinite_loop", f"the last {period} response(s) repeated {limits.loop_repeats} times", response)
         pending = response
+        chain.append(pending)
+
+
+def _passed_on(chain: list[TaskMessage], pending: TaskMessage, response: TaskMessage, responder: str) -> TaskMessage:
+    """The message a pass signal hands on: the one the passer was answering.
+
+    A model's ``__PASS__`` passes its input; a pass tool the model called passes the model's input too (the message
+    before the call); another tool's handler passing passes the model's message with the call, for whoever else
+    handles that tool. The passer may not answer it again.
+    """
+    by_pass_tool = responder == AGENT and response.pass_input
+    source = chain[-2] if by_pass_tool and len(chain) > 1 else pending
+    passer = pending.sender if by_pass_tool else responder
+    recipient = response.recipient if response.recipient is not None else source.recipient
+    passed = replace(source, recipient=recipient, block=passer, passed=False, pass_input=False, done=False)
+    if responder == AGENT and not by_pass_tool:  # the model's calls were answered already: the next handler's
+        passed.namespace, passed.tool_results = "", []  # results are its own, and come back as its message
+    return passed
 
 
 def _limit(task: _Task, turn: int, scope: Scope, usage: Usage) -> tuple[Outcome, str] | None:
@@ -276,8 +311,9 @@ async def _step(
                 None,
             )
         order = (target,)
+    no_answer: tuple[TaskMessage, str] | None = None
     for responder in order:
-        if responder == pending.sender:
+        if responder in (pending.sender, pending.block):
             continue
         if responder == AGENT:
             response = await agent.agent_response(session, pending)
@@ -291,13 +327,19 @@ async def _step(
             response = await agent.user_response(session, pending)
         else:
             sub = task.sub_task(responder)
-            if tools and not addressed and not {c.name for c in pending.tool_calls} & sub.handled_tools():
+            handles = bool({c.name for c in pending.tool_calls} & sub.handled_tools())
+            if (tools and not addressed and not handles) or (sub.agent.respond_tools_only and not handles):
                 continue
             response = await _delegate(task, session, scope, sub, pending, calls)
+        if response is not None and not response.tool_calls and is_no_answer(response.content):
+            no_answer = no_answer or (response, responder)  # counts only if nobody gives a real answer
+            continue
         if response is not None:
             return response, responder, None
         if responder in task.done_if_no_response and not tools:
             return None, responder, f"{responder} gave no response"
+    if no_answer is not None:
+        return no_answer[0], no_answer[1], None
     if tools and not addressed:
         return _routing_error(task, pending, _unhandled(task, pending.tool_calls)), TASK, None
     return None, None, None

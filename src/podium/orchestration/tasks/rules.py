@@ -40,16 +40,35 @@ _SPLIT = re.compile(r"\s*(?:,|->|→)\s*")
 def parse_sequence(spec: str | Sequence[str]) -> tuple[str, ...]:
     """A done sequence from ``"tool, agent, llm"`` or ``["tool", "agent", "llm"]``.
 
-    Tokens: a responder (``llm``, ``agent``, ``user``, a sub-task's name), ``tool`` (a response calling any tool)
-    or ``tool:NAME`` (a response calling that tool).
+    Tokens: a responder (``llm``, ``agent``, ``user``, a sub-task's name), ``tool`` (a response calling any tool),
+    ``tool:NAME`` (a response calling that tool) or ``content:REGEX`` (a response whose text the regular expression
+    finds). Langroid's letters are read too: ``L``, ``A``, ``U``, ``T``, ``T[NAME]`` and ``C[REGEX]``.
 
     Raises:
-        UsageError: an empty sequence or token.
+        UsageError: an empty sequence or token, or a bad regular expression.
     """
-    tokens = tuple(t.strip() for t in (_SPLIT.split(spec.strip()) if isinstance(spec, str) else spec))
-    if not tokens or any(not t or t == "tool:" for t in tokens):
+    tokens = tuple(_token(t.strip()) for t in (_SPLIT.split(spec.strip()) if isinstance(spec, str) else spec))
+    if not tokens or any(not t or t in ("tool:", "content:") for t in tokens):
         raise UsageError(f"done sequence {spec!r} is empty or has an empty step")
+    for token in tokens:
+        if token.startswith("content:"):
+            try:
+                re.compile(token[8:])
+            except re.error as exc:
+                raise UsageError(f"done sequence {spec!r}: bad pattern {token[8:]!r}: {exc}") from None
     return tokens
+
+
+_LETTERS = {"L": "llm", "A": "agent", "U": "user", "T": "tool"}
+_BRACKET = re.compile(r"^([TC])\[(.+)\]$")
+
+
+def _token(token: str) -> str:
+    """``token`` in the long form (Langroid's letter codes translated)."""
+    match = _BRACKET.match(token)
+    if match:
+        return ("tool:" if match.group(1) == "T" else "content:") + match.group(2)
+    return _LETTERS.get(token, token)
 
 
 def _matches(token: str, mark: Mark) -> bool:
@@ -57,6 +76,8 @@ def _matches(token: str, mark: Mark) -> bool:
         return bool(mark.tools)
     if token.startswith("tool:"):
         return token[5:] in mark.tools
+    if token.startswith("content:"):
+        return re.search(token[8:], mark.body[0]) is not None
     return mark.responder == token
 
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Sequence
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from podium.agents.base import Agent, AgentResult
 from podium.errors import AgentError, UsageError
@@ -93,6 +93,7 @@ __all__ = [
     "TaskLimits",
     "TaskMessage",
     "TaskResult",
+    "TypedTask",
     "done_tool",
     "final_result_tool",
     "send_tool",
@@ -121,6 +122,7 @@ class Task(Agent):
         done_if_unanswered: Collection[str] | None = None,
         done_on_tool: bool | Collection[str] = False,
         done_sequences: Sequence[str | Sequence[str]] = (),
+        allow_null_result: bool = False,
         limits: TaskLimits | None = None,
         kill_switch: KillSwitch | None = None,
         trace: bool = True,
@@ -141,7 +143,11 @@ class Task(Agent):
             done_if_unanswered: senders whose message, when nobody answers it, ends the task with it (default:
                 ``("llm",)`` when not interactive, none when interactive).
             done_on_tool: end the task with a response that calls any tool (True) or one of the named tools.
-            done_sequences: sequences of responses that end the task, e.g. ``"tool, agent, llm"``.
+            done_sequences: sequences of responses that end the task, e.g. ``"tool, agent, llm"`` or, in
+                Langroid's letters, ``"T, A, C[quit|exit]"`` (``content:REGEX`` matches a response's text).
+            allow_null_result: when nobody answers, continue with a ``DO-NOT-KNOW`` message from the other side
+                (the user's message gets one from the LLM, anything else one from the user) instead of ending or
+                stalling; the stall bound still applies.
             limits: turn, stall, retry, budget, time and loop bounds.
             kill_switch: a switch that stops the task (and its sub-tasks) at their next step.
             trace: record which responder answered each step on the event stream.
@@ -165,6 +171,7 @@ class Task(Agent):
             done_on_tool if isinstance(done_on_tool, bool) else frozenset(done_on_tool)
         )
         self.done_sequences = [parse_sequence(s) for s in done_sequences]
+        self.allow_null_result = allow_null_result
         self.limits = limits or TaskLimits()
         self.kill_switch = kill_switch
         self.trace = trace
@@ -178,6 +185,10 @@ class Task(Agent):
 
     def __repr__(self) -> str:
         return f"Task({self.name!r}, sub_tasks={list(self._subs)})"
+
+    def __getitem__(self, output_type: type[T]) -> TypedTask[T]:
+        """This task typed by its result (Langroid's ``task[ResultType]``): its ``run`` returns an ``output_type``."""
+        return TypedTask(self, output_type)
 
     # -- the tree -------------------------------------------------------------------------------------------------
     @property
@@ -389,6 +400,23 @@ class Task(Agent):
             return adapter.validate_python(result.value)
         except ValidationError as exc:
             raise TaskFailed(result, f"task {self.name!r} ended without a valid {output_type!r}: {exc}") from None
+
+
+class TypedTask(Generic[T]):
+    """A task whose :meth:`run` returns a validated result type (``task[ResultType]``)."""
+
+    def __init__(self, task: Task, output_type: type[T]) -> None:
+        """Type ``task``'s result as ``output_type``."""
+        self.task = task
+        self.output_type = output_type
+
+    async def run(self, input: str | HumanMessage, **options: Any) -> T:
+        """:meth:`Task.run` with ``output_type``; the same keyword options.
+
+        Raises:
+            TaskFailed: the task did not end ``done``, or its result does not validate.
+        """
+        return await self.task.run(input, output_type=self.output_type, **options)
 
 
 class _Runner(Agent):

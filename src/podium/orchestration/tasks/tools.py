@@ -9,9 +9,13 @@ A handler is an ordinary :class:`podium.tools.Tool` (or a plain typed function).
   :class:`TaskMessage` to address someone. The value rides in the tool message's metadata (JSON), so a resumed run
   sees the same value.
 
-Built-in tools: :func:`done_tool` (the Done signal), :func:`final_result_tool` (ends every ancestor; typed results)
-and :func:`send_tool` (recipient routing as a structured field). :func:`with_guidance` attaches instructions and
-examples that the agent writes into its system prompt.
+Built-in tools: :func:`done_tool` (the Done signal), :func:`final_result_tool` (ends every ancestor; typed results),
+:func:`send_tool` (recipient routing as a structured field), the pass tools (:func:`pass_tool`,
+:func:`done_pass_tool`, :func:`forward_tool`) and :func:`task_tool` (a tool that runs a sub-task).
+:func:`with_guidance` attaches instructions and examples that the agent writes into its system prompt.
+
+Tools as results: a handler may return a :class:`ResultTool` (ends the task with it as the value) or
+:func:`tool_request` calls (a message calling tools, for whichever responder handles them: often a sub-task).
 """
 
 from __future__ import annotations
@@ -21,13 +25,33 @@ import inspect
 import json
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
-from typing import Any, Optional, get_type_hints
+from typing import TYPE_CHECKING, Any, Optional, get_type_hints
+
+from pydantic import BaseModel, ConfigDict
 
 from podium.errors import ModelRetry, ToolDefinitionError
-from podium.orchestration.tasks.types import AgentState, FinalResult, TaskDone, TaskMessage
+from podium.messages import ToolCall
+from podium.orchestration.tasks.types import USER, AgentState, FinalResult, TaskDone, TaskMessage, TaskPass
+from podium.runtime.context import RunContext
 from podium.tools import Tool, ToolReturn, result_to_text
 
-__all__ = ["done_tool", "final_result_tool", "handler_tool", "send_tool", "tool_guide", "with_guidance"]
+if TYPE_CHECKING:
+    from podium.orchestration.tasks.task import Task
+
+__all__ = [
+    "ResultTool",
+    "done_pass_tool",
+    "done_tool",
+    "final_result_tool",
+    "forward_tool",
+    "handler_tool",
+    "pass_tool",
+    "send_tool",
+    "task_tool",
+    "tool_guide",
+    "tool_request",
+    "with_guidance",
+]
 
 META_KEY = "task"
 """Key of a tool message's metadata holding the handler's value and signals."""
@@ -42,20 +66,56 @@ def _jsonable(value: Any) -> Any:
     return to_jsonable_python(value, fallback=str)
 
 
+class ResultTool(BaseModel):
+    """A structured result a handler returns to end its task with it (Langroid's result tool).
+
+    Subclass it with typed fields, or give any fields to the base class; the task's ``value`` is the tool, rebuilt
+    as the handler's annotated return type after a resume. ``Task.run(..., output_type=YourResultTool)`` returns it.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+
+def tool_request(name: str, /, **arguments: Any) -> ToolCall:
+    """A call of tool ``name`` that a handler returns for another responder (often a sub-task) to handle."""
+    import uuid
+
+    return ToolCall(id=f"call_{uuid.uuid4().hex[:24]}", name=name, arguments=json.dumps(arguments))
+
+
+def _calls_meta(calls: Sequence[ToolCall]) -> list[dict[str, str]]:
+    return [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
+
+
 def to_tool_return(result: Any) -> Any:
     """What a handler's ``result`` becomes for the tool message: text, or a :class:`ToolReturn` with metadata."""
     if isinstance(result, str):
         return result
     if result is None:
         return ""
+    meta: dict[str, Any]
+    if isinstance(result, ToolCall) or (
+        isinstance(result, list) and result and all(isinstance(c, ToolCall) for c in result)
+    ):
+        calls = [result] if isinstance(result, ToolCall) else result
+        text = ", ".join(f"{c.name}({c.arguments})" for c in calls)
+        return ToolReturn(content=f"Requested {text}", metadata={META_KEY: {"tool_calls": _calls_meta(calls)}})
+    if isinstance(result, ResultTool):
+        meta = {"signal": "done", "value": _jsonable(result)}
+        return ToolReturn(content=result.model_dump_json(), metadata={META_KEY: meta})
+    if isinstance(result, TaskPass):
+        meta = {"signal": "pass", "recipient": result.recipient, "done": result.done, "input": result.of_input}
+        return ToolReturn(content="Passed on." if not result.done else "Done.", metadata={META_KEY: meta})
     if isinstance(result, TaskDone):
-        meta: dict[str, Any] = {"signal": "done", "value": _jsonable(result.value)}
+        meta = {"signal": "done", "value": _jsonable(result.value)}
         return ToolReturn(content=result.content, metadata={META_KEY: meta})
     if isinstance(result, FinalResult):
         content = result.content if result.content is not None else result_to_text(result.value)
         return ToolReturn(content=content, metadata={META_KEY: {"signal": "final", "value": _jsonable(result.value)}})
     if isinstance(result, TaskMessage):
         meta = {"recipient": result.recipient, "value": _jsonable(result.value)}
+        if result.tool_calls:
+            meta["tool_calls"] = _calls_meta(result.tool_calls)
         return ToolReturn(content=result.content, metadata={META_KEY: meta})
     if isinstance(result, ToolReturn):
         return result
@@ -66,7 +126,9 @@ def _value_type(annotation: Any) -> Any:
     """``annotation`` when values of it should be rebuilt from JSON (pydantic models, dataclasses), else ``None``."""
     from pydantic import BaseModel
 
-    if not isinstance(annotation, type) or issubclass(annotation, TaskDone | FinalResult | TaskMessage | ToolReturn):
+    if not isinstance(annotation, type) or issubclass(
+        annotation, TaskDone | FinalResult | TaskMessage | ToolReturn | TaskPass
+    ):
         return None
     return annotation if issubclass(annotation, BaseModel) or dataclasses.is_dataclass(annotation) else None
 
@@ -223,3 +285,65 @@ def final_result_tool(output_type: Any = str, *, name: str = "final_result") -> 
     if _value_type(output_type) is not None:
         made.metadata.extra["task_value_type"] = output_type
     return made
+
+
+def pass_tool(*, name: str = "pass_tool") -> Tool:
+    """The Pass tool: the model passes the message it was answering on, for another responder to handle."""
+
+    def pass_on() -> TaskPass:
+        """Pass the current message on, so that another agent can handle it."""
+        return TaskPass(of_input=True)
+
+    return Tool(pass_on, name=name)
+
+
+def done_pass_tool(*, name: str = "done_pass_tool") -> Tool:
+    """The Done-Pass tool: end the task with the message the model was answering as its result."""
+
+    def done_pass() -> TaskPass:
+        """Finish the task, with the message you received as its result."""
+        return TaskPass(done=True, of_input=True)
+
+    return Tool(done_pass, name=name)
+
+
+def forward_tool(*, name: str = "forward_tool") -> Tool:
+    """The Forward tool: pass the message the model was answering on to a named recipient."""
+
+    def forward(agent: str) -> TaskPass:
+        """Forward the current message to another agent, or to "user".
+
+        Args:
+            agent: who should answer it.
+        """
+        return TaskPass(recipient=agent, of_input=True)
+
+    return Tool(forward, name=name)
+
+
+def task_tool(task: Task, *, name: str | None = None, description: str | None = None) -> Tool:
+    """A tool that runs ``task`` as a sub-task on the model's ``prompt`` and returns its result.
+
+    The sub-task runs in the tool call's own context (its journal, its questions to the human), with its own
+    history unless it keeps one. A result that is not ``done`` (or a fixed turn budget's) comes back as
+    ``[<task> stopped: <outcome>: <reason>]`` for the model to act on.
+    """
+
+    async def run_task(ctx: RunContext[Any], prompt: str) -> Any:
+        from podium.orchestration.tasks.loop import Scope, execute
+
+        result = await execute(task, ctx, Scope(), TaskMessage(content=prompt, sender=USER))
+        if result.outcome not in ("done", "fixed_turns"):
+            return f"[{task.name} stopped: {result.outcome}: {result.reason}]"
+        return result.value if result.value is not None else result.content
+
+    run_task.__doc__ = """Run a sub-task.
+
+        Args:
+            prompt: the request for it, with everything it needs.
+        """
+    return Tool(
+        run_task,
+        name=name or f"run_{task.name}",
+        description=description or task.description or f"Ask the {task.name} task to handle a request.",
+    )

@@ -18,9 +18,13 @@ from podium.messages import ToolCall, ToolMessage, Usage
 
 __all__ = [
     "AGENT",
+    "DONE",
     "LLM",
     "TASK",
     "USER",
+    "NO_ANSWER",
+    "PASS",
+    "PASS_TO",
     "USER_QUIT_STRINGS",
     "AgentState",
     "FinalResult",
@@ -30,9 +34,12 @@ __all__ = [
     "TaskFailed",
     "TaskLimits",
     "TaskMessage",
+    "TaskPass",
     "TaskResult",
+    "is_no_answer",
     "parse_address",
     "parse_done",
+    "parse_pass",
 ]
 
 LLM = "llm"
@@ -43,8 +50,16 @@ USER = "user"
 """The human responder (also the sender of a task's input, as a sub-task sees it)."""
 TASK = "task"
 """The task itself, as the sender of routing errors (unknown recipient, a tool nobody handles)."""
+DONE = "DONE"
+"""A response starting with it ends the task with the rest of its text."""
 USER_QUIT_STRINGS = frozenset({"q", "x", "quit", "exit", "bye"})
 """Answers of the human that end the task (as in Langroid)."""
+PASS = "__PASS__"
+"""A response containing it passes the pending message on: another responder answers it (Langroid's signal)."""
+PASS_TO = PASS + ":"
+"""``__PASS__:name`` passes the pending message on to ``name``."""
+NO_ANSWER = "DO-NOT-KNOW"
+"""A response that is only this says "I do not know": it counts only when nobody else answers."""
 
 Outcome: TypeAlias = Literal[
     "done", "stalled", "max_turns", "fixed_turns", "budget", "timeout", "infinite_loop", "killed", "interrupted"
@@ -76,6 +91,12 @@ class TaskMessage:
     """The message ends its task and every ancestor (a final-result tool)."""
     is_error: bool = False
     """The message reports a mistake the model should correct (counted against the retry bound)."""
+    passed: bool = False
+    """The responder passed the message it answered on (``__PASS__`` or a pass tool): the task keeps that one."""
+    pass_input: bool = False
+    """With ``passed``: a pass tool passed its caller's input on (not the message that called the tool)."""
+    block: str | None = None
+    """A responder that may not answer this message (the one that passed it on)."""
     outcome: Outcome | None = None
     """For a sub-task's result: how the sub-task ended."""
     kind: Literal["task_message"] = "task_message"
@@ -172,6 +193,19 @@ class FinalResult:
     """The result (JSON-able: text, data, a pydantic object)."""
     content: str | None = None
     """The result's text (default: ``value`` as text)."""
+
+
+@dataclass(slots=True)
+class TaskPass:
+    """Returned by a tool handler to pass the message the model was answering on (Langroid's pass tools)."""
+
+    recipient: str | None = None
+    """Who should answer it (default: the next responder that can)."""
+    done: bool = False
+    """End the task with that message as its result instead."""
+    of_input: bool = False
+    """Pass on what the model was answering when it called this tool (the pass tools), rather than the model's
+    message calling it (a handler of another tool passing that call on to whoever else handles it)."""
 
 
 class KillSwitch:
@@ -292,6 +326,19 @@ def parse_address(text: str) -> tuple[str | None, str]:
     if match is None:
         return None, text
     return match.group("to") or match.group("at"), text[match.end() :]
+
+
+def parse_pass(text: str) -> tuple[bool, str | None]:
+    """Whether ``text`` passes the pending message on (``__PASS__``), and to whom (``__PASS__:name``)."""
+    if PASS not in text:
+        return False, None
+    match = re.search(re.escape(PASS_TO) + r"\s*([A-Za-z0-9_-]{1,64})", text)
+    return True, match.group(1) if match else None
+
+
+def is_no_answer(text: str) -> bool:
+    """Whether ``text`` is only the ``DO-NOT-KNOW`` signal (punctuation aside, as models add it)."""
+    return re.sub(r"[,.!?:\s]", "", text) == NO_ANSWER
 
 
 def parse_done(text: str) -> str | None:
