@@ -8,6 +8,7 @@
 
 from podium.orchestration.tasks.agent import ResponderAgent
 from podium.orchestration.tasks.task import Task, TypedTask
+from podium.orchestration.tasks.task_tool import task_tool
 from podium.orchestration.tasks.tools import (
     ResultTool,
     done_pass_tool,
@@ -16,7 +17,6 @@ from podium.orchestration.tasks.tools import (
     forward_tool,
     pass_tool,
     send_tool,
-    task_tool,
     tool_request,
     with_guidance,
 )

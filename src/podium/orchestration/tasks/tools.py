@@ -11,7 +11,7 @@ A handler is an ordinary :class:`podium.tools.Tool` (or a plain typed function).
 
 Built-in tools: :func:`done_tool` (the Done signal), :func:`final_result_tool` (ends every ancestor; typed results),
 :func:`send_tool` (recipient routing as a structured field), the pass tools (:func:`pass_tool`,
-:func:`done_pass_tool`, :func:`forward_tool`) and :func:`task_tool` (a tool that runs a sub-task).
+:func:`done_pass_tool`, :func:`forward_tool`); ``task_tool.py`` has a tool that runs a sub-task.
 :func:`with_guidance` attaches instructions and examples that the agent writes into its system prompt.
 
 Tools as results: a handler may return a :class:`ResultTool` (ends the task with it as the value) or
@@ -25,18 +25,14 @@ import inspect
 import json
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Optional, get_type_hints
+from typing import Any, Optional, get_type_hints
 
 from pydantic import BaseModel, ConfigDict
 
 from podium.errors import ModelRetry, ToolDefinitionError
 from podium.messages import ToolCall
-from podium.orchestration.tasks.types import USER, AgentState, FinalResult, TaskDone, TaskMessage, TaskPass
-from podium.runtime.context import RunContext
+from podium.orchestration.tasks.types import AgentState, FinalResult, TaskDone, TaskMessage, TaskPass
 from podium.tools import Tool, ToolReturn, result_to_text
-
-if TYPE_CHECKING:
-    from podium.orchestration.tasks.task import Task
 
 __all__ = [
     "ResultTool",
@@ -47,7 +43,6 @@ __all__ = [
     "handler_tool",
     "pass_tool",
     "send_tool",
-    "task_tool",
     "tool_guide",
     "tool_request",
     "with_guidance",
@@ -319,31 +314,3 @@ def forward_tool(*, name: str = "forward_tool") -> Tool:
         return TaskPass(recipient=agent, of_input=True)
 
     return Tool(forward, name=name)
-
-
-def task_tool(task: Task, *, name: str | None = None, description: str | None = None) -> Tool:
-    """A tool that runs ``task`` as a sub-task on the model's ``prompt`` and returns its result.
-
-    The sub-task runs in the tool call's own context (its journal, its questions to the human), with its own
-    history unless it keeps one. A result that is not ``done`` (or a fixed turn budget's) comes back as
-    ``[<task> stopped: <outcome>: <reason>]`` for the model to act on.
-    """
-
-    async def run_task(ctx: RunContext[Any], prompt: str) -> Any:
-        from podium.orchestration.tasks.loop import Scope, execute
-
-        result = await execute(task, ctx, Scope(), TaskMessage(content=prompt, sender=USER))
-        if result.outcome not in ("done", "fixed_turns"):
-            return f"[{task.name} stopped: {result.outcome}: {result.reason}]"
-        return result.value if result.value is not None else result.content
-
-    run_task.__doc__ = """Run a sub-task.
-
-        Args:
-            prompt: the request for it, with everything it needs.
-        """
-    return Tool(
-        run_task,
-        name=name or f"run_{task.name}",
-        description=description or task.description or f"Ask the {task.name} task to handle a request.",
-    )
