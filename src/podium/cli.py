@@ -265,6 +265,21 @@ def serve(
     uvicorn.run(create_app(served, store=opened, close_store=True), host=host, port=port, log_level="warning")
 
 
+@cli.command("mcp")
+def mcp_(
+    apps: Annotated[list[str], typer.Argument(help="Apps to serve, each as one MCP tool")],
+    store: StoreOption = None,
+) -> None:
+    """Serve apps to an MCP client over stdio (Claude Desktop and the like). Needs the ``mcp`` extra."""
+    from podium.mcp.server import serve_stdio
+
+    try:
+        asyncio.run(serve_stdio(apps, store))
+    except PodiumError as exc:  # stdout is the protocol's: errors go to stderr
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 def main() -> None:
     """Entry point of the ``podium`` command."""
     cli()
