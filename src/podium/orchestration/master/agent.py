@@ -199,8 +199,14 @@ class _Session:
             candidates = tuple(
                 t.name for t in self.agent.tools.values() if t.metadata.expose_to_user or self.stack.find(t.name)
             )
+            waiting = tuple(p for p in map(self._pending, list(self.stack)) if p is not None)
             query = Query(
-                text=text, catalog=self.agent.catalog, candidates=candidates, pending=self._pending(top), origin="human"
+                text=text,
+                catalog=self.agent.catalog,
+                candidates=candidates,
+                pending=self._pending(top),
+                waiting=waiting,
+                origin="human",
             )
             decision = await self._classify(query)
         if decision.kind == "route" and decision.tool in self.agent.tools:

@@ -103,6 +103,9 @@ class Query:
     """``human``: a message from the human; ``tool``: a tool's request that named no tool."""
     pending: PendingTask | None = None
     """The task on top of the stack, if any (for ``tool`` queries: the requesting task)."""
+    waiting: tuple[PendingTask, ...] = ()
+    """Every task waiting on the stack, bottom first (the top one is ``pending``): an answer that fits what a task
+    lower down waits for (its claim number, say) is evidence for that task."""
 
 
 @dataclass(slots=True, kw_only=True)

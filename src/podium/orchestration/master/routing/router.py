@@ -1,39 +1,53 @@
-"""The offline router: the embedded default intent classifier (no network, no model, deterministic, fast).
+"""The offline router: the embedded default intent classifier (no network, no LLM, deterministic, fast).
 
-Order of checks for a human's message (``specs/master_agent.md``, "Classifiers"):
+Order of checks for a human's message (``specs/master_agent.md``, "Classifiers"; issue 13):
 
-1. guardrail: harmful requests are refused; "never mind" abandons the pending task; "what can you do?" is
-   answered from the tool metadata;
-2. expectation fit: an answer that fits what the pending task expects (a choice, a pattern) goes back to it;
-3. similarity: TF-IDF over words, word pairs and character trigrams between the text and each tool's description,
-   introduction and example utterances (:mod:`podium.orchestration.master.routing.text`);
-4. thresholds: a task switch needs a stronger match than a fresh request; below them the router asks the human to
-   clarify (an answer that does not fit) or refuses the request as out of scope.
+1. guardrail, a keyword and phrase screen: harmful acts ("fraud") and harm cues in the app's own vocabulary
+   (acting on someone else's account without their knowledge, faked records) are refused;
+2. expectation fit: an answer that fits what the pending task expects (a choice, negation-aware; a pattern) goes
+   back to it; an identifier that fits what a task lower on the stack waits for goes to that task;
+3. similarity (:mod:`podium.orchestration.master.routing.scoring`): lexical features and, when installed, a small
+   embedding model, between the text and each tool's description and examples, and the router's own intents
+   ("what can you do?", "never mind"), given by example and scored the same way; identifiers written as a tool's
+   examples write them count as evidence for it; a request whose key verb contradicts the best tool's ("approve"
+   for a decline-letter tool) is not routed to it;
+4. thresholds calibrated per app from its own examples (leave-one-out): a task switch needs a stronger match than
+   a fresh request; below them the router asks the human to clarify or refuses the request as out of scope.
 
-Every decision carries a confidence, so :class:`~podium.orchestration.master.HybridClassifier` can ask an LLM only when
-the router is unsure.
+Every decision carries a confidence and, when the router is unsure, a reason (``low_margin``, ``switch``,
+``harmful``, ``contradiction``), so :class:`~podium.orchestration.master.HybridClassifier` asks an LLM only then.
 """
 
 from __future__ import annotations
 
+import re
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from podium.events import Expectation
-from podium.orchestration.master.routing.base import Classifier, Decision, Query, ToolCatalog
-from podium.orchestration.master.routing.rules import (
-    fit_expectation,
-    harmful_term,
-    is_abandon,
-    is_capability_question,
-    looks_like_request,
-)
-from podium.orchestration.master.routing.text import TfIdfIndex, words
+from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
+from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, harm_cue
+from podium.orchestration.master.routing.rules import fit_expectation, harmful_term, intent_scores, looks_like_request
+from podium.orchestration.master.routing.scoring import Calibration, SemanticIndex
+from podium.orchestration.master.routing.text import stem, words
 
 if TYPE_CHECKING:
+    from podium.orchestration.master.routing.embedding import Embedder
     from podium.runtime.context import RunContext
 
 __all__ = ["Router", "describe_expectation"]
+
+# Verbs whose opposites a bag of words cannot tell apart: "a letter approving the claim" is no decline letter.
+_OPPOSITES = [
+    ("approv", "declin"), ("approv", "reject"), ("approv", "deny"), ("approv", "refus"), ("accept", "declin"),
+    ("accept", "reject"), ("grant", "deny"), ("grant", "revok"), ("allow", "block"), ("enabl", "disabl"),
+    ("open", "clos"), ("lock", "unlock"), ("creat", "delet"), ("book", "cancel"),
+    ("renew", "cancel"), ("refill", "stop"), ("reorder", "stop"), ("renew", "stop"), ("subscrib", "unsubscrib"),
+    ("buy", "sell"), ("increas", "decreas"), ("rais", "lower"), ("includ", "exclud"),
+    ("start", "stop"), ("continu", "stop"), ("continu", "discontinu"), ("pay", "refund"),
+]  # fmt: skip
+INTENT_MIN = 0.35
+"""The score an intent ("what can you do?", "never mind") needs, besides beating every tool."""
 
 
 def describe_expectation(expectation: Expectation | None) -> str:
@@ -50,46 +64,91 @@ def _quote(text: str, limit: int = 80) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
+def _roots(text: str) -> set[str]:
+    return {stem(w) for w in words(text)}
+
+
+def _contradiction(text: str, documents: list[str]) -> str | None:
+    """A verb of ``text`` whose opposite the tool's documents use and which they never use themselves."""
+    said = _roots(text)
+    tool = set().union(*(_roots(d) for d in documents)) if documents else set()
+    for first, second in _OPPOSITES:
+        for mine, theirs in ((first, second), (second, first)):
+            hit = next((w for w in said if w.startswith(mine)), None)
+            if hit and any(w.startswith(theirs) for w in tool) and not any(w.startswith(mine) for w in tool):
+                return hit
+    return None
+
+
 class Router(Classifier):
-    """Routes by expectation fit and text similarity, with a guardrail and clarification thresholds."""
+    """Routes by expectation fit and similarity to each tool's examples, with a guardrail and calibrated thresholds."""
 
     name = "router"
 
     def __init__(
         self,
         *,
-        route_threshold: float = 0.3,
-        switch_threshold: float = 0.45,
+        embeddings: bool | Embedder = True,
+        route_threshold: float | None = None,
+        switch_threshold: float | None = None,
         max_chars: int = 2000,
     ) -> None:
-        """Configure the thresholds.
+        """Configure the router.
 
         Args:
-            route_threshold: the similarity a fresh request needs to be routed to a tool.
-            switch_threshold: the similarity a message needs to leave a pending task for another tool (a task
-                switch) when it does not fit what the pending task expects.
+            embeddings: use the embedding model when it is installed (``True``), never (``False``: lexical
+                features only), or this :class:`~podium.orchestration.master.routing.embedding.Embedder`.
+            route_threshold: the score a fresh request needs to be routed to a tool; default: calibrated per
+                tool set from its examples.
+            switch_threshold: the score a message needs to leave a pending task for another tool when it does not
+                fit what the pending task expects; default: calibrated.
             max_chars: only the first ``max_chars`` characters of a message are read.
         """
+        self.embeddings = embeddings
         self.route_threshold = route_threshold
         self.switch_threshold = switch_threshold
         self.max_chars = max_chars
-        self._indexes: weakref.WeakKeyDictionary[ToolCatalog, TfIdfIndex] = weakref.WeakKeyDictionary()
+        self._indexes: weakref.WeakKeyDictionary[ToolCatalog, tuple[SemanticIndex, Calibration]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     async def classify(self, ctx: RunContext[Any], query: Query) -> Decision:
         return self.decide(query)
 
-    def index(self, catalog: ToolCatalog) -> TfIdfIndex:
-        """The similarity index of ``catalog`` (built once per catalog)."""
-        index = self._indexes.get(catalog)
-        if index is None:
+    def _embedder(self) -> Embedder | None:
+        if self.embeddings is True:
+            from podium.orchestration.master.routing.embedding import default_embedder
+
+            return default_embedder()
+        return self.embeddings or None
+
+    def index(self, catalog: ToolCatalog) -> SemanticIndex:
+        """The similarity index of ``catalog`` (built, and the thresholds calibrated, once per catalog)."""
+        return self._prepared(catalog)[0]
+
+    def calibration(self, catalog: ToolCatalog) -> Calibration:
+        """The thresholds in use for ``catalog`` (calibrated, unless given to the constructor)."""
+        found = self._prepared(catalog)[1]
+        return Calibration(
+            route=self.route_threshold if self.route_threshold is not None else found.route,
+            switch=self.switch_threshold if self.switch_threshold is not None else found.switch,
+            margin=found.margin,
+            typical=found.typical,
+            examples=found.examples,
+        )
+
+    def _prepared(self, catalog: ToolCatalog) -> tuple[SemanticIndex, Calibration]:
+        prepared = self._indexes.get(catalog)
+        if prepared is None:
             documents: list[tuple[str, str]] = []
             for profile in catalog.profiles:
                 head = " ".join(words(profile.name))
                 documents.append((profile.name, f"{head}. {profile.description} {profile.introduction}"))
                 documents.extend((profile.name, example) for example in profile.examples)
-            index = TfIdfIndex(documents)
-            self._indexes[catalog] = index
-        return index
+            index = SemanticIndex(documents, self._embedder())
+            prepared = (index, index.calibrate(catalog.names))
+            self._indexes[catalog] = prepared
+        return prepared
 
     def scores(self, query: Query) -> list[tuple[str, float]]:
         """The candidate tools ranked by similarity to the query's text, best first."""
@@ -103,16 +162,29 @@ class Router(Classifier):
         return decision
 
     # --------------------------------------------------------------------------------------------------------------
-    def _confidence(self, best: float, second: float) -> float:
-        return round(min(1.0, 0.4 + 0.6 * best + (best - second)), 4)
-
-    def _route(self, tool: str, text: str, score: float, second: float, why: str) -> Decision:
+    def _route(
+        self, tool: str, text: str, score: float, second: float, why: str, cal: Calibration, *, switch: bool = False
+    ) -> Decision:
+        strength = min(1.0, max(0.0, (score - cal.route) / max(cal.typical - cal.route, 0.05)))
+        lead = min(1.0, (score - second) / max(cal.margin * 2, 0.05))
+        confidence = round(0.45 + 0.25 * strength + 0.3 * lead, 4)
+        reason = "switch" if switch else ("low_margin" if score - second < cal.margin else "")
         return Decision(
             kind="route",
             tool=tool,
             text=text,
+            reason=reason,
             rationale=f"{why} (similarity {score:.2f}).",
-            confidence=self._confidence(score, second),
+            confidence=min(confidence, 0.7) if switch else confidence,
+        )
+
+    def _refuse(self, text: str, reason: str, why: str, confidence: float) -> Decision:
+        return Decision(
+            kind="refuse",
+            reason=reason,
+            confidence=confidence,
+            text=f"I can't help with {_quote(text)}: {why}.",
+            rationale=f"The message {why}.",
         )
 
     def _human_query(self, query: Query) -> Decision:
@@ -120,36 +192,55 @@ class Router(Classifier):
         pending = query.pending
         term = harmful_term(text)
         if term is not None:
-            return Decision(
-                kind="refuse",
-                reason="harmful",
-                text=f"I can't help with {_quote(text)}: it asks for something harmful or illegal ({term!r}).",
-                rationale=f"The message asks for a harmful or illegal act ({term!r}).",
-            )
-        if is_abandon(text):
-            return Decision(kind="abandon", rationale="The message abandons the pending task.")
-        if is_capability_question(text):
-            return Decision(kind="capabilities", rationale="The message asks what the assistant can do.")
+            return self._refuse(text, "harmful", f"it asks for something harmful or illegal ({term!r})", 0.9)
+        cue = harm_cue(text)
+        if cue is not None:
+            why = f"it asks to act against someone or to fake a record ({cue!r})"
+            return self._refuse(text, "harmful", why, 0.6)
         strict = pending is not None and pending.expectation is not None and pending.expectation.type != "text"
         if pending is not None and strict and pending.tool in query.candidates:
             fit = fit_expectation(pending.expectation, text)
             if fit is not None:
-                return Decision(
-                    kind="route",
-                    tool=pending.tool,
-                    text=text,
-                    rationale=f"The answer {fit!r} fits what {pending.tool} asked for "
-                    f"({describe_expectation(pending.expectation)}).",
-                )
+                wanted = describe_expectation(pending.expectation)
+                why = f"The answer {fit!r} fits what {pending.tool} asked for ({wanted})."
+                return Decision(kind="route", tool=pending.tool, text=text, rationale=why)
+        for task in query.waiting:
+            if pending is not None and task.tool == pending.tool:
+                continue
+            if task.tool in query.candidates and task.expectation is not None and task.expectation.type == "pattern":
+                fit = fit_expectation(task.expectation, text)
+                if fit is not None:
+                    why = f"{fit!r} is what the waiting task of {task.tool} asked for"
+                    return Decision(kind="route", tool=task.tool, text=text, rationale=why + ".", confidence=0.8)
+        index, cal = self._prepared(query.catalog)
+        cal = self.calibration(query.catalog)
         ranked = self.scores(query)
         best, score = ranked[0] if ranked else ("", 0.0)
         second = ranked[1][1] if len(ranked) > 1 else 0.0
+        intents = intent_scores(text)
+        intent = max(intents, key=lambda key: intents[key], default="")
+        if intent and intents[intent] >= INTENT_MIN and intents[intent] >= score:
+            sure = 0.9 if intents[intent] - score >= 0.15 else 0.6
+            if intent == CAPABILITIES:
+                return Decision(kind="capabilities", confidence=sure, rationale="The message asks what I can do.")
+            if intent == ABANDON and (pending is not None or intents[intent] >= 0.5):
+                return Decision(kind="abandon", confidence=sure, rationale="The message abandons the pending task.")
+        if best:
+            documents = [t for label, t in zip(index.labels, index.texts, strict=True) if label == best]
+            opposite = _contradiction(text, documents)
+            if opposite is not None and score >= cal.route * 0.75:
+                why = f"it asks to {opposite}, and {best} does the opposite"
+                if pending is not None:
+                    return self._clarify_or_refuse(text, pending, strict, query, why=why, reason="contradiction")
+                return self._refuse(text, "contradiction", why, 0.5)
+        request = looks_like_request(text)
         if pending is not None:
-            if best and best != pending.tool and score >= self.switch_threshold:
+            needed = cal.route if request else cal.switch
+            if best and best != pending.tool and score >= needed:
                 why = f"The message starts another task: it is closest to the description and examples of {best}"
-                return self._route(best, text, score, second, why)
+                return self._route(best, text, score, second, why, cal, switch=True)
             if not strict and pending.tool in query.candidates:
-                unsure = looks_like_request(text) and score < self.route_threshold
+                unsure = request and score < cal.route
                 return Decision(
                     kind="route",
                     tool=pending.tool,
@@ -157,39 +248,42 @@ class Router(Classifier):
                     confidence=0.6 if unsure else 0.85,
                     rationale=f"The message answers the question {pending.tool} asked.",
                 )
-            if looks_like_request(text) and score < self.route_threshold:
-                return Decision(
-                    kind="refuse",
-                    reason="out_of_scope",
-                    confidence=0.6,
-                    text=f"I can't help with {_quote(text)}: it is outside what I can do here.",
-                    rationale="The message is a request no tool serves, and it does not answer the pending task.",
-                )
-            return Decision(
-                kind="clarify",
-                reason="no_fit",
-                confidence=0.4,
-                text=f"{_quote(text)} does not fit what {pending.tool} needs: "
-                f"{describe_expectation(pending.expectation)}.",
-                rationale=f"The answer does not fit what {pending.tool} expects, and no other tool matches it.",
-            )
-        if best and score >= self.route_threshold:
+            return self._clarify_or_refuse(text, pending, strict, query, score=score, cal=cal)
+        if best and score >= cal.route:
             why = f"The request is closest to the description and examples of {best}"
-            return self._route(best, text, score, second, why)
-        if looks_like_request(text) or score == 0.0:
-            return Decision(
-                kind="refuse",
-                reason="out_of_scope",
-                confidence=0.7 if score < 0.1 else 0.45,
-                text=f"I can't help with {_quote(text)}: it is outside what I can do here.",
-                rationale="No tool serves this request.",
-            )
+            return self._route(best, text, score, second, why, cal)
+        if request or score < cal.route * 0.5:
+            return self._refuse(text, "out_of_scope", "it is outside what I can do here", 0.8 if score < 0.1 else 0.5)
         return Decision(
             kind="clarify",
             reason="unclear",
             confidence=0.4,
             text=f"I am not sure what you mean by {_quote(text)}.",
             rationale="The message matches no tool well enough.",
+        )
+
+    def _clarify_or_refuse(
+        self,
+        text: str,
+        pending: PendingTask,
+        strict: bool,
+        query: Query,
+        *,
+        why: str = "",
+        reason: Literal["contradiction", ""] = "",
+        score: float = 0.0,
+        cal: Calibration | None = None,
+    ) -> Decision:
+        if reason:
+            return self._refuse(text, reason, why, 0.5)
+        if cal is not None and looks_like_request(text) and score < cal.route:
+            return self._refuse(text, "out_of_scope", "it is outside what I can do here", 0.6)
+        return Decision(
+            kind="clarify",
+            reason="no_fit",
+            confidence=0.5 if re.search(r"\d", text) else 0.8,
+            text=f"{_quote(text)} does not fit what {pending.tool} needs: {describe_expectation(pending.expectation)}.",
+            rationale=f"The answer does not fit what {pending.tool} expects, and no other tool matches it.",
         )
 
     def _tool_query(self, query: Query) -> Decision:
@@ -203,11 +297,12 @@ class Router(Classifier):
                 rationale="The request is a question for the human.",
             )
         requester = pending.tool if pending is not None else None
+        cal = self.calibration(query.catalog)
         ranked = [(name, s) for name, s in self.scores(query) if name != requester]
-        if ranked and ranked[0][1] >= self.route_threshold:
+        if ranked and ranked[0][1] >= cal.route:
             second = ranked[1][1] if len(ranked) > 1 else 0.0
             why = f"The request of {requester or 'the tool'} is closest to the description of {ranked[0][0]}"
-            return self._route(ranked[0][0], query.text, ranked[0][1], second, why)
+            return self._route(ranked[0][0], query.text, ranked[0][1], second, why, cal)
         return Decision(
             kind="ask",
             text=query.text,

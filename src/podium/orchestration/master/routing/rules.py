@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 
 from podium.events import Expectation
+from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, INTENTS
+from podium.orchestration.master.routing.scoring import SemanticIndex
 from podium.orchestration.master.routing.text import STOPWORDS, stem, words
 
 __all__ = [
@@ -33,22 +35,6 @@ _PROTECTIVE = re.compile(
     re.IGNORECASE,
 )
 
-_FILLER = r"(?:oh|ok|okay|well|actually|please|sorry|no|just|so|hmm|um|then|,)"
-_ABANDON = re.compile(
-    rf"^\s*(?:{_FILLER}\s*)*(?:never\s*mind|forget\s+(?:it|that|this|about\s+(?:it|that|this))|"
-    r"cancel(?:\s+(?:it|that|this|the\s+task))?|stop(?:\s+(?:it|that|this))?|abort|quit|"
-    r"drop\s+(?:it|that|this)|skip\s+(?:it|that|this)|i\s+changed\s+my\s+mind|"
-    r"i\s+(?:do\s+not|don'?t)\s+want\s+(?:it|that|this)(?:\s+any\s*more)?)"
-    rf"(?:\s*{_FILLER})*[\s.!]*$",
-    re.IGNORECASE,
-)
-_CAPABILITIES = re.compile(
-    r"^\s*(?:(?:hi|hello|hey)[\s,!.]*)?(?:so\s+)?(?:what\s+(?:can|do|could)\s+you\s+(?:do|help(?:\s+me)?\s+with|offer)|"
-    r"what\s+are\s+your\s+(?:capabilities|skills|features|options)|"
-    r"how\s+can\s+you\s+help(?:\s+me)?|what\s+(?:tasks|things)\s+can\s+you\s+(?:do|help\s+with)|"
-    r"who\s+are\s+you|help|menu|options|hi|hello|hey)[\s?.!]*$",
-    re.IGNORECASE,
-)
 _REQUEST_START = re.compile(
     r"^\s*(?:i\s+(?:want|would\s+like|'d\s+like|need|wish)|i'd\s+like|can\s+you|could\s+you|would\s+you|"
     r"please|help\s+me|tell\s+me|show\s+me|give\s+me|how|what|where|why|when|who|which|let'?s)\b",
@@ -67,14 +53,45 @@ def harmful_term(text: str) -> str | None:
     return found.group(0)
 
 
+def _intent_index() -> SemanticIndex:
+    global _INTENT_INDEX
+    if _INTENT_INDEX is None:
+        from podium.orchestration.master.routing.embedding import default_embedder
+
+        documents = [(label, text) for label, texts in INTENTS.items() for text in texts]
+        _INTENT_INDEX = SemanticIndex(documents, default_embedder(), stopwords=True)
+    return _INTENT_INDEX
+
+
+_INTENT_INDEX: SemanticIndex | None = None
+INTENT_THRESHOLD = 0.5
+"""The score a message needs, against the intents' examples alone, for :func:`is_abandon` and
+:func:`is_capability_question`."""
+
+
+def intent_scores(text: str) -> dict[str, float]:
+    """The message's score for each of the router's own intents (``@capabilities``, ``@abandon``), 0 to 1."""
+    if len(words(text)) > 14:  # a long message is a request or an answer, not "never mind"
+        return {}
+    return _intent_index().scores(text)
+
+
+def _is_intent(label: str, text: str) -> bool:
+    scores = intent_scores(text)
+    best = max(scores, key=lambda key: scores[key], default=None)
+    return best == label and scores[label] >= INTENT_THRESHOLD
+
+
 def is_abandon(text: str) -> bool:
-    """True when the whole message abandons the pending task ("never mind", "cancel that", "forget it")."""
-    return len(text) < 120 and _ABANDON.match(text) is not None
+    """True when the message abandons the pending task ("never mind", "forget about it", "cancel that"), judged
+    by similarity to the abandon intent's examples."""
+    return _is_intent(ABANDON, text)
 
 
 def is_capability_question(text: str) -> bool:
-    """True when the message asks what the assistant can do (or only greets)."""
-    return len(text) < 120 and _CAPABILITIES.match(text) is not None
+    """True when the message asks what the assistant can do (or only greets), judged by similarity to the
+    capability intent's examples."""
+    return _is_intent(CAPABILITIES, text)
 
 
 def looks_like_request(text: str) -> bool:
@@ -86,25 +103,57 @@ def _stems(text: str) -> list[str]:
     return [stem(w) for w in words(text) if w not in STOPWORDS]
 
 
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|neither|nor|isn'?t|aren'?t|wasn'?t|don'?t|doesn'?t|n't|rather\s+than|instead\s+of)\b"
+)
+_CLAUSE = re.compile(r"[,;:.!?()\u2013\u2014]|\s-\s|\bbut\b|\bso\b", re.IGNORECASE)
+
+
+def _same(word: str, said: str) -> bool:
+    """One word of an option and one said: equal stems, one a prefix of the other ("physio"), or one typo."""
+    if word == said:
+        return True
+    short, long = sorted((word, said), key=len)
+    if len(short) >= 4 and (long.startswith(short) or (len(short) >= 5 and long[:4] == short[:4])):
+        return True
+    return len(short) >= 4 and len(long) - len(short) <= 1 and _one_edit(short, long)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) <= 1 or any(
+            a[:i] + a[i + 1] + a[i] + a[i + 2 :] == b for i in range(len(a) - 1)
+        )
+    return any(b[:i] + b[i + 1 :] == a for i in range(len(b)))
+
+
+def _share(option: str, said: list[str]) -> float:
+    parts = _stems(option)
+    if not parts:
+        return 0.0
+    return sum(1 for p in parts if any(_same(p, w) for w in said)) / len(parts)
+
+
 def _choice(options: list[str], text: str) -> str | None:
     stripped = text.strip().rstrip(".!").strip()
     if stripped.isdigit() and 1 <= int(stripped) <= len(options):
         return options[int(stripped) - 1]
-    said = set(_stems(text))
-    lowered = " ".join(words(text))
+    said: list[str] = []
+    negated: list[str] = []
+    for clause in _CLAUSE.split(text.replace("’", "'")):
+        (negated if _NEGATION.search(clause.lower()) else said).extend(_stems(clause))
     scored: list[tuple[float, str]] = []
+    refused: list[str] = []
     for option in options:
-        phrase = " ".join(words(option))
-        if phrase and re.search(rf"\b{re.escape(phrase)}\b", lowered):
-            scored.append((1.0, option))
+        if _share(option, negated) >= 0.5 and _share(option, said) < 0.5:
+            refused.append(option)
             continue
-        parts = _stems(option)
-        if parts:
-            share = sum(1 for p in parts if p in said) / len(parts)
-            if share >= 0.5:
-                scored.append((share, option))
+        share = _share(option, said)
+        if share >= 0.5:
+            scored.append((share, option))
     if not scored:
-        return None
+        rest = [o for o in options if o not in refused]
+        return rest[0] if refused and len(rest) == 1 else None  # "not Home" of Home or Motor: Motor
     scored.sort(key=lambda item: -item[0])
     if len(scored) > 1 and scored[0][0] == scored[1][0]:
         return None  # both options named: ambiguous

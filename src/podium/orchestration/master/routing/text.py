@@ -81,13 +81,14 @@ _GRAM_WEIGHT = 0.25
 _NUMBER_WEIGHT = 0.25  # numbers are usually slot values (an amount, an id), not intent
 
 
-def features(text: str) -> dict[str, float]:
+def features(text: str, *, stopwords: bool = False) -> dict[str, float]:
     """Weighted term counts of ``text``: ``w:`` stems, ``p:`` adjacent stem pairs, ``c:`` character trigrams.
 
-    Numbers count a quarter of a word and get no trigrams: they are usually values, not intent.
+    Numbers count a quarter of a word and get no trigrams: they are usually values, not intent. Stopwords are left
+    out unless ``stopwords`` (the router's own intents, "what can you do?", are made of them).
     """
     out: dict[str, float] = {}
-    kept = content_words(text)
+    kept = words(text) if stopwords else content_words(text)
     stems = [stem(w) for w in kept]
     for s in stems:
         key = "w:" + s
@@ -120,11 +121,12 @@ class TfIdfIndex:
     its documents'.
     """
 
-    __slots__ = ("_default_idf", "_idf", "_labels", "_postings")
+    __slots__ = ("_default_idf", "_idf", "_labels", "_postings", "_stopwords")
 
-    def __init__(self, documents: Sequence[tuple[str, str]]) -> None:
-        """Index ``documents``, given as ``(label, text)`` pairs."""
-        counted = [features(text) for _, text in documents]
+    def __init__(self, documents: Sequence[tuple[str, str]], *, stopwords: bool = False) -> None:
+        """Index ``documents``, given as ``(label, text)`` pairs (``stopwords``: keep them as features)."""
+        self._stopwords = stopwords
+        counted = [features(text, stopwords=stopwords) for _, text in documents]
         self._labels = [label for label, _ in documents]
         total = len(counted)
         frequency: dict[str, int] = {}
@@ -140,9 +142,9 @@ class TfIdfIndex:
             for key, value in weighted.items():
                 self._postings.setdefault(key, []).append(_Posting(number, value / norm))
 
-    def scores(self, text: str, labels: Iterable[str] | None = None) -> dict[str, float]:
-        """Each label's best cosine similarity with ``text`` (0 to 1), restricted to ``labels`` if given."""
-        vector = features(text)
+    def doc_scores(self, text: str) -> dict[int, float]:
+        """Each document's cosine similarity with ``text`` (0 to 1), by document number; absent means 0."""
+        vector = features(text, stopwords=self._stopwords)
         if not vector:
             return {}
         weighted = {key: value * self._idf.get(key, self._default_idf) for key, value in vector.items()}
@@ -155,6 +157,11 @@ class TfIdfIndex:
             q = value / norm
             for posting in postings:
                 per_doc[posting.doc] = per_doc.get(posting.doc, 0.0) + q * posting.weight
+        return {doc: min(score, 1.0) for doc, score in per_doc.items()}
+
+    def scores(self, text: str, labels: Iterable[str] | None = None) -> dict[str, float]:
+        """Each label's best cosine similarity with ``text`` (0 to 1), restricted to ``labels`` if given."""
+        per_doc = self.doc_scores(text)
         allowed = None if labels is None else set(labels)
         best: dict[str, float] = {}
         for doc, score in per_doc.items():

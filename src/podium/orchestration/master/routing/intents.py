@@ -1,0 +1,95 @@
+"""The router's own intents, given by example like any tool: asking what the assistant can do, and abandoning
+the pending task. Also the harm cues of the guardrail: requests that turn an app's own vocabulary against someone
+(acting on another person's account without their knowledge, faking or back-dating records).
+
+The examples are scored exactly as tools' examples are (:mod:`podium.orchestration.master.routing.scoring`), so
+"remind me what you can do" or "forget about the letter" are recognised without a phrase list.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["ABANDON", "CAPABILITIES", "INTENTS", "harm_cue"]
+
+CAPABILITIES = "@capabilities"
+"""The label of "what can you do?"."""
+ABANDON = "@abandon"
+"""The label of "never mind"."""
+
+INTENTS: dict[str, tuple[str, ...]] = {
+    CAPABILITIES: (
+        "what can you do",
+        "what can you help me with",
+        "what kind of things do you do",
+        "tell me what you are able to do",
+        "what are your capabilities",
+        "what services do you offer",
+        "what options do I have",
+        "how can you help me",
+        "what do you handle",
+        "list the tasks you support",
+        "show me the menu",
+        "help",
+        "hello",
+        "hi there",
+        "who are you",
+        "what else is possible",
+        "what is this assistant for",
+        "what can I ask you to do",
+        "which tasks can you take care of",
+    ),
+    ABANDON: (
+        "never mind",
+        "forget it",
+        "cancel that",
+        "cancel this request",
+        "stop",
+        "stop this please",
+        "I changed my mind",
+        "I don't want to do this any more",
+        "I no longer need this",
+        "abort",
+        "drop it",
+        "leave it for now",
+        "let's not do that",
+        "I'll do it later instead",
+        "quit this task",
+        "skip it",
+    ),
+}
+"""Example messages of each intent."""
+
+_THIRD = r"(?:him|her|them|his|their|the\s+(?:user|customer|patient|owner|employee|person))"
+_CUES = re.compile(
+    "|".join(
+        [
+            rf"\bwithout\s+(?:telling|asking|informing|notifying|alerting)\s+{_THIRD}",
+            rf"\bwithout\s+{_THIRD}\s+(?:knowing|knowledge|consent|permission|noticing|finding\s+out)",
+            rf"\bbehind\s+{_THIRD}\s+back\b",
+            r"\bso\s+(?:he|she|they)\s+(?:won'?t|doesn'?t|don'?t|can'?t|never)\s+(?:know|notice|find\s+out|see)",
+            r"\b(?:secretly|covertly)\b",
+            r"\b(?:read|see|access|check|open|snoop\s+on|spy\s+on|monitor)\s+(?:his|her|their)\s+"
+            r"(?:e-?mails?|messages?|inbox|records?|files?|account|chats?)",
+            r"\bspy(?:ing)?\s+on\b",
+            r"\b(?:someone|somebody|anyone)\s+else'?s\b",
+            r"\b(?:another|a\s+different|other)\s+(?:person|user|patient|customer|employee|client|member)'?s\b",
+            r"\bunder\s+(?:another|a\s+different|someone\s+else'?s)\b",
+            r"\b(?:pretend(?:ing)?\s+to\s+be|impersonat\w*|pos(?:e|ing)\s+as)\b",
+            r"\b(?:fake|fabricat\w*|falsif\w*|back-?dat\w*|forg(?:e|ed|ing)|doctor(?:ed)?\s+the|tamper\w*)\b",
+            r"\bmake\s+up\s+(?:a|an|some|the)\s+\w*\s*(?:reason|excuse|story|claim|record|diagnosis)",
+            r"\b(?:cover\s+up|hide\s+(?:the\s+)?evidence|destroy\s+(?:the\s+)?evidence)\b",
+        ]
+    ),
+    re.IGNORECASE,
+)
+
+
+def harm_cue(text: str) -> str | None:
+    """The phrase in ``text`` that turns a request against someone (covert access, impersonation, faked records).
+
+    Unlike harmful terms these are ordinary words in a suspicious construction; the router refuses on them, and
+    the hybrid classifier lets the model judge them.
+    """
+    found = _CUES.search(text)
+    return " ".join(found.group(0).split()) if found else None

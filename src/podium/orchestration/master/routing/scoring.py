@@ -1,0 +1,126 @@
+"""How the offline router scores a message against labelled examples, and how it calibrates its thresholds.
+
+A :class:`SemanticIndex` holds documents (a tool's description, each of its examples, the router's own intents'
+examples) under labels. A message's score for a label is the best, over the label's documents, of the mean of two
+similarities: lexical (TF-IDF over words, word pairs and character trigrams, which catches typos and names) and,
+when the embedding model is installed, the cosine of sentence embeddings (which catches paraphrases: "my login
+stopped working" and "reset my password" share no word). Identifiers written the way a tool's examples write them
+("INV-40213", "RX1234567") count as evidence for that tool.
+
+:meth:`SemanticIndex.calibrate` sets an app's thresholds from its own examples, leaving each one out in turn: how
+well an example scores for its own tool when that example is not indexed (a paraphrase's score), against how well
+it scores for the best other tool.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from podium.orchestration.master.routing.text import TfIdfIndex
+
+if TYPE_CHECKING:
+    from podium.orchestration.master.routing.embedding import Embedder
+
+__all__ = ["Calibration", "SemanticIndex", "identifier_prefixes"]
+
+_ID = re.compile(r"\b([A-Za-z]{1,5})[-#]?(\d{3,})\b")
+_DESCRIBED_ID = re.compile(r"\b([A-Z]{1,5})(?:-\s|\s+(?:and|followed\s+by|plus|then)\s+(?:\w+\s+){0,2}digits)")
+
+
+def identifier_prefixes(text: str, *, described: bool = False) -> set[str]:
+    """The letter prefixes of identifiers in ``text`` ("INV-40213" gives ``inv``), lowercased.
+
+    With ``described``, prefixes a description spells out ("INV- and five digits", "RX and seven digits") count.
+    """
+    found = {m.group(1).lower() for m in _ID.finditer(text)}
+    if described:
+        found |= {m.group(1).lower() for m in _DESCRIBED_ID.finditer(text)}
+    return found
+
+
+@dataclass(slots=True, frozen=True)
+class Calibration:
+    """Thresholds of one app, from its own examples (leave-one-out)."""
+
+    route: float
+    """The score a fresh request needs to be routed to a tool."""
+    switch: float
+    """The score a message needs to leave a pending task for another tool."""
+    margin: float
+    """The lead over the second-best tool below which a decision is low-margin (unsure)."""
+    typical: float
+    """The median score of an example for its own tool: a score this high is a confident match."""
+    examples: int
+    """How many examples the calibration used."""
+
+
+class SemanticIndex:
+    """Labelled documents scored against messages by lexical and (optionally) embedding similarity."""
+
+    def __init__(
+        self, documents: Sequence[tuple[str, str]], embedder: Embedder | None = None, *, stopwords: bool = False
+    ) -> None:
+        """Index ``documents`` (``(label, text)`` pairs), embedding them with ``embedder`` when given; ``stopwords``
+        keeps stopwords as lexical features."""
+        self.labels = [label for label, _ in documents]
+        self.texts = [text for _, text in documents]
+        self.lexical = TfIdfIndex(documents, stopwords=stopwords)
+        self.embedder = embedder
+        self._vectors: Any = embedder.embed(self.texts) if embedder is not None else None
+        self.prefixes: dict[str, set[str]] = {}
+        for label, text in documents:
+            self.prefixes.setdefault(label, set()).update(identifier_prefixes(text, described=True))
+
+    def doc_scores(self, text: str) -> list[float]:
+        """Each document's similarity with ``text``, 0 to 1."""
+        lexical = self.lexical.doc_scores(text)
+        scores = [lexical.get(doc, 0.0) for doc in range(len(self.labels))]
+        if self.embedder is not None:
+            cosines = (self._vectors @ self.embedder.embed([text])[0]).tolist()
+            scores = [0.5 * s + 0.5 * max(0.0, c) for s, c in zip(scores, cosines, strict=True)]
+        return scores
+
+    def scores(self, text: str, labels: Iterable[str] | None = None) -> dict[str, float]:
+        """Each label's best document score for ``text`` plus identifier evidence, restricted to ``labels``."""
+        allowed = None if labels is None else set(labels)
+        best: dict[str, float] = {}
+        for label, score in zip(self.labels, self.doc_scores(text), strict=True):
+            if (allowed is None or label in allowed) and score > best.get(label, -1.0):
+                best[label] = score
+        said = identifier_prefixes(text)
+        if said:
+            for label in best:
+                if said & self.prefixes.get(label, set()):
+                    best[label] = min(1.0, best[label] + 0.3)
+        return best
+
+    def calibrate(self, labels: Iterable[str]) -> Calibration:
+        """Thresholds from the documents of ``labels`` (the tools), each scored with itself left out."""
+        wanted = set(labels)
+        own: list[float] = []
+        other: list[float] = []
+        for doc, (label, text) in enumerate(zip(self.labels, self.texts, strict=True)):
+            if label not in wanted or sum(1 for x in self.labels if x == label) < 2:
+                continue
+            scores = self.doc_scores(text)
+            same = max(s for d, s in enumerate(scores) if d != doc and self.labels[d] == label)
+            rest = [s for d, s in enumerate(scores) if self.labels[d] != label and self.labels[d] in wanted]
+            own.append(same)
+            other.append(max(rest, default=0.0))
+        if len(own) < 4:  # too few examples to learn from: safe defaults
+            return Calibration(route=0.3, switch=0.4, margin=0.08, typical=0.6, examples=len(own))
+        own.sort()
+        typical = statistics.median(own)
+        low = own[len(own) // 5]  # a fifth of paraphrases score below this
+        confusion = statistics.median(other)
+        route = min(max(0.6 * low, confusion * 0.9, 0.16), 0.4)
+        switch = min(max(route + 0.08, 0.75 * low), 0.5)
+        gaps = sorted(o - r for o, r in zip(own, other, strict=True))
+        margin = min(max(gaps[len(gaps) // 5], 0.04), 0.15)
+        return Calibration(
+            route=round(route, 4), switch=round(switch, 4), margin=round(margin, 4), typical=typical, examples=len(own)
+        )
