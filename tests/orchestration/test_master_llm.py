@@ -75,8 +75,9 @@ async def test_hybrid_asks_the_model_only_when_the_router_is_unsure() -> None:
     for text in DEMO:
         await conversation.say(text)
     sources = [t.decisions[0]["source"] for t in conversation.turns]
-    assert sources == ["router", "router", "llm", "router", "router", "llm", "router", "router"]
-    assert len(model.requests) == 2 < len(DEMO)
+    # the model judges the task switch, the answers that fit nothing and the harmful request (issue 13)
+    assert sources == ["router", "llm", "llm", "router", "router", "llm", "llm", "router"]
+    assert len(model.requests) == 4 < len(DEMO)
     assert conversation.turns[-1].result.output and conversation.turns[-1].result.output.startswith("Letter generated!")
 
 

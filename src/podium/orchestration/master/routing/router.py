@@ -20,7 +20,6 @@ Every decision carries a confidence and, when the router is unsure, a reason (``
 
 from __future__ import annotations
 
-import re
 import weakref
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -46,8 +45,10 @@ _OPPOSITES = [
     ("buy", "sell"), ("increas", "decreas"), ("rais", "lower"), ("includ", "exclud"),
     ("start", "stop"), ("continu", "stop"), ("continu", "discontinu"), ("pay", "refund"),
 ]  # fmt: skip
-INTENT_MIN = 0.35
-"""The score an intent ("what can you do?", "never mind") needs, besides beating every tool."""
+INTENT_MIN = 0.3
+"""The score an intent ("what can you do?", "never mind") needs, besides beating every tool (by 0.1 below 0.5)."""
+CLEAR_LEAD = 2.5
+"""A request scoring this many times the second tool's is routed even below the route threshold (not below half)."""
 
 
 def describe_expectation(expectation: Expectation | None) -> str:
@@ -219,7 +220,9 @@ class Router(Classifier):
         second = ranked[1][1] if len(ranked) > 1 else 0.0
         intents = intent_scores(text)
         intent = max(intents, key=lambda key: intents[key], default="")
-        if intent and intents[intent] >= INTENT_MIN and intents[intent] >= score:
+        lead = intents[intent] - score if intent else 0.0
+        least = 0.5 if pending is not None and not strict else INTENT_MIN  # a free-text answer may say anything
+        if intent and intents[intent] >= least and (lead >= 0.1 or (intents[intent] >= 0.5 and lead >= 0)):
             sure = 0.9 if intents[intent] - score >= 0.15 else 0.6
             if intent == CAPABILITIES:
                 return Decision(kind="capabilities", confidence=sure, rationale="The message asks what I can do.")
@@ -249,7 +252,8 @@ class Router(Classifier):
                     rationale=f"The message answers the question {pending.tool} asked.",
                 )
             return self._clarify_or_refuse(text, pending, strict, query, score=score, cal=cal)
-        if best and score >= cal.route:
+        clear = score >= max(0.15, cal.route * 0.5) and score >= CLEAR_LEAD * second
+        if best and (score >= cal.route or clear):
             why = f"The request is closest to the description and examples of {best}"
             return self._route(best, text, score, second, why, cal)
         if request or score < cal.route * 0.5:
@@ -281,7 +285,7 @@ class Router(Classifier):
         return Decision(
             kind="clarify",
             reason="no_fit",
-            confidence=0.5 if re.search(r"\d", text) else 0.8,
+            confidence=0.4,
             text=f"{_quote(text)} does not fit what {pending.tool} needs: {describe_expectation(pending.expectation)}.",
             rationale=f"The answer does not fit what {pending.tool} expects, and no other tool matches it.",
         )

@@ -64,6 +64,7 @@ def _intent_index() -> SemanticIndex:
 
 
 _INTENT_INDEX: SemanticIndex | None = None
+_GREETING = re.compile(r"^\s*(?:(?:hi|hello|hey|hiya|good\s+(?:morning|afternoon|evening)|greetings)\b[\s,!.:;-]*)+", re.I)
 INTENT_THRESHOLD = 0.5
 """The score a message needs, against the intents' examples alone, for :func:`is_abandon` and
 :func:`is_capability_question`."""
@@ -73,7 +74,8 @@ def intent_scores(text: str) -> dict[str, float]:
     """The message's score for each of the router's own intents (``@capabilities``, ``@abandon``), 0 to 1."""
     if len(words(text)) > 14:  # a long message is a request or an answer, not "never mind"
         return {}
-    return _intent_index().scores(text)
+    rest = _GREETING.sub("", text)  # "hi, I can't log in" is about logging in; "hi" alone is a greeting
+    return _intent_index().scores(rest if words(rest) else text)
 
 
 def _is_intent(label: str, text: str) -> bool:
