@@ -151,6 +151,10 @@ class Router(Classifier):
             self._indexes[catalog] = prepared
         return prepared
 
+    def _documents(self, catalog: ToolCatalog, tool: str) -> list[str]:
+        index = self.index(catalog)
+        return [text for label, text in zip(index.labels, index.texts, strict=True) if label == tool]
+
     def scores(self, query: Query) -> list[tuple[str, float]]:
         """The candidate tools ranked by similarity to the query's text, best first."""
         found = self.index(query.catalog).scores(query.text[: self.max_chars], query.candidates)
@@ -201,6 +205,11 @@ class Router(Classifier):
         strict = pending is not None and pending.expectation is not None and pending.expectation.type != "text"
         if pending is not None and strict and pending.tool in query.candidates:
             fit = fit_expectation(pending.expectation, text)
+            documents = self._documents(query.catalog, pending.tool)
+            opposite = _contradiction(text, documents) if len(words(text)) >= 3 else None
+            if opposite is not None:
+                why = f"it asks to {opposite}, and {pending.tool} does the opposite"
+                return self._refuse(text, "contradiction", why, 0.5)
             if fit is not None:
                 wanted = describe_expectation(pending.expectation)
                 why = f"The answer {fit!r} fits what {pending.tool} asked for ({wanted})."
@@ -213,7 +222,6 @@ class Router(Classifier):
                 if fit is not None:
                     why = f"{fit!r} is what the waiting task of {task.tool} asked for"
                     return Decision(kind="route", tool=task.tool, text=text, rationale=why + ".", confidence=0.8)
-        index, cal = self._prepared(query.catalog)
         cal = self.calibration(query.catalog)
         ranked = self.scores(query)
         best, score = ranked[0] if ranked else ("", 0.0)
@@ -229,8 +237,7 @@ class Router(Classifier):
             if intent == ABANDON and (pending is not None or intents[intent] >= 0.5):
                 return Decision(kind="abandon", confidence=sure, rationale="The message abandons the pending task.")
         if best:
-            documents = [t for label, t in zip(index.labels, index.texts, strict=True) if label == best]
-            opposite = _contradiction(text, documents)
+            opposite = _contradiction(text, self._documents(query.catalog, best))
             if opposite is not None and score >= cal.route * 0.75:
                 why = f"it asks to {opposite}, and {best} does the opposite"
                 if pending is not None:

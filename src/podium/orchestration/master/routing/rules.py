@@ -64,7 +64,9 @@ def _intent_index() -> SemanticIndex:
 
 
 _INTENT_INDEX: SemanticIndex | None = None
-_GREETING = re.compile(r"^\s*(?:(?:hi|hello|hey|hiya|good\s+(?:morning|afternoon|evening)|greetings)\b[\s,!.:;-]*)+", re.I)
+_GREETING = re.compile(
+    r"^\s*(?:(?:hi|hello|hey|hiya|good\s+(?:morning|afternoon|evening)|greetings)\b[\s,!.:;-]*)+", re.I
+)
 INTENT_THRESHOLD = 0.5
 """The score a message needs, against the intents' examples alone, for :func:`is_abandon` and
 :func:`is_capability_question`."""

@@ -128,11 +128,11 @@ class TfIdfIndex:
         self._stopwords = stopwords
         counted = [features(text, stopwords=stopwords) for _, text in documents]
         self._labels = [label for label, _ in documents]
-        total = len(counted)
         frequency: dict[str, int] = {}
         for vector in counted:
             for key in vector:
                 frequency[key] = frequency.get(key, 0) + 1
+        total = len(counted)
         self._idf = {key: math.log((total + 1) / (df + 1)) + 1.0 for key, df in frequency.items()}
         self._default_idf = math.log(total + 1) + 1.0
         self._postings: dict[str, list[_Posting]] = {}
