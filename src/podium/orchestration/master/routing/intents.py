@@ -38,6 +38,8 @@ INTENTS: dict[str, tuple[str, ...]] = {
         "what is this assistant for",
         "what can I ask you to do",
         "which tasks can you take care of",
+        "what do you do exactly",
+        "what can I use you for",
     ),
     ABANDON: (
         "never mind",
@@ -56,6 +58,10 @@ INTENTS: dict[str, tuple[str, ...]] = {
         "I'll do it later instead",
         "quit this task",
         "skip it",
+        "scrap that",
+        "no need any more",
+        "don't bother",
+        "I'm done with this, thanks",
     ),
 }
 """Example messages of each intent."""
@@ -72,6 +78,10 @@ _CUES = re.compile(
             r"\b(?:read|see|access|check|open|snoop\s+on|spy\s+on|monitor)\s+(?:his|her|their)\s+"
             r"(?:e-?mails?|messages?|inbox|records?|files?|account|chats?)",
             r"\bspy(?:ing)?\s+on\b",
+            r"\b(?:log\s*(?:in)?to|get\s+into|break\s+into|hack\s+into)\s+(?:his|her|their|someone|somebody)",
+            r"\b(?:manager|boss|colleague|co-?worker|neighbou?r|ex|ex-wife|ex-husband|wife|husband|friend|sister|"
+            r"brother|mother|father|landlord|tenant)'?s\s+(?:\w+\s+)?(?:e-?mails?|mailbox|inbox|password|account|"
+            r"login|messages?|records?|files?|prescriptions?|medication|claim|phone|laptop|data)",
             r"\b(?:someone|somebody|anyone)\s+else'?s\b",
             r"\b(?:another|a\s+different|other)\s+(?:person|user|patient|customer|employee|client|member)'?s\b",
             r"\bunder\s+(?:another|a\s+different|someone\s+else'?s)\b",

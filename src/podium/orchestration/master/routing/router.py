@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from podium.events import Expectation
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, harm_cue
-from podium.orchestration.master.routing.rules import fit_expectation, harmful_term, intent_scores, looks_like_request
+from podium.orchestration.master.routing.rules import (
+    affirmed,
+    fit_expectation,
+    harmful_term,
+    intent_scores,
+    looks_like_request,
+)
 from podium.orchestration.master.routing.scoring import Calibration, SemanticIndex
 from podium.orchestration.master.routing.text import stem, words
 
@@ -47,6 +53,8 @@ _OPPOSITES = [
 ]  # fmt: skip
 INTENT_MIN = 0.3
 """The score an intent ("what can you do?", "never mind") needs, besides beating every tool (by 0.1 below 0.5)."""
+OPTION_MIN = 0.35
+"""The embedding similarity an answer needs to an option of a choice it does not name ("I'm staff")."""
 CLEAR_LEAD = 2.5
 """A request scoring this many times the second tool's is routed even below the route threshold (not below half)."""
 
@@ -151,6 +159,18 @@ class Router(Classifier):
             self._indexes[catalog] = prepared
         return prepared
 
+    def _option_by_meaning(self, catalog: ToolCatalog, expectation: Expectation | None, text: str) -> str | None:
+        """The option a choice answer means in other words ("I'm staff": "internal employee"), by embeddings."""
+        embedder = self.index(catalog).embedder
+        said = affirmed(text)
+        if embedder is None or expectation is None or expectation.type != "choice" or not words(said):
+            return None
+        options = list(expectation.options)
+        similarity = (embedder.embed(options) @ embedder.embed([said])[0]).tolist()
+        ranked = sorted(zip(similarity, options, strict=True), reverse=True)
+        second = ranked[1][0] if len(ranked) > 1 else 0.0
+        return ranked[0][1] if ranked[0][0] >= OPTION_MIN and ranked[0][0] - second >= 0.2 else None
+
     def _documents(self, catalog: ToolCatalog, tool: str) -> list[str]:
         index = self.index(catalog)
         return [text for label, text in zip(index.labels, index.texts, strict=True) if label == tool]
@@ -210,10 +230,16 @@ class Router(Classifier):
             if opposite is not None:
                 why = f"it asks to {opposite}, and {pending.tool} does the opposite"
                 return self._refuse(text, "contradiction", why, 0.5)
+            wanted = describe_expectation(pending.expectation)
             if fit is not None:
-                wanted = describe_expectation(pending.expectation)
                 why = f"The answer {fit!r} fits what {pending.tool} asked for ({wanted})."
                 return Decision(kind="route", tool=pending.tool, text=text, rationale=why)
+            meant = self._option_by_meaning(query.catalog, pending.expectation, text)
+            if meant is not None:
+                why = f"The answer means {meant!r}, one of what {pending.tool} asked for ({wanted})"
+                return Decision(
+                    kind="route", tool=pending.tool, text=f"{text} ({meant})", rationale=why + ".", confidence=0.7
+                )
         for task in query.waiting:
             if pending is not None and task.tool == pending.tool:
                 continue

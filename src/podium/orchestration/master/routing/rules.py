@@ -15,6 +15,7 @@ from podium.orchestration.master.routing.scoring import SemanticIndex
 from podium.orchestration.master.routing.text import STOPWORDS, stem, words
 
 __all__ = [
+    "affirmed",
     "fit_expectation",
     "harmful_term",
     "is_abandon",
@@ -25,7 +26,8 @@ __all__ = [
 _HARMFUL = re.compile(
     r"\b(fraud\w*|scam\w*|launder\w*|embezzl\w*|brib\w*|forg(e|ed|ery|ing)|counterfeit\w*|steal\w*|stole|"
     r"kill\w*|murder\w*|bomb\w*|explosive\w*|weapon\w*|terror\w*|poison\w*|hack(ing|s)?|malware|ransomware|"
-    r"phish\w*|extort\w*|blackmail\w*|arson)\b",
+    r"phish\w*|extort\w*|blackmail\w*|arson|keylogger\w*|spyware|stalk\w*|dox\w*|exfiltrat\w*|unauthori[sz]ed|"
+    r"brute[\s-]?forc\w*)\b",
     re.IGNORECASE,
 )
 # Talking *about* a harmful act to fight it is fine for an insurance investigator.
@@ -136,6 +138,11 @@ def _share(option: str, said: list[str]) -> float:
     if not parts:
         return 0.0
     return sum(1 for p in parts if any(_same(p, w) for w in said)) / len(parts)
+
+
+def affirmed(text: str) -> str:
+    """The clauses of ``text`` that are not negated ("No, I'm not a partner, I'm staff" gives "I'm staff")."""
+    return " ".join(c for c in _CLAUSE.split(text.replace("’", "'")) if c.strip() and not _NEGATION.search(c.lower()))
 
 
 def _choice(options: list[str], text: str) -> str | None:
