@@ -44,7 +44,8 @@ class ReactAgent(Agent):
         Args:
             name: the agent's name, set on its replies.
             model: the model it calls.
-            tools: tools, plain functions (made into tools) and toolsets (read again before each model call).
+            tools: tools, plain functions (made into tools) and toolsets (read again before each model call);
+                handoff tools (``create_handoff_tool``) are kept in ``handoffs`` for a swarm to offer.
             prompt: the system prompt, or a function of the history returning it.
             description: what the agent does, for a caller choosing among agents.
             max_steps: model calls allowed per invocation before :class:`StepLimitExceeded`.
@@ -67,9 +68,14 @@ class ReactAgent(Agent):
         self.settings = settings or ModelSettings()
         self.tools: dict[str, Tool] = {}
         self.toolsets: list[Toolset] = []
+        self.handoffs: list[Any] = []
+        """Handoff tools given with the tools: kept apart, for a swarm to offer (the agent alone does not)."""
         for item in tools:
             if isinstance(item, Toolset):
                 self.toolsets.append(item)
+                continue
+            if getattr(item, "kind", None) == "handoff":  # a handoff tool, read by orchestrations above this layer
+                self.handoffs.append(item)
                 continue
             made = as_tool(item)
             if made.name in self.tools:

@@ -2,22 +2,32 @@
 
 - :func:`create_supervisor` / :class:`Supervisor` (``supervisor.py``): one agent delegates to workers.
 - :func:`create_swarm` / :class:`Swarm` (``swarm.py``): agents hand off to each other.
-- ``handoff.py``: the handoff tools and the history checks both use.
+- ``handoff.py``: the handoff tools and the history checks both use; ``agent_name.py``: agent names in text.
 """
 
+from podium.orchestration.supervisor.agent_name import (
+    AgentNameMode,
+    add_inline_agent_name,
+    remove_inline_agent_name,
+    with_agent_name,
+)
 from podium.orchestration.supervisor.handoff import HandoffTool, create_handoff_tool, history_problems, repair_history
 from podium.orchestration.supervisor.supervisor import ContextPolicy, OutputMode, Supervisor, create_supervisor
 from podium.orchestration.supervisor.swarm import Swarm, create_swarm
 
 __all__ = [
+    "AgentNameMode",
     "ContextPolicy",
     "HandoffTool",
     "OutputMode",
     "Supervisor",
     "Swarm",
+    "add_inline_agent_name",
     "create_handoff_tool",
     "create_supervisor",
     "create_swarm",
     "history_problems",
+    "remove_inline_agent_name",
     "repair_history",
+    "with_agent_name",
 ]

@@ -44,6 +44,7 @@ from podium.orchestration.supervisor._loop import (
     structured_response,
     system_prompt,
 )
+from podium.orchestration.supervisor.agent_name import AgentNameMode, with_agent_name
 from podium.orchestration.supervisor.handoff import (
     FORWARD_MESSAGE,
     HandoffTool,
@@ -118,6 +119,7 @@ class Supervisor(Agent):
         share_question: bool = True,
         worker_rounds: int | None = 1,
         settings: ModelSettings | None = None,
+        include_agent_name: AgentNameMode | None = None,
     ) -> None:
         """Build the supervisor; the arguments are those of :func:`create_supervisor`."""
         if context not in ("scoped", "shared"):
@@ -130,7 +132,7 @@ class Supervisor(Agent):
             raise UsageError("max_handoffs must be at least 0 and max_steps at least 1")
         self.name = name
         self.description = description
-        self.model = model
+        self.model = with_agent_name(model, include_agent_name) if include_agent_name is not None else model
         self.prompt = prompt
         self.context = context
         self.output_mode = output_mode
@@ -409,6 +411,7 @@ def create_supervisor(
     worker_rounds: int | None = 1,
     description: str = "",
     settings: ModelSettings | None = None,
+    include_agent_name: AgentNameMode | None = None,
 ) -> Supervisor:
     """A supervisor managing ``agents`` (langgraph-supervisor's ``create_supervisor``, as a Podium agent).
 
@@ -447,6 +450,8 @@ def create_supervisor(
             either way.
         description: what the supervisor does, for a parent choosing among agents.
         settings: request options of the supervisor's model (``parallel_tool_calls`` set from the option above).
+        include_agent_name: ``"inline"`` shows the supervisor's model each agent's name inside its messages' text
+            (:func:`~podium.orchestration.supervisor.with_agent_name`), for providers that ignore ``name``.
 
     Raises:
         UsageError: duplicate names, an unknown option value, or a handoff tool naming an unknown agent.
@@ -474,4 +479,5 @@ def create_supervisor(
         share_question=share_question,
         worker_rounds=worker_rounds,
         settings=settings,
+        include_agent_name=include_agent_name,
     )

@@ -2,14 +2,16 @@
 last active agent" mode).
 
 All agents share the thread's conversation. The active agent answers with its prompt, its tools and one handoff
-tool per agent it may hand off to; calling one makes that agent active, and it continues the turn. The last active
-agent is kept in the thread's state, so the next turn starts with it.
+tool per agent it may hand off to (its own handoff tools when it was given some, as langgraph-swarm's agents are);
+calling one makes that agent active, and it continues the turn. The last active agent is kept in the thread's state,
+so the next turn starts with it. With a ``state_schema``, the whole swarm state (the active agent and the fields the
+application adds) is kept and validated as that type.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from podium.agents.base import Agent, AgentResult
 from podium.agents.react import ReactAgent
@@ -23,8 +25,26 @@ from podium.tools import ToolSpec
 
 __all__ = ["Swarm", "create_swarm"]
 
+S = TypeVar("S")
 
-class Swarm(Agent):
+
+def _check_schema(schema: Any) -> Any:
+    """``schema``'s validator, once it is known to have an ``active_agent`` field.
+
+    Raises:
+        UsageError: not a pydantic model or dataclass, or no ``active_agent`` field.
+    """
+    from pydantic import TypeAdapter
+
+    fields = getattr(schema, "model_fields", None) or getattr(schema, "__dataclass_fields__", None)
+    if fields is None:
+        raise UsageError(f"state_schema must be a pydantic model or a dataclass, not {schema!r}")
+    if "active_agent" not in fields:
+        raise UsageError(f"state_schema {schema.__name__} needs an 'active_agent' field (the agent answering next)")
+    return TypeAdapter(schema)
+
+
+class Swarm(Agent, Generic[S]):
     """ReAct agents that pass the conversation to each other. See :func:`create_swarm` for the options."""
 
     def __init__(
@@ -39,6 +59,7 @@ class Swarm(Agent):
         max_handoffs: int = 10,
         max_tokens: int | None = None,
         max_steps: int = 50,
+        state_schema: type[S] | None = None,
     ) -> None:
         """Build the swarm; the arguments are those of :func:`create_swarm`."""
         self.name = name
@@ -54,18 +75,23 @@ class Swarm(Agent):
         self.max_handoffs = max_handoffs
         self.max_tokens = max_tokens
         self.max_steps = max_steps
-        self.state_key = f"swarm:{name}:active"
-        """The thread-state key holding the last active agent."""
+        self.state_key = f"swarm:{name}:active" if state_schema is None else f"swarm:{name}:state"
+        """The thread-state key holding the last active agent (the whole state, with a ``state_schema``)."""
+        self.state_schema = state_schema
+        self._adapter = _check_schema(state_schema) if state_schema is not None else None
         self._handoffs: dict[str, dict[str, HandoffTool]] = {}
         self._specs: dict[str, list[ToolSpec]] = {}
         for agent in agents:
             targets = (
                 handoffs.get(agent.name, ()) if handoffs is not None else [n for n in self.agents if n != agent.name]
             )
+            own: list[HandoffTool] = list(agent.handoffs)
+            if own:  # the agent's own handoff tools (names and descriptions of its choosing) replace the defaults
+                targets = [h.agent for h in own]
             unknown = [t for t in targets if t not in self.agents]
             if unknown:
                 raise UsageError(f"agent {agent.name!r} hands off to unknown agents {unknown}")
-            tools = [create_handoff_tool(t, prefix=handoff_tool_prefix) for t in targets]
+            tools = own or [create_handoff_tool(t, prefix=handoff_tool_prefix) for t in targets]
             clash = [t.name for t in tools if t.name in agent.tools]
             if clash:
                 raise UsageError(f"agent {agent.name!r} already has tools named {clash}")
@@ -77,7 +103,7 @@ class Swarm(Agent):
         view = repair_history(await ctx.history())
         start = len(view)
         view.append(await ctx.add_message(input))
-        first = await ctx.load_state(self.state_key, self.default_active_agent)
+        first = await self._active(ctx)
         active = first if first in self.agents else self.default_active_agent
         activations = {active: 1}
         actx = ctx.child(active)
@@ -91,9 +117,8 @@ class Swarm(Agent):
             reply = canonical_calls((await actx.call_model(agent.model, request, name=agent.name)).message)
             view.append(reply)
             if not reply.tool_calls:
-                if active != first:
-                    await ctx.save_state(self.state_key, active)
-                return AgentResult(output=reply.content, messages=view[start:])
+                data = await self._save(ctx, active, changed=active != first)
+                return AgentResult(output=reply.content, messages=view[start:], data=data)
             target, results = await self._answer(actx, agent.name, reply)
             view.extend(results)
             if target is not None:
@@ -106,6 +131,43 @@ class Swarm(Agent):
                 count = activations[active] = activations.get(active, 0) + 1
                 actx = ctx.child(active if count == 1 else f"{active}~{count}")
         raise StepLimitExceeded(self.name, self.max_steps)
+
+    async def _active(self, ctx: RunContext[Any]) -> str:
+        """The agent that was active at the end of the previous turn (from the thread's state)."""
+        if self._adapter is None:
+            return str(await ctx.load_state(self.state_key, self.default_active_agent))
+        stored = await ctx.load_state(self.state_key, None)
+        if not isinstance(stored, dict):
+            return self.default_active_agent
+        return str(stored.get("active_agent") or self.default_active_agent)
+
+    async def _save(self, ctx: RunContext[Any], active: str, *, changed: bool) -> S | None:
+        """Keep the active agent; with a schema, validate and keep the whole state and return it.
+
+        The state is read again first, so fields that tools changed during the turn (``ctx.save_state`` under
+        :attr:`state_key`) are kept.
+        """
+        if self._adapter is None:
+            if changed:
+                await ctx.save_state(self.state_key, active)
+            return None
+        stored = await ctx.load_state(self.state_key, None)
+        state = self._adapter.validate_python({**(stored if isinstance(stored, dict) else {}), "active_agent": active})
+        await ctx.save_state(self.state_key, self._adapter.dump_python(state, mode="json"))
+        return state  # type: ignore[no-any-return]
+
+    async def state(self, runtime: Any, thread_id: str) -> S:
+        """The swarm's state in the thread ``thread_id`` of ``runtime`` (``state_schema`` given), validated.
+
+        Raises:
+            UsageError: the swarm has no ``state_schema``.
+            StoreError: no such thread.
+        """
+        if self._adapter is None:
+            raise UsageError(f"swarm {self.name!r} has no state_schema: read the active agent from {self.state_key!r}")
+        stored = await runtime.store.get_state(thread_id, self.state_key)
+        data = stored if isinstance(stored, dict) else {"active_agent": self.default_active_agent}
+        return self._adapter.validate_python(data)  # type: ignore[no-any-return]
 
     async def _answer(self, ctx: RunContext[Any], agent: str, reply: AIMessage) -> tuple[str | None, list[ToolMessage]]:
         """Answer every call of ``reply`` in order; return the agent handed off to (the first handoff wins)."""
@@ -149,7 +211,8 @@ def create_swarm(
     max_handoffs: int = 10,
     max_tokens: int | None = None,
     max_steps: int = 50,
-) -> Swarm:
+    state_schema: type[S] | None = None,
+) -> Swarm[S]:
     """A swarm of ``agents`` sharing one conversation, each able to hand it to the others.
 
     Args:
@@ -163,9 +226,13 @@ def create_swarm(
         max_tokens: token budget of the run, checked before each model call; reaching it ends the run with limit
             ``tokens``.
         max_steps: model calls in one turn before :class:`~podium.StepLimitExceeded`.
+        state_schema: a pydantic model or dataclass with an ``active_agent`` field (and the application's fields):
+            the swarm's state is kept in the thread as that type, each turn's result carries it as ``data``, and
+            :meth:`Swarm.state` reads it. Tools change their fields with ``ctx.save_state(swarm.state_key, ...)``.
 
     Raises:
-        UsageError: duplicate names, an unknown agent, or a handoff tool clashing with an agent's tool.
+        UsageError: duplicate names, an unknown agent, a handoff tool clashing with an agent's tool, or a
+            ``state_schema`` without ``active_agent``.
     """
     return Swarm(
         agents,
@@ -177,4 +244,5 @@ def create_swarm(
         max_handoffs=max_handoffs,
         max_tokens=max_tokens,
         max_steps=max_steps,
+        state_schema=state_schema,
     )
