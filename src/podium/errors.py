@@ -4,6 +4,7 @@ Every failure the library raises derives from :class:`PodiumError`::
 
     PodiumError
     ├── UsageError               the caller must change something (bad option, bad argument)
+    ├── InvalidData              data is not a valid message or event (its JSON form)
     ├── ThreadNotFound           no conversation with that id in the store
     ├── ThreadBusy               another run holds the conversation (single writer)
     ├── ThreadWaiting            the conversation waits for an answer to an interrupt
@@ -15,21 +16,34 @@ Every failure the library raises derives from :class:`PodiumError`::
     │   ├── ModelHTTPError       the endpoint answered with an error status
     │   └── CassetteError        a replay cassette is malformed or has no answer for a request
     ├── ToolDefinitionError      a function cannot be made into a tool
+    ├── ToolArgumentsError       a model's arguments do not fit a tool (the text is for the model)
     └── AgentError               an agent gave up
         ├── StepLimitExceeded    the step limit was reached
         └── ToolRetriesExceeded  the model kept producing failing tool calls
 
-Control-flow signals that user code raises on purpose are kept apart from failures:
-:class:`ModelRetry` (a tool asks the model to try again with the given advice).
+Control-flow signals are not failures and do not derive from :class:`PodiumError`::
 
+    ModelRetry (Exception)       a tool asks the model to try again with the given advice
+    Suspended (BaseException)    the run waits for the human; the runtime ends it as ``interrupted``
+    LimitReached (BaseException) the run reached one of its limits; the runtime ends it as ``limit_exceeded``
+
+``Suspended`` and ``LimitReached`` derive from ``BaseException`` so that a tool's ``except Exception`` cannot
+swallow them; code that catches everything must let them through. A run's outcome (see ``RunResult``) reports
+them, so callers of the runtime never see them raised.
+
+:class:`InvalidData` and :class:`ToolArgumentsError` also derive from ``ValueError``, which they are.
 Exceptions carry typed fields and do nothing when constructed.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AgentError",
     "CassetteError",
+    "InvalidData",
+    "LimitReached",
     "ModelError",
     "ModelHTTPError",
     "ModelRequestsBlocked",
@@ -39,9 +53,11 @@ __all__ = [
     "StoreCorrupt",
     "StoreError",
     "StoreLocked",
+    "Suspended",
     "ThreadBusy",
     "ThreadNotFound",
     "ThreadWaiting",
+    "ToolArgumentsError",
     "ToolDefinitionError",
     "ToolRetriesExceeded",
     "UsageError",
@@ -54,6 +70,10 @@ class PodiumError(Exception):
 
 class UsageError(PodiumError):
     """The library was called in a way it does not support; the message says what to change."""
+
+
+class InvalidData(PodiumError, ValueError):
+    """Data is not a valid message or event (the JSON form the stores, the command line and the server use)."""
 
 
 class ThreadNotFound(PodiumError):
@@ -125,6 +145,10 @@ class ToolDefinitionError(PodiumError):
     """A function cannot be turned into a tool (for example an untyped parameter)."""
 
 
+class ToolArgumentsError(PodiumError, ValueError):
+    """The arguments a model gave do not fit the tool; the message tells the model how to fix them."""
+
+
 class AgentError(PodiumError):
     """An agent stopped without an answer."""
 
@@ -160,3 +184,27 @@ class ModelRetry(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class Suspended(BaseException):
+    """Unwinds a run that waits for the human; the runtime turns it into an ``interrupted`` outcome.
+
+    A ``BaseException`` so that ``except Exception`` in user code (tools that catch everything) cannot swallow it.
+    """
+
+    def __init__(self, interrupts: list[Any]) -> None:
+        super().__init__(f"waiting for {len(interrupts)} answer(s)")
+        self.interrupts = interrupts
+        """The :class:`podium.Interrupt` events waiting for answers (typed loosely: errors sit below events)."""
+
+
+class LimitReached(BaseException):
+    """Unwinds a run that reached one of its limits (kept out of reach of ``except Exception``).
+
+    The runtime turns it into a ``limit_exceeded`` outcome naming ``limit`` (``"tokens"``, ``"requests"``...).
+    """
+
+    def __init__(self, limit: str, reason: str) -> None:
+        super().__init__(reason)
+        self.limit = limit
+        self.reason = reason

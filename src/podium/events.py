@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from podium.errors import InvalidData
 from podium.messages import Message, Usage, message_from_dict, message_to_dict
 
 __all__ = [
@@ -338,7 +339,7 @@ def _read(kind: str, data: dict[str, Any], common: dict[str, Any]) -> Event:
         return TaskStackChanged(stack=list(data.get("stack", ())), **common)
     if kind == "error":
         return ErrorEvent(error=data["error"], message=data.get("message", ""), **common)
-    raise ValueError(f"unknown event kind {kind!r}")
+    raise InvalidData(f"unknown event kind {kind!r}")
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
@@ -357,4 +358,4 @@ def event_from_dict(data: dict[str, Any]) -> Event:
         }
         return _read(data["kind"], data, common)
     except (KeyError, TypeError) as exc:
-        raise ValueError(f"not an event: {data!r:.200}") from exc
+        raise InvalidData(f"not an event: {data!r:.200}") from exc

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from podium.errors import InvalidData
+
 __all__ = [
     "AIMessage",
     "HumanMessage",
@@ -108,7 +110,7 @@ class ToolCall:
         text = self.arguments.strip() or "{}"
         value = json.loads(text)
         if not isinstance(value, dict):
-            raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+            raise InvalidData(f"expected a JSON object, got {type(value).__name__}")
         return value
 
 
@@ -201,8 +203,8 @@ def message_from_dict(data: dict[str, Any]) -> Message:
         if kind == "system":
             return SystemMessage(content=content, metadata=metadata)
     except (KeyError, TypeError) as exc:
-        raise ValueError(f"not a message: {data!r:.200}") from exc
-    raise ValueError(f"unknown message kind {kind!r}")
+        raise InvalidData(f"not a message: {data!r:.200}") from exc
+    raise InvalidData(f"unknown message kind {kind!r}")
 
 
 def to_openai(message: Message) -> dict[str, Any]:
@@ -255,9 +257,9 @@ def from_openai(data: dict[str, Any]) -> Message:
         return AIMessage(content=text, tool_calls=calls, name=data.get("name"))
     if role == "tool":
         if "tool_call_id" not in data:
-            raise ValueError("a tool message needs a tool_call_id")
+            raise InvalidData("a tool message needs a tool_call_id")
         return ToolMessage(content=text, tool_call_id=data["tool_call_id"], name=data.get("name", ""))
-    raise ValueError(f"unknown message role {role!r}")
+    raise InvalidData(f"unknown message role {role!r}")
 
 
 def order_tool_results(messages: list[Message]) -> list[Message]:

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast, get_origin, get_type_hints, overload
 
-from podium.errors import ToolDefinitionError
+from podium.errors import ToolArgumentsError, ToolDefinitionError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -81,10 +81,6 @@ class ToolReturn:
     """A result for the user interface, kept out of the model's view."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Data recorded with the result message."""
-
-
-class ToolArgumentsError(ValueError):
-    """The arguments a model gave do not fit the tool; the message tells the model how to fix them."""
 
 
 def _strip_titles(schema: Any) -> Any:

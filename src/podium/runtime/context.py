@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from podium.errors import ModelRetry, StoreError
+from podium.errors import LimitReached, ModelError, ModelRetry, StoreError, Suspended
 from podium.events import (
     Artifact,
     Event,
@@ -54,26 +54,6 @@ class Limits:
     """Input plus output tokens in the whole run."""
     timeout: float | None = None
     """Wall-clock seconds for one execution of the run."""
-
-
-class Suspended(BaseException):
-    """Unwinds a run that waits for the human; the runtime turns it into an ``interrupted`` outcome.
-
-    A ``BaseException`` so that ``except Exception`` in user code (tools that catch everything) cannot swallow it.
-    """
-
-    def __init__(self, interrupts: list[Interrupt]) -> None:
-        super().__init__(f"waiting for {len(interrupts)} answer(s)")
-        self.interrupts = interrupts
-
-
-class LimitReached(BaseException):
-    """Unwinds a run that reached one of its :class:`Limits` (kept out of reach of ``except Exception``)."""
-
-    def __init__(self, limit: str, reason: str) -> None:
-        super().__init__(reason)
-        self.limit = limit
-        self.reason = reason
 
 
 @dataclass(slots=True, kw_only=True)
@@ -332,7 +312,7 @@ class RunContext(Injectable, Generic[DepsT]):
                 elif isinstance(item, Done):
                     response = item.response
             if response is None:
-                raise RuntimeError(f"model {model.name!r} ended its stream without a Done event")
+                raise ModelError(f"model {model.name!r} ended its stream without a Done event")
         else:
             response = await model.reply(request)
         if name is not None:

@@ -17,7 +17,9 @@ from typing import Any, Protocol
 
 from podium.errors import (
     AgentError,
+    LimitReached,
     StepLimitExceeded,
+    Suspended,
     ThreadBusy,
     ThreadNotFound,
     ThreadWaiting,
@@ -33,7 +35,7 @@ from podium.events import (
     RunStarted,
 )
 from podium.messages import HumanMessage, Message, Usage, message_from_dict, message_to_dict, order_tool_results
-from podium.runtime.context import LimitReached, Limits, RunContext, RunState, Suspended
+from podium.runtime.context import Limits, RunContext, RunState
 from podium.store.base import RunRecord, RunStatus, Store, new_owner
 
 __all__ = ["RunResult", "Runtime"]

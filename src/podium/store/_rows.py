@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from podium.errors import InvalidData, StoreCorrupt
 from podium.events import Event, MessageAdded, event_from_dict
+from podium.messages import Message, message_from_dict
 from podium.store.base import RunRecord
 
-__all__ = ["dumps", "event_from_row", "event_row", "run_from_row", "run_row"]
+__all__ = ["dumps", "event_from_row", "event_row", "message_from_row", "run_from_row", "run_row"]
 
 
 def dumps(value: Any) -> str:
@@ -45,7 +47,30 @@ def event_row(thread_id: str, event: Event) -> tuple[Any, ...]:
 
 
 def event_from_row(seq: int, run_id: str, kind: str, key: str | None, ns: str | None, body: str) -> Event:
-    """The event of a row (the columns after ``thread_id``)."""
+    """The event of a row (the columns after ``thread_id``).
+
+    Raises:
+        StoreCorrupt: the row does not hold a valid event.
+    """
+    try:
+        return _event_from_row(seq, run_id, kind, key, ns, body)
+    except (InvalidData, ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise StoreCorrupt(f"stored event #{seq} ({kind}) of run {run_id} cannot be read: {exc}") from None
+
+
+def message_from_row(body: str) -> Message:
+    """The message of a ``message_added`` row's body.
+
+    Raises:
+        StoreCorrupt: the body does not hold a valid message.
+    """
+    try:
+        return message_from_dict(json.loads(body)["message"])
+    except (InvalidData, ValueError, TypeError, KeyError) as exc:
+        raise StoreCorrupt(f"a stored message cannot be read: {exc}") from None
+
+
+def _event_from_row(seq: int, run_id: str, kind: str, key: str | None, ns: str | None, body: str) -> Event:
     data = json.loads(body)
     path = data.pop("p", None)
     if path is None:

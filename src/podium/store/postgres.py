@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from podium.errors import StoreCorrupt, StoreError, UsageError
 from podium.events import Event
-from podium.messages import Message, message_from_dict
+from podium.messages import Message
 
 # one row encoding for every SQL backend
-from podium.store._rows import dumps, event_from_row, event_row, run_from_row, run_row
+from podium.store._rows import dumps, event_from_row, event_row, message_from_row, run_from_row, run_row
 from podium.store.base import RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
 
 if TYPE_CHECKING:
@@ -340,7 +340,7 @@ class PostgresStore(Store):
             "AND run_id IS DISTINCT FROM %s ORDER BY seq",
             (thread_id, namespace, exclude_run),
         )
-        return [message_from_dict(json.loads(r[0])["message"]) for r in rows]
+        return [message_from_row(r[0]) for r in rows]
 
     async def journal(self, run_id: str) -> dict[str, Event]:
         rows = await self._rows(

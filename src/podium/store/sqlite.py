@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 from podium.errors import StoreCorrupt, StoreError, StoreLocked
 from podium.events import Event
-from podium.messages import Message, message_from_dict
-from podium.store._rows import dumps, event_from_row, event_row, run_from_row, run_row
+from podium.messages import Message
+from podium.store._rows import dumps, event_from_row, event_row, message_from_row, run_from_row, run_row
 from podium.store.base import RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
 
 __all__ = ["SQLiteStore"]
@@ -190,7 +190,7 @@ class SQLiteStore(Store):
             "SELECT body FROM events WHERE thread_id=? AND kind='message' AND ns=? AND run_id IS NOT ? ORDER BY seq",
             (thread_id, namespace, exclude_run),
         )
-        return [message_from_dict(json.loads(r[0])["message"]) for r in rows]
+        return [message_from_row(r[0]) for r in rows]
 
     async def journal(self, run_id: str) -> dict[str, Event]:
         rows = self._query(

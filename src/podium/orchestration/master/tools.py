@@ -26,12 +26,12 @@ from collections.abc import Callable
 from typing import Any, get_type_hints
 
 from podium.agents.base import Agent
-from podium.errors import UsageError
+from podium.errors import Suspended, UsageError
 from podium.events import ErrorEvent, Interrupt
 from podium.messages import HumanMessage
 from podium.orchestration.master.routing.base import ToolProfile
 from podium.orchestration.master.types import HUMAN, ToolArgument, ToolCallRequest, ToolContent, ToolInput
-from podium.runtime.context import RunContext, Suspended
+from podium.runtime.context import RunContext
 from podium.tools import Tool, ToolMetadata, ToolReturn, is_injected, result_to_text
 
 __all__ = ["ASK_STATE", "AgentTool", "FunctionTool", "MasterTool", "TaskFunctionTool", "as_master_tool", "run_tool"]
@@ -199,7 +199,7 @@ def as_master_tool(item: MasterTool | Agent | Tool | Callable[..., Any]) -> Mast
         if any(v is ToolInput for k, v in hints.items() if k != "return"):
             return TaskFunctionTool(item)
         return FunctionTool(item)
-    raise TypeError(f"cannot make a tool of {item!r}")
+    raise UsageError(f"cannot make a tool of {item!r}: pass a MasterTool, an Agent, a Tool or a function")
 
 
 # --- running a call --------------------------------------------------------------------------------------------
@@ -238,7 +238,7 @@ async def run_tool(
     try:
         content = await tool.call(inner, request)
         if not isinstance(content, ToolContent):
-            raise TypeError(f"{tool.name}.call() returned {type(content).__name__}, not ToolContent")
+            raise UsageError(f"{tool.name}.call() returned {type(content).__name__}, not ToolContent")
         json.dumps(content.to_dict())
         return content, None
     except Suspended as suspended:

@@ -14,11 +14,11 @@ from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from podium.agents.react import ReactAgent
-from podium.errors import AgentError
+from podium.errors import AgentError, LimitReached
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
 from podium.orchestration.supervisor.handoff import canonical_calls
-from podium.runtime.context import LimitReached, RunContext
+from podium.runtime.context import RunContext
 
 __all__ = [
     "Prompt",

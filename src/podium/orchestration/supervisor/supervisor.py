@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from podium.agents.base import Agent, AgentResult
 from podium.agents.react import ReactAgent
-from podium.errors import AgentError, StepLimitExceeded, UsageError
+from podium.errors import AgentError, LimitReached, StepLimitExceeded, Suspended, UsageError
 from podium.messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
 from podium.orchestration.supervisor._loop import (
@@ -57,7 +57,7 @@ from podium.orchestration.supervisor.handoff import (
     supervisor_tools,
     without_calls,
 )
-from podium.runtime.context import LimitReached, RunContext, Suspended
+from podium.runtime.context import RunContext
 from podium.tools import Tool, ToolArgumentsError
 
 if TYPE_CHECKING:

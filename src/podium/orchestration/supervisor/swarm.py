@@ -15,12 +15,12 @@ from typing import Any, Generic, TypeVar
 
 from podium.agents.base import Agent, AgentResult
 from podium.agents.react import ReactAgent
-from podium.errors import StepLimitExceeded, UsageError
+from podium.errors import LimitReached, StepLimitExceeded, UsageError
 from podium.messages import AIMessage, HumanMessage, ToolMessage
 from podium.models.base import ModelRequest
 from podium.orchestration.supervisor._loop import check_budget, system_prompt
 from podium.orchestration.supervisor.handoff import HandoffTool, canonical_calls, create_handoff_tool, repair_history
-from podium.runtime.context import LimitReached, RunContext
+from podium.runtime.context import RunContext
 from podium.tools import ToolSpec
 
 __all__ = ["Swarm", "create_swarm"]
