@@ -18,11 +18,14 @@ task can be a sub-task (a responder) of another task: trees and DAGs of tasks. A
 4. the user responder answers only when the task is interactive or the message is addressed to ``user``.
 
 So a model's unaddressed text that the agent does not react to goes to the first sub-task (fail-over): a
-coordinator answers the human directly with ``DONE``, and routes with an address.
+coordinator answers the human directly with ``DONE``, and routes with an address. A response passing its input on
+(``__PASS__``, ``__PASS__:name``, the pass tools) leaves that input pending for another responder; a
+``DO-NOT-KNOW`` counts only when nobody else answers (Langroid's signals, ``types.py``).
 
-**Done**: a response signalling done (the Done tool, a ``DONE`` text, a handler returning :class:`TaskDone`), a
-final result (ends every ancestor too), ``done_if_response`` (a named responder answered), ``done_if_no_response``
-(a named responder was tried on a message without tool calls after the input, and gave nothing), ``done_on_tool``
+**Done**: a response signalling done (the Done tool, a ``DONE`` text from any responder, a handler returning
+:class:`TaskDone` or a :class:`ResultTool`, the user's quit strings), a sub-task addressing its caller, a final
+result (ends every ancestor too), ``done_if_response`` (a named responder answered), ``done_if_no_response``
+(a named responder was tried on a message without tool calls, the input included, and gave nothing), ``done_on_tool``
 (a response calls any tool, or a named one), ``done_sequences``, and ``done_if_unanswered``: a step where nobody
 answers a message from one of these senders (default ``llm`` for a non-interactive task) ends the task with it.
 
