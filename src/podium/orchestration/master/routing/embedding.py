@@ -4,7 +4,7 @@ The model is WordLlama's ``l2_supercat`` (256 dimensions, 32,000 tokens): token 
 sentence. Its weights and tokenizer come inside the ``wordllama`` package from the registry (the ``embeddings``
 extra: ``pip install 'podium[embeddings]'``), so nothing is downloaded at run time. Only its files are used: the
 vectors are read with ``safetensors`` and the text is split with ``tokenizers``, so importing it has no side
-effects. Loading takes a few hundred milliseconds and about 35 MB, once per process and only when a router first
+effects. Loading takes under a second and adds about 40 MB, once per process and only when a router first
 needs it; without the package the router falls back to its lexical features alone (``Router(embeddings=False)``
 forces that, as does ``PODIUM_ROUTER_EMBEDDINGS=0``).
 """
@@ -35,23 +35,40 @@ class Embedder:
         from tokenizers import Tokenizer
 
         self._np = np
-        self.vectors = load_file(str(folder.joinpath(*_WEIGHTS)))["embedding.weight"].astype(np.float32)
+        # kept as stored (float16, 16 MB); only the rows of a sentence's tokens are widened to float32
+        self.vectors = load_file(str(folder.joinpath(*_WEIGHTS)))["embedding.weight"]
         self._tokenizer = Tokenizer.from_file(str(folder.joinpath(*_TOKENIZER)))
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
+        self._recent: dict[str, Any] = {}
 
     @property
     def dimensions(self) -> int:
         """The length of a vector."""
         return int(self.vectors.shape[1])
 
+    def embed_one(self, text: str) -> Any:
+        """The unit vector of one text (the last few are cached: a decision embeds its message more than once)."""
+        found = self._recent.get(text)
+        if found is None:
+            found = self.embed([text])[0]
+            if len(self._recent) >= 64:
+                self._recent.pop(next(iter(self._recent)))
+            self._recent[text] = found
+        return found
+
     def embed(self, texts: list[str]) -> Any:
         """One unit row per text, as a numpy array (a text without known tokens gets a zero row)."""
         np = self._np
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        for row, encoding in enumerate(self._tokenizer.encode_batch(texts, add_special_tokens=False)):
+        encodings = (
+            [self._tokenizer.encode(texts[0], add_special_tokens=False)]
+            if len(texts) == 1
+            else self._tokenizer.encode_batch(texts, add_special_tokens=False)
+        )
+        for row, encoding in enumerate(encodings):
             if encoding.ids:
-                vector = self.vectors[encoding.ids].mean(axis=0)
+                vector = self.vectors[encoding.ids].astype(np.float32).mean(axis=0)
                 norm = float(np.linalg.norm(vector))
                 if norm > 0:
                     out[row] = vector / norm

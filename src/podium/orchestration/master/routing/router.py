@@ -77,10 +77,9 @@ def _roots(text: str) -> set[str]:
     return {stem(w) for w in words(text)}
 
 
-def _contradiction(text: str, documents: list[str]) -> str | None:
-    """A verb of ``text`` whose opposite the tool's documents use and which they never use themselves."""
+def _contradiction(text: str, tool: set[str]) -> str | None:
+    """A verb of ``text`` whose opposite the tool's word roots include and which they never include themselves."""
     said = _roots(text)
-    tool = set().union(*(_roots(d) for d in documents)) if documents else set()
     for first, second in _OPPOSITES:
         for mine, theirs in ((first, second), (second, first)):
             hit = next((w for w in said if w.startswith(mine)), None)
@@ -156,6 +155,7 @@ class Router(Classifier):
                 documents.extend((profile.name, example) for example in profile.examples)
             index = SemanticIndex(documents, self._embedder())
             prepared = (index, index.calibrate(catalog.names))
+            intent_scores("hello")  # builds the intents' shared index now, not on the first message
             self._indexes[catalog] = prepared
         return prepared
 
@@ -166,14 +166,20 @@ class Router(Classifier):
         if embedder is None or expectation is None or expectation.type != "choice" or not words(said):
             return None
         options = list(expectation.options)
-        similarity = (embedder.embed(options) @ embedder.embed([said])[0]).tolist()
+        similarity = [float(embedder.embed_one(option) @ embedder.embed_one(said)) for option in options]
         ranked = sorted(zip(similarity, options, strict=True), reverse=True)
         second = ranked[1][0] if len(ranked) > 1 else 0.0
         return ranked[0][1] if ranked[0][0] >= OPTION_MIN and ranked[0][0] - second >= 0.2 else None
 
-    def _documents(self, catalog: ToolCatalog, tool: str) -> list[str]:
+    def _roots_of(self, catalog: ToolCatalog, tool: str) -> set[str]:
+        """The word roots of a tool's description and examples (cached with the index)."""
         index = self.index(catalog)
-        return [text for label, text in zip(index.labels, index.texts, strict=True) if label == tool]
+        cache: dict[str, set[str]] = index.__dict__.setdefault("_roots", {})
+        if tool not in cache:
+            cache[tool] = set().union(
+                *(_roots(t) for label, t in zip(index.labels, index.texts, strict=True) if label == tool)
+            )
+        return cache[tool]
 
     def scores(self, query: Query) -> list[tuple[str, float]]:
         """The candidate tools ranked by similarity to the query's text, best first."""
@@ -225,8 +231,8 @@ class Router(Classifier):
         strict = pending is not None and pending.expectation is not None and pending.expectation.type != "text"
         if pending is not None and strict and pending.tool in query.candidates:
             fit = fit_expectation(pending.expectation, text)
-            documents = self._documents(query.catalog, pending.tool)
-            opposite = _contradiction(text, documents) if len(words(text)) >= 3 else None
+            roots = self._roots_of(query.catalog, pending.tool)
+            opposite = _contradiction(text, roots) if len(words(text)) >= 3 else None
             if opposite is not None:
                 why = f"it asks to {opposite}, and {pending.tool} does the opposite"
                 return self._refuse(text, "contradiction", why, 0.5)
@@ -263,7 +269,7 @@ class Router(Classifier):
             if intent == ABANDON and (pending is not None or intents[intent] >= 0.5):
                 return Decision(kind="abandon", confidence=sure, rationale="The message abandons the pending task.")
         if best:
-            opposite = _contradiction(text, self._documents(query.catalog, best))
+            opposite = _contradiction(text, self._roots_of(query.catalog, best))
             if opposite is not None and score >= cal.route * 0.75:
                 why = f"it asks to {opposite}, and {best} does the opposite"
                 if pending is not None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Calibration", "SemanticIndex", "identifier_prefixes"]
 
+_CALIBRATION_SAMPLE = 40
 _ID = re.compile(r"\b([A-Za-z]{1,5})[-#]?(\d{3,})\b")
 _DESCRIBED_ID = re.compile(r"\b([A-Z]{1,5})(?:-\s|\s+(?:and|followed\s+by|plus|then)\s+(?:\w+\s+){0,2}digits)")
 
@@ -80,7 +81,7 @@ class SemanticIndex:
         lexical = self.lexical.doc_scores(text)
         scores = [lexical.get(doc, 0.0) for doc in range(len(self.labels))]
         if self.embedder is not None:
-            cosines = (self._vectors @ self.embedder.embed([text])[0]).tolist()
+            cosines = (self._vectors @ self.embedder.embed_one(text)).tolist()
             scores = [0.5 * s + 0.5 * max(0.0, c) for s, c in zip(scores, cosines, strict=True)]
         return scores
 
@@ -103,10 +104,16 @@ class SemanticIndex:
         wanted = set(labels)
         own: list[float] = []
         other: list[float] = []
-        for doc, (label, text) in enumerate(zip(self.labels, self.texts, strict=True)):
-            if label not in wanted or sum(1 for x in self.labels if x == label) < 2:
-                continue
-            scores = self.doc_scores(text)
+        counts = {label: self.labels.count(label) for label in set(self.labels)}
+        cosines = (self._vectors @ self._vectors.T).tolist() if self.embedder is not None else None
+        usable = [d for d, label in enumerate(self.labels) if label in wanted and counts[label] >= 2]
+        step = max(1, len(usable) // _CALIBRATION_SAMPLE)  # many tools: an even sample is enough for quantiles
+        for doc in usable[::step]:
+            label, text = self.labels[doc], self.texts[doc]
+            lexical = self.lexical.doc_scores(text)
+            scores = [lexical.get(d, 0.0) for d in range(len(self.labels))]
+            if cosines is not None:
+                scores = [0.5 * s + 0.5 * max(0.0, c) for s, c in zip(scores, cosines[doc], strict=True)]
             same = max(s for d, s in enumerate(scores) if d != doc and self.labels[d] == label)
             rest = [s for d, s in enumerate(scores) if self.labels[d] != label and self.labels[d] in wanted]
             own.append(same)

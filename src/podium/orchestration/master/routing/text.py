@@ -7,6 +7,7 @@ millisecond (``bench/master.py``). Word stems catch inflections ("declined" / "d
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -62,6 +63,7 @@ def words(text: str) -> list[str]:
     return _WORD.findall(_CAMEL.sub(" ", text).lower())
 
 
+@functools.lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """A crude, consistent stem: the first matching suffix is removed if three letters remain."""
     for suffix in _SUFFIXES:
