@@ -33,6 +33,7 @@ from podium.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
 from podium.orchestration.master.routing.llm import CONTROL_TOOLS
 from podium.orchestration.master.routing.router import Router
+from podium.orchestration.master.routing.intents import harm_cue
 from podium.orchestration.master.routing.rules import harmful_term, is_abandon
 from podium.orchestration.master.tools import ASK_STATE, MasterTool, as_master_tool, run_tool
 from podium.orchestration.master.types import (
@@ -247,7 +248,7 @@ class _Session:
         return None
 
     def _bypass(self, text: str, top: TaskEntry) -> Decision:
-        term = harmful_term(text)
+        term = harmful_term(text) or harm_cue(text)
         if term is not None:
             return Decision(
                 kind="refuse", reason="harmful", source="bypass", text=f"I can't help with that ({term!r})."

@@ -1,5 +1,10 @@
 """Intent classifiers for orchestrators: the offline router (default), the LLM classifier, and the hybrid.
 
+Modules: ``base`` (queries and decisions), ``router`` (the offline router), ``scoring`` (similarity and per-app
+calibration), ``text`` (lexical features), ``embedding`` (the optional embedding model, loaded lazily), ``intents``
+(the router's own intents and the harm cues), ``rules`` (expectation fit and the keyword guardrail), ``llm``,
+``hybrid``.
+
 See ``specs/master_agent.md``, "Classifiers". The orchestrator (:class:`podium.orchestration.master.agent.MasterAgent`)
 builds a :class:`Query` per message and acts on the :class:`Decision`.
 """
@@ -14,6 +19,7 @@ from podium.orchestration.master.routing.base import (
     ToolProfile,
 )
 from podium.orchestration.master.routing.hybrid import HybridClassifier
+from podium.orchestration.master.routing.intents import harm_cue
 from podium.orchestration.master.routing.llm import CONTROL_TOOLS, LLMClassifier
 from podium.orchestration.master.routing.router import Router, describe_expectation
 from podium.orchestration.master.routing.rules import (
@@ -23,9 +29,11 @@ from podium.orchestration.master.routing.rules import (
     is_capability_question,
     looks_like_request,
 )
+from podium.orchestration.master.routing.scoring import Calibration
 
 __all__ = [
     "CONTROL_TOOLS",
+    "Calibration",
     "Classifier",
     "Decision",
     "DecisionKind",
@@ -38,6 +46,7 @@ __all__ = [
     "ToolProfile",
     "describe_expectation",
     "fit_expectation",
+    "harm_cue",
     "harmful_term",
     "is_abandon",
     "is_capability_question",
