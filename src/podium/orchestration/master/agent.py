@@ -31,9 +31,9 @@ from podium.errors import StepLimitExceeded, UsageError
 from podium.events import TaskStackChanged
 from podium.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
+from podium.orchestration.master.routing.intents import harm_cue
 from podium.orchestration.master.routing.llm import CONTROL_TOOLS
 from podium.orchestration.master.routing.router import Router
-from podium.orchestration.master.routing.intents import harm_cue
 from podium.orchestration.master.routing.rules import harmful_term, is_abandon
 from podium.orchestration.master.tools import ASK_STATE, MasterTool, as_master_tool, run_tool
 from podium.orchestration.master.types import (
