@@ -158,11 +158,7 @@ async def record(path: Path = CASSETTE) -> None:
     for lines in SCRIPT:
         thread = None
         for line in lines:
-            status, _ = await runtime.pending(thread) if thread else (None, [])
-            if status == "interrupted":
-                result = await runtime.resume(agent, thread or "", line)
-            else:
-                result = await runtime.run(agent, line, thread_id=thread)
+            result = await runtime.send(agent, line, thread_id=thread)
             thread = result.thread_id
             print(json.dumps({"human": line, "status": result.status, "output": result.output}))
 

@@ -18,12 +18,7 @@ async def test_trip_replays_its_whole_script_offline() -> None:
     for script in trip.SCRIPT:
         thread = None
         for line in script:
-            status, _ = await runtime.pending(thread) if thread else (None, [])
-            result = (
-                await runtime.resume(agent, thread or "", line)
-                if status == "interrupted"
-                else await runtime.run(agent, line, thread_id=thread)
-            )
+            result = await runtime.send(agent, line, thread_id=thread)
             thread = result.thread_id
             outputs.append(result.output)
     assert outputs == [

@@ -14,10 +14,12 @@ from podium.errors import (
     ModelRequestsBlocked,
     ModelRetry,
     PodiumError,
+    RunNotFound,
     StepLimitExceeded,
     StoreCorrupt,
     StoreError,
     StoreLocked,
+    SubscriberLagged,
     Suspended,
     ThreadBusy,
     ThreadNotFound,
@@ -59,7 +61,7 @@ from podium.messages import (
     to_openai,
 )
 from podium.models import Model, ModelRequest, ModelResponse, ModelSettings
-from podium.runtime import Limits, RunContext, RunResult, Runtime
+from podium.runtime import Cancelled, EventBus, InProcessBus, Limits, RunContext, RunResult, Runtime
 from podium.settings import Settings, open_store
 from podium.store import MemoryStore, SQLiteStore, Store
 from podium.tools import Tool, ToolArgumentsError, ToolMetadata, ToolReturn, ToolSpec, tool
@@ -67,6 +69,11 @@ from podium.tools import Tool, ToolArgumentsError, ToolMetadata, ToolReturn, Too
 __version__ = "0.1.0"
 
 __all__ = [
+    "Cancelled",
+    "EventBus",
+    "InProcessBus",
+    "RunNotFound",
+    "SubscriberLagged",
     "AIMessage",
     "Agent",
     "AgentError",

@@ -134,12 +134,7 @@ async def _chat(app_name: str, thread: str | None, jsonl: bool, store_spec: str 
             if not text.strip():
                 printer.note("empty message ignored: type a request, or end with Ctrl-D")
                 continue
-            status, pending = await runtime.pending(thread) if await store.get_thread(thread) else (None, [])
-            if status == "interrupted" and pending:
-                result = await runtime.resume(agent, thread, text, on_event=printer)
-            else:
-                result = await runtime.run(agent, text, thread_id=thread, on_event=printer)
-            report(result)
+            report(await runtime.send(agent, text, thread_id=thread, on_event=printer))
     finally:
         await store.close()
         close = getattr(model, "aclose", None)

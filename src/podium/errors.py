@@ -8,6 +8,8 @@ Every failure the library raises derives from :class:`PodiumError`::
     ├── ThreadNotFound           no conversation with that id in the store
     ├── ThreadBusy               another run holds the conversation (single writer)
     ├── ThreadWaiting            the conversation waits for an answer to an interrupt
+    ├── RunNotFound              no run with that id in the store
+    ├── SubscriberLagged         an event-bus subscriber fell behind and missed events
     ├── StoreError               the store cannot be used
     │   ├── StoreLocked          the database stayed locked past the busy timeout
     │   └── StoreCorrupt         the file is not a Podium database (or from a newer Podium)
@@ -49,10 +51,12 @@ __all__ = [
     "ModelRequestsBlocked",
     "ModelRetry",
     "PodiumError",
+    "RunNotFound",
     "StepLimitExceeded",
     "StoreCorrupt",
     "StoreError",
     "StoreLocked",
+    "SubscriberLagged",
     "Suspended",
     "ThreadBusy",
     "ThreadNotFound",
@@ -107,6 +111,27 @@ class ThreadWaiting(PodiumError):
         )
         self.thread_id = thread_id
         self.interrupt_ids = interrupt_ids
+
+
+class RunNotFound(PodiumError):
+    """No run with that id in the store."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no run {run_id!r} in this store")
+        self.run_id = run_id
+
+
+class SubscriberLagged(PodiumError):
+    """An event-bus subscriber fell behind: its queue overflowed and events were dropped for it.
+
+    Re-read the stored events from the store after :attr:`last_seq` (the last stored event it received).
+    """
+
+    def __init__(self, last_seq: int) -> None:
+        super().__init__(
+            f"the subscriber fell behind and missed events; re-read stored events after seq {last_seq} from the store"
+        )
+        self.last_seq = last_seq
 
 
 class StoreError(PodiumError):

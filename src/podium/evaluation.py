@@ -274,12 +274,7 @@ async def _in_process(app_name: str, agent: Any, conversation: Conversation) -> 
     stack: list[str] | None = []
     for turn in conversation.turns:
         events: list[Event] = []
-        known = await runtime.store.get_thread(thread) is not None
-        status, pending = await runtime.pending(thread) if known else (None, [])
-        if status == "interrupted" and pending:
-            await runtime.resume(agent, thread, turn.human, on_event=events.append)
-        else:
-            await runtime.run(agent, turn.human, thread_id=thread, on_event=events.append)
+        await runtime.send(agent, turn.human, thread_id=thread, on_event=events.append)
         seen = _observe(events, stack)
         stack = seen.stack
         out.append(seen)

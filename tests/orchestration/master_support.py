@@ -95,13 +95,7 @@ class Conversation:
 
     async def say(self, text: str) -> Turn:
         events: list[Event] = []
-        status = None
-        if await self.runtime.store.get_thread(self.thread_id) is not None:
-            status, _ = await self.runtime.pending(self.thread_id)
-        if status == "interrupted":
-            result = await self.runtime.resume(self.agent, self.thread_id, text, on_event=events.append)
-        else:
-            result = await self.runtime.run(self.agent, text, thread_id=self.thread_id, on_event=events.append)
+        result = await self.runtime.send(self.agent, text, thread_id=self.thread_id, on_event=events.append)
         assert result.status in ("completed", "interrupted"), result.reason
         turn = Turn(text, result, [e for e in events if e.seq > 0])
         self.turns.append(turn)

@@ -37,12 +37,7 @@ async def test_the_demo_replays_its_whole_script_from_the_cassette() -> None:
     for lines in tasks_demo.SCRIPT:
         thread = None
         for line in lines:
-            status, _ = await runtime.pending(thread) if thread else (None, [])
-            ran = (
-                await runtime.resume(task, thread or "", line)
-                if status == "interrupted"
-                else await runtime.run(task, line, thread_id=thread)
-            )
+            ran = await runtime.send(task, line, thread_id=thread)
             thread = ran.thread_id
             outputs.append(ran.output)
             questions.extend((i.path, i.prompt) for i in ran.interrupts)

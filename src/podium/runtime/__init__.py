@@ -1,6 +1,17 @@
-"""The durable runtime: threads, runs, the journal, interrupts and limits."""
+"""The durable runtime: threads, runs, the journal, interrupts, limits and the event bus."""
 
+from podium.runtime.bus import EventBus, InProcessBus, Subscription
 from podium.runtime.context import Limits, RunContext
-from podium.runtime.runtime import RunResult, Runtime
+from podium.runtime.runtime import Cancelled, IfBusy, RunResult, Runtime
 
-__all__ = ["Limits", "RunContext", "RunResult", "Runtime"]
+__all__ = [
+    "Cancelled",
+    "EventBus",
+    "IfBusy",
+    "InProcessBus",
+    "Limits",
+    "RunContext",
+    "RunResult",
+    "Runtime",
+    "Subscription",
+]

@@ -12,6 +12,8 @@ run continues exactly where it stopped. Agent code must therefore be determinist
 from __future__ import annotations
 
 import asyncio
+import inspect
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +38,10 @@ from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDel
 from podium.tools import Injectable, Tool, ToolArgumentsError, ToolReturn, result_to_text
 
 if TYPE_CHECKING:
+    from podium.runtime.bus import EventBus
     from podium.store.base import Store
+
+_log = logging.getLogger("podium.runtime")
 
 __all__ = ["AskHandler", "Limits", "RunContext"]
 
@@ -69,6 +74,7 @@ class RunState:
     owner: str
     lease_ttl: float
     sinks: list[Callable[[Event], Any]] = field(default_factory=list)
+    bus: EventBus | None = None
     usage: Usage = field(default_factory=Usage)
     model_calls: int = 0
     last_renewal: float = field(default_factory=time.monotonic)
@@ -90,13 +96,26 @@ class RunState:
         await self.store.append_events(self.thread_id, [event])
         if event.key is not None:
             self.journal[event.key] = event
-        self.publish(event)
+        await self.publish(event)
 
-    def publish(self, event: Event) -> None:
-        """Hand ``event`` to the live subscribers only."""
+    async def publish(self, event: Event) -> None:
+        """Hand ``event`` to the live subscribers only: the run's ``on_event`` callbacks and the bus.
+
+        A subscriber can neither fail nor stall the run: a callback that raises is logged and dropped, one that
+        returns an awaitable has it run as a separate task, and the bus never waits on a subscriber.
+        """
         event.run_id = self.run_id
         for sink in self.sinks:
-            sink(event)
+            try:
+                outcome = sink(event)
+            except Exception:
+                _log.exception("an on_event callback of run %s raised; it gets no more events", self.run_id)
+                self.sinks = [s for s in self.sinks if s is not sink]
+                continue
+            if outcome is not None and inspect.isawaitable(outcome):
+                _spawn(outcome, self.run_id)
+        if self.bus is not None:
+            await self.bus.publish(self.thread_id, event)
 
     def count_model_call(self, usage: Usage) -> None:
         """Add a model call's usage to the run's totals."""
@@ -112,6 +131,21 @@ class RunState:
             raise LimitReached(
                 "tokens", f"the run used {self.usage.total_tokens} tokens, reaching its budget of {limits.max_tokens}"
             )
+
+
+_background: set[asyncio.Task[Any]] = set()
+
+
+def _spawn(awaitable: Awaitable[Any], run_id: str) -> None:
+    async def guarded() -> None:
+        try:
+            await awaitable
+        except Exception:
+            _log.exception("an async on_event callback of run %s raised", run_id)
+
+    task = asyncio.ensure_future(guarded())
+    _background.add(task)
+    task.add_done_callback(_background.discard)
 
 
 AskHandler = Callable[[Interrupt], Awaitable[str]]
@@ -158,8 +192,11 @@ class RunContext(Injectable, Generic[DepsT]):
 
     @property
     def idempotency_key(self) -> str:
-        """A key that is the same every time this step is executed again (after a crash), for external calls."""
-        return f"{self._state.run_id}:{'/'.join(self.path)}"
+        """A new key per step for an external call, the same every time the run is executed again (after a crash).
+
+        Each read takes the next step of this context, so two external calls of one tool get two keys.
+        """
+        return f"{self._state.run_id}:{self._next_key()}"
 
     @property
     def usage(self) -> Usage:
@@ -308,7 +345,7 @@ class RunContext(Injectable, Generic[DepsT]):
             response = None
             async for item in model.stream(request):
                 if isinstance(item, TextDelta):
-                    state.publish(TokenDelta(text=item.text, path=self.path))
+                    await state.publish(TokenDelta(text=item.text, path=self.path))
                 elif isinstance(item, Done):
                     response = item.response
             if response is None:
@@ -380,7 +417,7 @@ class RunContext(Injectable, Generic[DepsT]):
             kwargs = tool.validate(call.arguments)
         except ToolArgumentsError as exc:
             return error(str(exc))
-        self._state.publish(ToolStarted(tool_call_id=call.id, name=call.name, path=self.path))
+        await self._state.publish(ToolStarted(tool_call_id=call.id, name=call.name, path=self.path))
         try:
             value = await tool.run(self.child(call.id), kwargs)
         except ModelRetry as exc:

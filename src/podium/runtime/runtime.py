@@ -13,11 +13,12 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from podium.errors import (
     AgentError,
     LimitReached,
+    RunNotFound,
     StepLimitExceeded,
     Suspended,
     ThreadBusy,
@@ -35,10 +36,11 @@ from podium.events import (
     RunStarted,
 )
 from podium.messages import HumanMessage, Message, Usage, message_from_dict, message_to_dict, order_tool_results
+from podium.runtime.bus import EventBus, InProcessBus
 from podium.runtime.context import Limits, RunContext, RunState
 from podium.store.base import RunRecord, RunStatus, Store, new_owner
 
-__all__ = ["RunResult", "Runtime"]
+__all__ = ["Cancelled", "IfBusy", "RunResult", "Runtime"]
 
 
 class _Answer(Protocol):
@@ -94,6 +96,22 @@ def _pending(journal: dict[str, Event]) -> list[Interrupt]:
     return [e.interrupt for key, e in journal.items() if isinstance(e, InterruptRaised) and key + "!" not in journal]
 
 
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    """What :meth:`Runtime.cancel` did."""
+
+    run_id: str
+    """The run."""
+    thread_id: str
+    """Its thread."""
+    status: Literal["cancelled", "already_ended"]
+    """``cancelled`` (this call ended it) or ``already_ended`` (it had stopped before)."""
+
+
+IfBusy = Literal["fail", "wait"]
+_ENDED = ("completed", "failed", "limit_exceeded", "cancelled")
+
+
 class Runtime:
     """Runs agents on stored conversations."""
 
@@ -101,6 +119,7 @@ class Runtime:
         self,
         store: Store | None = None,
         *,
+        bus: EventBus | None = None,
         limits: Limits | None = None,
         lease_ttl: float = 60.0,
         busy_poll: float = 0.02,
@@ -109,6 +128,8 @@ class Runtime:
 
         Args:
             store: where conversations live; see :func:`podium.open_store` for the SQLite default.
+            bus: where every event of every run is published after it is stored (default: an
+                :class:`~podium.runtime.bus.InProcessBus`).
             limits: default limits of every run.
             lease_ttl: seconds a run's write lease lasts without renewal (a crashed process on another host
                 releases its threads after this).
@@ -119,9 +140,12 @@ class Runtime:
 
             store = MemoryStore()
         self.store = store
+        self.bus: EventBus = bus if bus is not None else InProcessBus()
         self.limits = limits or Limits()
         self.lease_ttl = lease_ttl
         self.busy_poll = busy_poll
+        self._executing: dict[str, asyncio.Task[Any]] = {}
+        self._cancelling: set[str] = set()
 
     # public API ---------------------------------------------------------------------------------------------------
     async def run(
@@ -130,9 +154,10 @@ class Runtime:
         input: str | HumanMessage,
         *,
         thread_id: str | None = None,
+        run_id: str | None = None,
         deps: Any = None,
         limits: Limits | None = None,
-        if_busy: str = "fail",
+        if_busy: IfBusy = "fail",
         busy_timeout: float = 30.0,
         on_event: Callable[[Event], Any] | None = None,
     ) -> RunResult:
@@ -142,23 +167,29 @@ class Runtime:
             agent: the agent to run.
             input: the human's message.
             thread_id: the conversation to continue or create.
+            run_id: the new run's id (default: a fresh one), so a caller can name it before it starts.
             deps: dependencies handed to tools through their :class:`RunContext`.
             limits: bounds of this run (default: the runtime's).
             if_busy: when another run holds the thread: ``"fail"`` raises :class:`ThreadBusy`, ``"wait"`` waits
                 up to ``busy_timeout`` seconds.
             busy_timeout: see ``if_busy``.
-            on_event: called with every event as it happens (stored ones and streamed-only ones).
+            on_event: called with every event as it happens (stored ones and streamed-only ones); it can neither
+                fail nor stall the run (one that raises is dropped; an awaitable it returns runs as a task).
 
         Raises:
             ThreadBusy: another run holds the thread.
-            ThreadWaiting: the thread waits for an answer (use :meth:`resume`) or has an unfinished run.
-            UsageError: empty or non-text input, or an unknown ``if_busy``.
+            ThreadWaiting: the thread waits for an answer (use :meth:`resume` or :meth:`send`) or has an
+                unfinished run.
+            UsageError: empty or non-text input, an unknown ``if_busy``, or a ``run_id`` already used.
         """
         message = input if isinstance(input, HumanMessage) else HumanMessage(content=input)
         if not isinstance(message.content, str):
             raise UsageError(f"the input must be text, not {type(message.content).__name__}")
         if not message.content.strip():
             raise UsageError("the input is empty: a run needs a message")
+        _check_if_busy(if_busy)
+        if run_id is not None and await self.store.get_run(run_id) is not None:
+            raise UsageError(f"run id {run_id!r} is already used; pass a new one or none")
         thread_id = thread_id or uuid.uuid4().hex
         await self.store.create_thread(thread_id, {"agent": agent.name})
         owner = await self._acquire(thread_id, if_busy, busy_timeout)
@@ -175,10 +206,10 @@ class Runtime:
                     )
                 raise ThreadWaiting(thread_id, pending)
             record = RunRecord(
-                id=uuid.uuid4().hex, thread_id=thread_id, input=message_to_dict(message), agent=agent.name
+                id=run_id or uuid.uuid4().hex, thread_id=thread_id, input=message_to_dict(message), agent=agent.name
             )
             await self.store.create_run(record)
-            return await self._execute(agent, record, {}, owner, deps, limits, on_event)
+            return await self._execute(agent, record, {}, {}, owner, deps, limits, on_event)
         finally:
             await self.store.release_thread(thread_id, owner)
 
@@ -188,25 +219,36 @@ class Runtime:
         thread_id: str,
         answer: str | dict[str, str] | None = None,
         *,
+        run_id: str | None = None,
         deps: Any = None,
         limits: Limits | None = None,
-        if_busy: str = "fail",
+        if_busy: IfBusy = "fail",
         busy_timeout: float = 30.0,
         on_event: Callable[[Event], Any] | None = None,
     ) -> RunResult:
         """Continue the thread's last run: answer its interrupt(s), or finish it after its process died.
+
+        The answers are recorded in the run's journal like every other step (and published), then the run executes
+        again from its input.
 
         Args:
             agent: the same agent that started the run.
             thread_id: the conversation.
             answer: the answer to the one pending interrupt, or answers by interrupt id. Leave it out to finish a
                 run whose process stopped mid-way.
+            run_id: the run expected to be resumed (default: the thread's last); a different last run is an error.
+            deps: see :meth:`run`.
+            limits: see :meth:`run`.
+            if_busy: see :meth:`run`.
+            busy_timeout: see :meth:`run`.
+            on_event: see :meth:`run`.
 
         Raises:
             ThreadNotFound: no such thread.
-            UsageError: nothing to resume, another agent than the run's, a missing answer, or an answer to an
-                unknown interrupt.
+            UsageError: nothing to resume, another agent or run than the last one's, a missing answer, or an answer
+                to an unknown interrupt.
         """
+        _check_if_busy(if_busy)
         if await self.store.get_thread(thread_id) is None:
             raise ThreadNotFound(thread_id)
         owner = await self._acquire(thread_id, if_busy, busy_timeout)
@@ -214,6 +256,8 @@ class Runtime:
             record = await self.store.last_run(thread_id)
             if record is None or record.status not in ("interrupted", "running"):
                 raise UsageError(f"thread {thread_id!r} has no run to resume; start one with Runtime.run()")
+            if run_id is not None and record.id != run_id:
+                raise UsageError(f"thread {thread_id!r} waits in run {record.id!r}, not {run_id!r}")
             if record.agent and record.agent != agent.name:
                 raise UsageError(
                     f"run {record.id!r} was started by agent {record.agent!r}; resume it with that agent, "
@@ -221,22 +265,128 @@ class Runtime:
                 )
             journal = await self.store.journal(record.id)
             answers = self._answers(record, _pending(journal), answer)
-            state_seq = await self.store.last_seq(thread_id)
-            for offset, (interrupt_id, text) in enumerate(answers.items(), 1):
-                event = InterruptAnswered(answer=text, key=interrupt_id + "!", run_id=record.id, seq=state_seq + offset)
-                await self.store.append_events(thread_id, [event])
-                journal[event.key or ""] = event
-                if on_event is not None:
-                    on_event(event)
-            await self.store.update_run(record.id, "running")
-            return await self._execute(agent, record, journal, owner, deps, limits, on_event)
+            if record.status != "running":
+                await self.store.update_run(record.id, "running")
+            return await self._execute(agent, record, journal, answers, owner, deps, limits, on_event)
         finally:
             await self.store.release_thread(thread_id, owner)
 
-    async def stream(self, agent: _Agent, input: str | HumanMessage, **options: Any) -> AsyncIterator[Event]:
+    async def send(
+        self,
+        agent: _Agent,
+        text: str,
+        *,
+        thread_id: str | None = None,
+        run_id: str | None = None,
+        deps: Any = None,
+        limits: Limits | None = None,
+        if_busy: IfBusy = "fail",
+        busy_timeout: float = 30.0,
+        on_event: Callable[[Event], Any] | None = None,
+    ) -> RunResult:
+        """Say ``text`` in a thread: the answer to the question it waits on, or else a new run.
+
+        If the thread's last run waits on one interrupt, ``text`` answers it (:meth:`resume`); otherwise a new run
+        starts (:meth:`run`). Options are those of :meth:`run`.
+
+        Raises:
+            UsageError: the last run waits on several interrupts (answer them by id with :meth:`resume`), or
+                what :meth:`run` and :meth:`resume` raise.
+        """
+        if thread_id is not None and await self.store.get_thread(thread_id) is not None:
+            last = await self.store.last_run(thread_id)
+            if last is not None and last.status == "interrupted":
+                pending = _pending(await self.store.journal(last.id))
+                if len(pending) > 1:
+                    raise UsageError(
+                        f"thread {thread_id!r} waits on {len(pending)} interrupts; answer them by id with "
+                        "Runtime.resume(): " + ", ".join(i.id for i in pending)
+                    )
+                if pending:
+                    return await self.resume(
+                        agent,
+                        thread_id,
+                        text,
+                        deps=deps,
+                        limits=limits,
+                        if_busy=if_busy,
+                        busy_timeout=busy_timeout,
+                        on_event=on_event,
+                    )
+        return await self.run(
+            agent,
+            text,
+            thread_id=thread_id,
+            run_id=run_id,
+            deps=deps,
+            limits=limits,
+            if_busy=if_busy,
+            busy_timeout=busy_timeout,
+            on_event=on_event,
+        )
+
+    async def cancel(self, run_id: str) -> Cancelled:
+        """Stop a run and record that it was cancelled (``RunEnded(status="cancelled")``, once).
+
+        A run executing in this process stops at its next await. A run not executing here (waiting for the human,
+        or ``running`` in a process that stopped) is ended under the thread's lease.
+
+        Raises:
+            RunNotFound: no such run.
+            ThreadBusy: the run executes in another live process (it holds the thread).
+        """
+        record = await self.store.get_run(run_id)
+        if record is None:
+            raise RunNotFound(run_id)
+        task = self._executing.get(run_id)
+        if task is not None and run_id not in self._cancelling:
+            self._cancelling.add(run_id)
+            task.cancel()
+            await asyncio.wait({task})
+            return Cancelled(run_id=run_id, thread_id=record.thread_id, status="cancelled")
+        if task is not None:  # a concurrent cancel is ending it
+            await asyncio.wait({task})
+        if record.status in _ENDED or task is not None:
+            return Cancelled(run_id=run_id, thread_id=record.thread_id, status="already_ended")
+        thread_id = record.thread_id
+        owner = await self._acquire(thread_id, "fail", 0.0)
+        try:
+            fresh = await self.store.get_run(run_id)
+            if fresh is not None and fresh.status in _ENDED:
+                return Cancelled(run_id=run_id, thread_id=thread_id, status="already_ended")
+            state = await self._state(record, {}, owner, limits=None, on_event=None)
+            await self._end_cancelled(state, RunResult(status="cancelled", thread_id=thread_id, run_id=run_id))
+        finally:
+            await self.store.release_thread(thread_id, owner)
+        return Cancelled(run_id=run_id, thread_id=thread_id, status="cancelled")
+
+    async def stream(
+        self,
+        agent: _Agent,
+        input: str | HumanMessage,
+        *,
+        thread_id: str | None = None,
+        run_id: str | None = None,
+        deps: Any = None,
+        limits: Limits | None = None,
+        if_busy: IfBusy = "fail",
+        busy_timeout: float = 30.0,
+    ) -> AsyncIterator[Event]:
         """Run like :meth:`run` and yield its events as they happen, ending with :class:`RunEnded`."""
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        task = asyncio.create_task(self.run(agent, input, on_event=queue.put_nowait, **options))
+        task = asyncio.create_task(
+            self.run(
+                agent,
+                input,
+                thread_id=thread_id,
+                run_id=run_id,
+                deps=deps,
+                limits=limits,
+                if_busy=if_busy,
+                busy_timeout=busy_timeout,
+                on_event=queue.put_nowait,
+            )
+        )
         task.add_done_callback(lambda _: queue.put_nowait(None))
         try:
             while (event := await queue.get()) is not None:
@@ -282,8 +432,6 @@ class Runtime:
             raise ThreadNotFound(thread_id)
 
     async def _acquire(self, thread_id: str, if_busy: str, busy_timeout: float) -> str:
-        if if_busy not in ("fail", "wait"):
-            raise UsageError(f"if_busy must be 'fail' or 'wait', not {if_busy!r}")
         owner = new_owner(uuid.uuid4().hex[:8])
         deadline = time.monotonic() + busy_timeout
         while (holder := await self.store.acquire_thread(thread_id, owner, self.lease_ttl)) is not None:
@@ -313,29 +461,63 @@ class Runtime:
             raise UsageError(f"no pending interrupt {', '.join(unknown)} in run {record.id!r}")
         return dict(answer)
 
-    async def _execute(
+    async def _state(
         self,
-        agent: _Agent,
         record: RunRecord,
         journal: dict[str, Event],
         owner: str,
-        deps: Any,
         limits: Limits | None,
         on_event: Callable[[Event], Any] | None,
-    ) -> RunResult:
-        limits = limits or self.limits
-        state = RunState(
+    ) -> RunState:
+        return RunState(
             store=self.store,
             thread_id=record.thread_id,
             run_id=record.id,
             journal=journal,
             seq=await self.store.last_seq(record.thread_id),
-            limits=limits,
+            limits=limits or self.limits,
             owner=owner,
             lease_ttl=self.lease_ttl,
             sinks=[on_event] if on_event is not None else [],
+            bus=self.bus,
             stream_tokens=on_event is not None,
         )
+
+    async def _execute(
+        self,
+        agent: _Agent,
+        record: RunRecord,
+        journal: dict[str, Event],
+        answers: dict[str, str],
+        owner: str,
+        deps: Any,
+        limits: Limits | None,
+        on_event: Callable[[Event], Any] | None,
+    ) -> RunResult:
+        task = asyncio.current_task()
+        assert task is not None
+        self._executing[record.id] = task
+        try:
+            return await self._execute_here(agent, record, journal, answers, owner, deps, limits, on_event)
+        finally:
+            del self._executing[record.id]
+            self._cancelling.discard(record.id)
+
+    async def _execute_here(
+        self,
+        agent: _Agent,
+        record: RunRecord,
+        journal: dict[str, Event],
+        answers: dict[str, str],
+        owner: str,
+        deps: Any,
+        limits: Limits | None,
+        on_event: Callable[[Event], Any] | None,
+    ) -> RunResult:
+        state = await self._state(record, journal, owner, limits, on_event)
+        limits = state.limits
+        for interrupt_id, text in answers.items():
+            await state.record(InterruptAnswered(answer=text, key=interrupt_id + "!"))
         attempt = 1 + sum(1 for key in journal if key.startswith("@start"))
         message = message_from_dict(record.input or {"kind": "human", "content": ""})
         assert isinstance(message, HumanMessage)
@@ -364,9 +546,27 @@ class Runtime:
                 return result
             await state.record(ErrorEvent(error=type(exc).__name__, message=str(exc), path=ctx.path))
         except asyncio.CancelledError:
-            await self.store.update_run(record.id, "cancelled", None)
-            raise
+            result.status, result.usage = "cancelled", state.usage
+            if record.id not in self._cancelling:  # cancelled from outside (a caller gave up): end it, propagate
+                await asyncio.shield(self._end_cancelled(state, result, path=ctx.path))
+                raise
+            task = asyncio.current_task()
+            assert task is not None
+            task.uncancel()
+            await self._end_cancelled(state, result, path=ctx.path)
+            return result
         result.usage = state.usage
         await state.record(RunEnded(status=result.status, reason=result.reason, output=result.output, path=ctx.path))
         await self.store.update_run(record.id, result.status, result.to_dict())
         return result
+
+    async def _end_cancelled(self, state: RunState, result: RunResult, *, path: tuple[str, ...] = ()) -> None:
+        result.reason = result.reason or "cancelled"
+        state.seq = await self.store.last_seq(state.thread_id)  # a write cut short may have left a gap
+        await state.record(RunEnded(status="cancelled", reason=result.reason, path=path))
+        await self.store.update_run(state.run_id, "cancelled", result.to_dict())
+
+
+def _check_if_busy(if_busy: str) -> None:
+    if if_busy not in ("fail", "wait"):
+        raise UsageError(f"if_busy must be 'fail' or 'wait', not {if_busy!r}")
