@@ -12,12 +12,14 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from typing_extensions import TypedDict
 
 from podium import AIMessage, HumanMessage, Message, ModelRequest, ReactAgent, Runtime, ToolMessage
 from podium.errors import UsageError
 from podium.models.base import Done
 from podium.orchestration.supervisor import (
     add_inline_agent_name,
+    create_forward_message_tool,
     create_handoff_tool,
     create_supervisor,
     create_swarm,
@@ -243,7 +245,36 @@ def test_a_state_schema_needs_an_active_agent() -> None:
 
     with pytest.raises(UsageError, match="active_agent"):
         pirates(NoActive)
-    with pytest.raises(UsageError, match="pydantic model or a dataclass"):
+    with pytest.raises(UsageError, match="pydantic model, a dataclass or a TypedDict"):
         pirates(dict)
     with pytest.raises(UsageError, match="no state_schema"):
         asyncio.run(pirates()[0].state(Runtime(), "t"))
+
+
+async def test_a_typed_dict_state_and_the_peer_call_shapes() -> None:
+    class DictState(TypedDict, total=False):
+        active_agent: str | None
+        mood: str
+
+    swarm, _ = pirates(DictState)
+    runtime = Runtime()
+    result = await runtime.run(swarm, "i'd like to speak to Bob", thread_id="1")
+    assert result.status == "completed"
+    assert await swarm.state(runtime, "1") == {"active_agent": "Bob"}
+
+    assert create_handoff_tool(agent_name="Bob").name == "transfer_to_bob"
+    with pytest.raises(UsageError, match="agent's name"):
+        create_handoff_tool()
+    with pytest.raises(UsageError, match="agent's name"):
+        create_handoff_tool("Alice", agent_name="Bob")
+
+    echo = ReactAgent("echo_agent", ScriptedModel([AIMessage(content="Echo: hi!")]))
+    supervisor_model = ScriptedModel(
+        [
+            AIMessage(tool_calls=[tool_call("transfer_to_echo_agent", {}, id="c1")]),
+            AIMessage(tool_calls=[tool_call("forward_message", {"from_agent": "echo_agent"}, id="c2")]),
+        ]
+    )
+    tools = [create_forward_message_tool("supervisor")]
+    supervisor = create_supervisor([echo], model=supervisor_model, context="shared", tools=tools)
+    assert (await Runtime().run(supervisor, "hi")).output == "Echo: hi!"

@@ -11,18 +11,27 @@ from podium.orchestration.supervisor.agent_name import (
     remove_inline_agent_name,
     with_agent_name,
 )
-from podium.orchestration.supervisor.handoff import HandoffTool, create_handoff_tool, history_problems, repair_history
+from podium.orchestration.supervisor.handoff import (
+    ForwardMessageTool,
+    HandoffTool,
+    create_forward_message_tool,
+    create_handoff_tool,
+    history_problems,
+    repair_history,
+)
 from podium.orchestration.supervisor.supervisor import ContextPolicy, OutputMode, Supervisor, create_supervisor
 from podium.orchestration.supervisor.swarm import Swarm, create_swarm
 
 __all__ = [
     "AgentNameMode",
     "ContextPolicy",
+    "ForwardMessageTool",
     "HandoffTool",
     "OutputMode",
     "Supervisor",
     "Swarm",
     "add_inline_agent_name",
+    "create_forward_message_tool",
     "create_handoff_tool",
     "create_supervisor",
     "create_swarm",

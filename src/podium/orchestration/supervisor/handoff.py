@@ -25,8 +25,10 @@ from podium.tools import Tool, ToolArgumentsError, ToolSpec, as_tool
 
 __all__ = [
     "FORWARD_MESSAGE",
+    "ForwardMessageTool",
     "HandoffTool",
     "canonical_calls",
+    "create_forward_message_tool",
     "create_handoff_tool",
     "error_result",
     "forward_answer",
@@ -110,12 +112,13 @@ class HandoffTool:
 
 
 def create_handoff_tool(
-    agent: str,
+    agent: str | None = None,
     *,
     name: str | None = None,
     description: str | None = None,
     task: bool = False,
     prefix: str | None = None,
+    agent_name: str | None = None,
 ) -> HandoffTool:
     """A handoff tool to ``agent``.
 
@@ -125,7 +128,15 @@ def create_handoff_tool(
         description: for the model (default "Ask agent '<agent>' for help").
         task: give the tool a ``task`` argument carrying the request for the agent.
         prefix: the name's prefix when ``name`` is not given (default ``transfer_to_``).
+        agent_name: ``agent`` by the keyword the langgraph libraries use.
+
+    Raises:
+        UsageError: no agent, or two different ones.
     """
+    if agent is None or (agent_name is not None and agent_name != agent):
+        if agent is not None or agent_name is None:
+            raise UsageError("create_handoff_tool needs the agent's name: create_handoff_tool('agent')")
+        agent = agent_name
     return HandoffTool(
         agent=agent,
         name=name or f"{prefix or 'transfer_to_'}{normalize_agent_name(agent)}",
@@ -175,6 +186,22 @@ def supervisor_tools(
     if len(set(names)) != len(names):
         raise UsageError(f"two of the supervisor's tools have the same name: {sorted(names)}")
     return ordinary, handoffs, specs
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardMessageTool:
+    """The ``forward_message`` tool given in a supervisor's ``tools`` (same as ``forward_message=True``)."""
+
+    kind: Literal["forward_message"] = "forward_message"
+    """Tag telling it apart from ordinary tools."""
+
+
+def create_forward_message_tool(supervisor_name: str = "supervisor") -> ForwardMessageTool:
+    """The ``forward_message`` tool, for ``create_supervisor(..., tools=[...])`` as langgraph-supervisor takes it.
+
+    ``supervisor_name`` is accepted for the same call shape; the supervisor's own name is used.
+    """
+    return ForwardMessageTool()
 
 
 def forward_message_spec() -> ToolSpec:

@@ -47,6 +47,7 @@ from podium.orchestration.supervisor._loop import (
 from podium.orchestration.supervisor.agent_name import AgentNameMode, with_agent_name
 from podium.orchestration.supervisor.handoff import (
     FORWARD_MESSAGE,
+    ForwardMessageTool,
     HandoffTool,
     canonical_calls,
     error_result,
@@ -100,7 +101,7 @@ class Supervisor(Agent):
         model: Model,
         *,
         prompt: Prompt = None,
-        tools: Sequence[Tool | HandoffTool | Callable[..., Any]] = (),
+        tools: Sequence[Tool | HandoffTool | ForwardMessageTool | Callable[..., Any]] = (),
         name: str = "supervisor",
         description: str = "",
         context: ContextPolicy = "scoped",
@@ -165,9 +166,10 @@ class Supervisor(Agent):
             if agent.name in self.agents or agent.name == name:
                 raise UsageError(f"agent names must be unique and differ from the supervisor's: {agent.name!r}")
             self.agents[agent.name] = agent
-        self.forward_message = forward_message
+        given = [t for t in tools if not isinstance(t, ForwardMessageTool)]
+        self.forward_message = forward_message or len(given) < len(tools)
         self.tools, self.handoffs, specs = supervisor_tools(
-            list(self.agents), tools, prefix=handoff_tool_prefix, task=context == "scoped", forward=forward_message
+            list(self.agents), given, prefix=handoff_tool_prefix, task=context == "scoped", forward=self.forward_message
         )
         self._specs = specs
 
@@ -392,7 +394,7 @@ def create_supervisor(
     *,
     model: Model,
     prompt: Prompt = None,
-    tools: Sequence[Tool | HandoffTool | Callable[..., Any]] = (),
+    tools: Sequence[Tool | HandoffTool | ForwardMessageTool | Callable[..., Any]] = (),
     supervisor_name: str = "supervisor",
     context: ContextPolicy = "scoped",
     output_mode: OutputMode = "last_message",
@@ -420,7 +422,8 @@ def create_supervisor(
         model: the supervisor's model.
         prompt: its system prompt, or a function of the conversation returning one.
         tools: extra tools for the supervisor, and custom handoff tools (:func:`create_handoff_tool`); agents
-            without a custom handoff tool get ``transfer_to_<agent>``.
+            without a custom handoff tool get ``transfer_to_<agent>``. :func:`create_forward_message_tool` here is
+            ``forward_message=True``.
         supervisor_name: its name (on its messages and in ``transfer_back_to_<name>``).
         context: ``scoped`` (default: handoffs carry a task, agents see only what they need) or ``shared``
             (everyone sees the conversation, exactly as langgraph-supervisor builds it).

@@ -37,8 +37,10 @@ def _check_schema(schema: Any) -> Any:
     from pydantic import TypeAdapter
 
     fields = getattr(schema, "model_fields", None) or getattr(schema, "__dataclass_fields__", None)
+    if fields is None and hasattr(schema, "__total__"):  # a TypedDict (typing's or typing_extensions')
+        fields = schema.__annotations__
     if fields is None:
-        raise UsageError(f"state_schema must be a pydantic model or a dataclass, not {schema!r}")
+        raise UsageError(f"state_schema must be a pydantic model, a dataclass or a TypedDict, not {schema!r}")
     if "active_agent" not in fields:
         raise UsageError(f"state_schema {schema.__name__} needs an 'active_agent' field (the agent answering next)")
     return TypeAdapter(schema)
@@ -226,9 +228,10 @@ def create_swarm(
         max_tokens: token budget of the run, checked before each model call; reaching it ends the run with limit
             ``tokens``.
         max_steps: model calls in one turn before :class:`~podium.StepLimitExceeded`.
-        state_schema: a pydantic model or dataclass with an ``active_agent`` field (and the application's fields):
-            the swarm's state is kept in the thread as that type, each turn's result carries it as ``data``, and
-            :meth:`Swarm.state` reads it. Tools change their fields with ``ctx.save_state(swarm.state_key, ...)``.
+        state_schema: a pydantic model, dataclass or TypedDict with an ``active_agent`` field (and the
+            application's fields): the swarm's state is kept in the thread as that type, :meth:`Swarm.state`
+            reads it, and :meth:`Swarm.invoke` returns it as ``AgentResult.data``. Tools change their fields with
+            ``ctx.save_state(swarm.state_key, ...)``.
 
     Raises:
         UsageError: duplicate names, an unknown agent, a handoff tool clashing with an agent's tool, or a
