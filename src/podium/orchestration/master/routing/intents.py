@@ -62,6 +62,8 @@ INTENTS: dict[str, tuple[str, ...]] = {
         "no need any more",
         "don't bother",
         "I'm done with this, thanks",
+        "I give up",
+        "forget the whole thing",
     ),
 }
 """Example messages of each intent."""
