@@ -454,3 +454,15 @@ def test_one_model_serves_successive_event_loops(standin: StandIn) -> None:
     gc.collect()  # the abandoned first pool warns while this test's filter is on
     assert (first.message.content, second.message.content) == ("first", "second")
     assert len(standin.requests) == 2
+
+
+def test_a_missing_key_for_openais_endpoint_fails_when_the_model_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for options in ({}, {"base_url": "https://API.openai.com/v1"}):
+        with pytest.raises(podium.UsageError, match="uses OpenAI's endpoint, which needs an API key"):
+            OpenAIModel("gpt-4o", **options)
+    assert OpenAIModel("gpt-4o", api_key="sk-test").api_key == "sk-test"
+    assert OpenAIModel("llama3", base_url="http://localhost:11434/v1").api_key is None  # local servers need none
+    assert OpenAIModel("gpt-4o", azure_endpoint="https://x.openai.azure.com").name == "gpt-4o"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    assert OpenAIModel("gpt-4o").name == "gpt-4o"

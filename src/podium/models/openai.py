@@ -60,10 +60,15 @@ class OpenAIModel(Model):
             client: a ready ``openai.AsyncOpenAI`` (or Azure) client to use instead.
 
         Raises:
-            UsageError: no model name.
+            UsageError: no model name, or no key for OpenAI's own endpoint (which refuses every request without one).
         """
         if not model:
             raise UsageError("OpenAIModel needs a model name (set PODIUM_MODEL)")
+        if client is None and not azure_endpoint and _is_openai(base_url) and not (api_key or _env_key()):
+            raise UsageError(
+                f"model {model!r} uses OpenAI's endpoint, which needs an API key: pass api_key, set PODIUM_API_KEY "
+                "or OPENAI_API_KEY, or set base_url (PODIUM_BASE_URL) to a local OpenAI-compatible server"
+            )
         self.name = model
         self.base_url = base_url
         self.api_key = api_key
@@ -106,7 +111,7 @@ class OpenAIModel(Model):
                 )
             return openai.AsyncOpenAI(
                 base_url=self.base_url,
-                api_key=self.api_key or _env_key(),
+                api_key=self.api_key or _env_key() or "not-needed",  # local servers take any key
                 timeout=self.timeout,
                 max_retries=self.max_retries,
             )
@@ -209,7 +214,16 @@ class OpenAIModel(Model):
 def _env_key() -> str | None:
     import os
 
-    return os.environ.get("OPENAI_API_KEY") or "not-needed"
+    return os.environ.get("OPENAI_API_KEY") or None
+
+
+def _is_openai(base_url: str | None) -> bool:
+    """True when ``base_url`` is OpenAI's own endpoint (the default when none is given)."""
+    if base_url is None:
+        return True
+    from urllib.parse import urlsplit
+
+    return (urlsplit(base_url).hostname or "").lower() in ("api.openai.com", "openai.com")
 
 
 def _usage(raw: Any) -> Usage:
