@@ -1,4 +1,4 @@
-"""The typed event stream every run emits (see ``specs/architecture.md``, "One event stream").
+"""The typed event stream every run emits (see docs/architecture.md, "The journal is the event log").
 
 Each event carries the run it belongs to, a per-thread sequence number and the *path* of the agent that emitted it
 (outermost first). The same events are stored, for history and audit, and streamed to clients; a few that only

@@ -3,7 +3,7 @@
 Each message is a small dataclass with a literal ``kind`` tag, so one function round-trips any history to JSON
 (:func:`message_to_dict` / :func:`message_from_dict`) and another converts it to and from the wire format
 (:func:`to_openai` / :func:`from_openai`). ``metadata`` carries data that travels with a message but is never sent
-to a model (seed 000's side-channel notes, UI hints).
+to a model (side-channel notes, UI hints).
 """
 
 from __future__ import annotations

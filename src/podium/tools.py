@@ -38,7 +38,7 @@ class Injectable:
 
 @dataclass(slots=True, kw_only=True)
 class ToolMetadata:
-    """How a tool presents itself to users and orchestrators (seed 000), beyond what the model sees."""
+    """How a tool presents itself to users and orchestrators, beyond what the model sees."""
 
     expose_to_user: bool = False
     """List the tool in welcome and repeat prompts."""

@@ -1,10 +1,10 @@
 """Orchestrations built on the core, each a subpackage usable alone from Python.
 
-- ``master/`` (seed 000): :class:`MasterAgent`, one orchestrator over agents exposed as tools, with a task stack,
+- ``master/``: :class:`MasterAgent`, one orchestrator over agents exposed as tools, with a task stack,
   intent classification (its ``routing/``), guardrails and artifacts.
-- ``supervisor/`` (seed 001): :func:`create_supervisor` / :func:`create_swarm`, a supervisor delegating through
+- ``supervisor/``: :func:`create_supervisor` / :func:`create_swarm`, a supervisor delegating through
   handoff tools, and agents handing off to each other.
-- ``tasks/`` (seed 003): :class:`Task`, agents as message transformers with LLM, tool-handler and user responders,
+- ``tasks/``: :class:`Task`, agents as message transformers with LLM, tool-handler and user responders,
   and tasks with sub-tasks over a current pending message.
 """
 

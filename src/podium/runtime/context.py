@@ -3,7 +3,7 @@
 Every step with an effect (a model call, a tool call, a message added, a side-channel note, a question to the
 human) goes through the context, which gives it a *key*: the agent path plus a counter of that context. A step
 whose key is already in the run's journal returns the recorded result instead of running again. That is the
-whole resume mechanism (see ``specs/architecture.md``, guarantees 1 and 2): after a crash or an interrupt the
+whole resume mechanism (see docs/architecture.md, "The journal is the event log"): after a crash or an interrupt the
 runtime executes the run again from its input, completed steps replay from the journal in microseconds, and the
 run continues exactly where it stopped. Agent code must therefore be deterministic given its steps' results
 (anything random or time-dependent belongs in a step).
@@ -213,7 +213,7 @@ class RunContext(Injectable, Generic[DepsT]):
             namespace: the child's message history (default: this context's).
             on_ask: who answers :meth:`ask` in the child and its descendants (default: this context's handler,
                 or the human through a durable interrupt). An orchestrator that wants its tools' questions handed to
-                it (seed 000's ``interrupt = true``) passes one.
+                it (the master agent's task stack) passes one.
         """
         return RunContext(
             self._state,

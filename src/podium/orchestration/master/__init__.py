@@ -1,4 +1,4 @@
-"""The master agent (seed 000): one orchestrator loop over tools, a task stack, intent classifiers, artifacts.
+"""The master agent: one orchestrator loop over tools, a task stack, intent classifiers, artifacts.
 
 - :class:`MasterAgent` (``agent.py``): the loop; every human message goes through a classifier.
 - ``tools.py``: :class:`MasterTool` and its kinds (functions, agents, task functions); ``types.py``: the seed's

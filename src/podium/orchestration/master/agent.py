@@ -1,6 +1,6 @@
-"""The Master Agent (seed 000): one orchestrator over agents exposed as tools, with a stack of suspended tasks.
+"""The Master Agent: one orchestrator over agents exposed as tools, with a stack of suspended tasks.
 
-The loop (``specs/master_agent.md``, "The loop") reacts to the last message:
+The loop reacts to the last message:
 
 - a **human message** (the run's input, or an answer to a question) goes through the intent classifier, which
   routes it to a tool (resuming that tool's task if one is on the stack), asks the human to clarify, refuses it
@@ -52,7 +52,7 @@ __all__ = ["MasterAgent"]
 
 
 class MasterAgent(Agent):
-    """The orchestrator of seed 000. Run it with :class:`podium.Runtime` like any agent."""
+    """The master orchestrator. Run it with :class:`podium.Runtime` like any agent."""
 
     def __init__(
         self,

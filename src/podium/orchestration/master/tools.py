@@ -1,6 +1,6 @@
 """Tools of the Master Agent: the interface, adapters for agents and functions, and how a call is run.
 
-Anything can be a tool of the orchestrator (seed 000, "ToolNode"):
+Anything can be a tool of the orchestrator:
 
 - a :class:`MasterTool` subclass: full control, returns :class:`ToolContent`. Two kinds of stateful agents fit it:
   *stateless* agents return their state in ``ToolContent.state`` and get it back in ``ToolInput.state`` when
@@ -209,7 +209,7 @@ class _Asks:
     """Answers a tool's questions from the answers known for the call, and collects the questions it asks.
 
     Installed as the ``on_ask`` handler of the context a tool runs in: ``ask`` does not suspend the run, the question
-    goes to the orchestrator, which pushes it on the task stack (seed 000's ``interrupt = true``).
+    goes to the orchestrator, which pushes it on the task stack (the tool's content says ``interrupt``).
     """
 
     __slots__ = ("answers", "asked")

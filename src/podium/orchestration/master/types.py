@@ -1,4 +1,4 @@
-"""The data shapes of seed 000's orchestrator: what tools return, what they request, and the task stack.
+"""The data shapes of the master orchestrator: what tools return, what they request, and the task stack.
 
 ========================  =====================================================================================
 seed                      here

@@ -1,4 +1,4 @@
-"""The supervisor and the swarm (seed 001): ReAct agents delegating to each other through handoff tools.
+"""The supervisor and the swarm: ReAct agents delegating to each other through handoff tools.
 
 - :func:`create_supervisor` / :class:`Supervisor` (``supervisor.py``): one agent delegates to workers.
 - :func:`create_swarm` / :class:`Swarm` (``swarm.py``): agents hand off to each other.

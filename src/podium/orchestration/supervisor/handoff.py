@@ -1,7 +1,7 @@
 """Handoffs between agents: the tools a model calls to delegate, the bookkeeping messages, and history validity.
 
 A supervisor (or a swarm agent) delegates by calling a *handoff tool*, ``transfer_to_<agent>`` by default, described
-as "Ask agent '<agent>' for help" (seed 001). Handoff tools are data, not functions: the orchestrator recognises
+as "Ask agent '<agent>' for help". Handoff tools are data, not functions: the orchestrator recognises
 their calls by name and runs the agent itself. A handoff tool may carry a ``task`` argument, the request written
 for the agent (the ``scoped`` context policy uses it).
 
@@ -299,7 +299,7 @@ def canonical_calls(message: AIMessage) -> AIMessage:
     """``message`` with its tool calls' arguments re-serialised as compact JSON (``" {}"`` becomes ``"{}"``).
 
     Models write arguments with stray whitespace; the shared history shows them re-serialised, as
-    langgraph-supervisor does (seed 001's trace). Invalid JSON is kept as written. The message is copied only when
+    langgraph-supervisor does. Invalid JSON is kept as written. The message is copied only when
     something changes.
     """
     calls = message.tool_calls

@@ -1,18 +1,18 @@
-"""The supervisor: a model that delegates to agents through handoff tools until it can answer (seed 001).
+"""The supervisor: a model that delegates to agents through handoff tools until it can answer.
 
 Build one with :func:`create_supervisor`. Each round the supervisor's model sees the conversation and its tools
 (``transfer_to_<agent>`` handoff tools, extra tools, optionally ``forward_message``); the agents it hands off to
 run, and their answers come back to it. A :class:`Supervisor` is an :class:`~podium.Agent`, so the runtime drives
 it (durable runs, interrupts, streaming) and another supervisor can manage it.
 
-Two context policies (``specs/supervisor.md``, "Context policy"):
+Two context policies:
 
 - ``scoped`` (default): a handoff carries a ``task``; the agent sees its system prompt and the task (with the
   user's message added when the task does not quote it) and its own tool loop; its answer is the handoff call's
   tool result, so the supervisor sees results, not internals.
 - ``shared``: every agent sees the shared conversation exactly as langgraph-supervisor builds it
   (``Successfully transferred to <agent>``, the agent's last message or full history, the hand-back pair), so the
-  model requests are those of seed 001's trace.
+  model requests match that conversation's recorded trace.
 
 Each handoff runs its agent in a child context whose path is ``(supervisor, call id, agent)`` and whose history
 is its own: the agent's steps are journaled there, its tokens and side-channel events stream with that path, and

@@ -1,5 +1,5 @@
-"""The swarm: agents that hand the conversation to each other, without a supervisor (seed 001's "resume with the
-last active agent" mode).
+"""The swarm: agents that hand the conversation to each other, without a supervisor; a new
+input resumes with the last active agent.
 
 All agents share the thread's conversation. The active agent answers with its prompt, its tools and one handoff
 tool per agent it may hand off to (its own handoff tools when it was given some, as langgraph-swarm's agents are);

@@ -1,4 +1,4 @@
-"""Tasks (seed 003): responder agents and tasks with sub-tasks over a current pending message.
+"""Tasks: responder agents and tasks with sub-tasks over a current pending message.
 
 - :class:`ResponderAgent` (``agent.py``): LLM, tool-handler and user responders.
 - :class:`Task` (``task.py``) and its loop (``loop.py``) with done rules (``rules.py``).

@@ -1,4 +1,4 @@
-"""The responder agent: a message transformer with three native responders (seed 003, ``specs/tasks.md``).
+"""The responder agent: a message transformer with three native responders.
 
 - :meth:`ResponderAgent.llm_response`: the model's reply to the message, given the system prompt and the agent's
   history (updated on every call);

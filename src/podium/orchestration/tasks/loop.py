@@ -1,4 +1,4 @@
-"""The Task loop, top to bottom: one invocation of a task over its current pending message (``specs/tasks.md``).
+"""The Task loop, top to bottom: one invocation of a task over its current pending message.
 
 :func:`execute` runs a task (and, through :func:`_delegate`, its sub-tasks) inside a run context. Every effect goes
 through that context (model calls, tool calls, messages, questions to the human, time and kill-switch checks), so

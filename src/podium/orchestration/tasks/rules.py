@@ -1,4 +1,4 @@
-"""Pure rules of the Task loop: done sequences and the infinite-loop detector (``specs/tasks.md``).
+"""Pure rules of the Task loop: done sequences and the infinite-loop detector.
 
 Both look at the *trail* of a task invocation: one :class:`Mark` per valid response, in order.
 """

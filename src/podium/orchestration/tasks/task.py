@@ -1,4 +1,4 @@
-"""Tasks: an agent's responders and sub-tasks run over a current pending message until done (seed 003).
+"""Tasks: an agent's responders and sub-tasks run over a current pending message until done.
 
 A :class:`Task` wraps a :class:`ResponderAgent` and turns a message into a result, like a responder does, so a
 task can be a sub-task (a responder) of another task: trees and DAGs of tasks. A task is also a podium
@@ -8,7 +8,7 @@ task can be a sub-task (a responder) of another task: trees and DAGs of tasks. A
 ``llm`` responder, its ``user`` responder, then the sub-tasks in the order they were added. The first valid (non-
 ``None``) response becomes the pending message, and the next step starts again from the top.
 
-**Eligibility** (see ``specs/tasks.md``):
+**Eligibility**:
 
 1. a responder never answers its own message;
 2. a message with a recipient (the structured ``recipient`` field, ``TO[name]:`` or ``@name`` text) may only be

@@ -1,9 +1,8 @@
-"""Values of the Task orchestration (seed 003): the pending message, results with typed outcomes, and signals.
+"""Values of the Task orchestration: the pending message, results with typed outcomes, and signals.
 
 A :class:`TaskMessage` is the *current pending message* of a task: what the last responder said, who said it,
 whom it is addressed to, and the tool calls it carries (parsed once, when the message is made). A task ends with
 a :class:`TaskResult` whose ``outcome`` says which way it ended and ``reason`` says why; there is no bare ``None``.
-See ``specs/tasks.md``.
 """
 
 from __future__ import annotations

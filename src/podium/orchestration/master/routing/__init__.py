@@ -5,7 +5,7 @@ calibration), ``text`` (lexical features), ``embedding`` (the optional embedding
 (the router's own intents and the harm cues), ``rules`` (expectation fit and the keyword guardrail), ``llm``,
 ``hybrid``.
 
-See ``specs/master_agent.md``, "Classifiers". The orchestrator (:class:`podium.orchestration.master.agent.MasterAgent`)
+The orchestrator (:class:`podium.orchestration.master.agent.MasterAgent`)
 builds a :class:`Query` per message and acts on the :class:`Decision`.
 """
 

@@ -1,4 +1,4 @@
-"""What an intent classifier sees and decides (seed 000, ``specs/master_agent.md``, "Classifiers").
+"""What an intent classifier sees and decides (see docs/architecture.md, "Who answers a question").
 
 The orchestrator hands a classifier a :class:`Query`: the text to classify (a human's message, or a tool's request
 that named no tool), the tools it may route to, and the pending task on top of the task stack with its typed

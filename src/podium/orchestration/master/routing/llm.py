@@ -1,4 +1,4 @@
-"""The LLM intent classifier: one tool-calling request to a model (seed 000's "LLM binds with tools").
+"""The LLM intent classifier: one tool-calling request to a model (the model is bound to the tools).
 
 The model is offered the candidate tools (each taking ``text`` and a required ``rationale``) plus four control
 tools: ``ask_human`` (clarify or ask), ``refuse_request`` (guardrail), ``describe_capabilities`` and

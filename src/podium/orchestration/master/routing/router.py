@@ -1,6 +1,6 @@
 """The offline router: the embedded default intent classifier (no network, no LLM, deterministic, fast).
 
-Order of checks for a human's message (``specs/master_agent.md``, "Classifiers"; issue 13):
+Order of checks for a human's message (first match wins):
 
 1. guardrail, a keyword and phrase screen: harmful acts ("fraud") and harm cues in the app's own vocabulary
    (acting on someone else's account without their knowledge, faked records) are refused;
