@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
         "podium.settings",
         "podium.cli",
         "podium.evaluation",
+        "podium.integrations",
         "podium.server",
         "podium.mcp",
         "podium.integrations",
