@@ -12,104 +12,37 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from podium.errors import (
-    AgentError,
-    LimitReached,
     RunNotFound,
-    StepLimitExceeded,
-    Suspended,
     ThreadBusy,
     ThreadNotFound,
     ThreadWaiting,
     UsageError,
 )
 from podium.events import (
-    ErrorEvent,
     Event,
     Interrupt,
-    InterruptAnswered,
-    InterruptRaised,
-    RunEnded,
-    RunStarted,
 )
-from podium.messages import HumanMessage, Message, Usage, message_from_dict, message_to_dict, order_tool_results
+from podium.messages import HumanMessage, Message, message_to_dict, order_tool_results
+from podium.runtime._run import (
+    ENDED,
+    Cancelled,
+    IfBusy,
+    RunResult,
+    _Agent,
+    answers_by_id,
+    check_if_busy,
+    end_cancelled,
+    execute,
+    pending_interrupts,
+)
 from podium.runtime.bus import EventBus, InProcessBus
-from podium.runtime.context import Limits, RunContext, RunState
+from podium.runtime.context import Limits, RunState
 from podium.store.base import RunRecord, RunStatus, Store, new_owner
 
 __all__ = ["Cancelled", "IfBusy", "RunResult", "Runtime"]
-
-
-class _Answer(Protocol):
-    output: str
-
-
-class _Agent(Protocol):
-    """What the runtime runs: any :class:`podium.Agent` (the runtime sits below the agents and names only this)."""
-
-    name: str
-
-    async def invoke(self, ctx: RunContext[Any], input: HumanMessage, /) -> _Answer:
-        """Answer ``input`` in ``ctx``."""
-
-
-@dataclass(slots=True, kw_only=True)
-class RunResult:
-    """How a run stopped. ``status`` says which way; nothing is ever a bare ``None``."""
-
-    status: RunStatus
-    """``completed``, ``interrupted`` (waiting for the human), ``failed``, ``limit_exceeded`` or ``cancelled``."""
-    thread_id: str
-    """The conversation."""
-    run_id: str
-    """The run."""
-    output: str | None = None
-    """The final answer, when completed."""
-    reason: str = ""
-    """Why it stopped, when not completed."""
-    limit: str | None = None
-    """Which limit was reached, for ``limit_exceeded``: ``model_calls``, ``tokens``, ``time``, ``steps``, or one an
-    orchestration sets (``handoffs`` for a supervisor)."""
-    interrupts: list[Interrupt] = field(default_factory=list)
-    """The questions waiting for the human, when interrupted."""
-    usage: Usage = field(default_factory=Usage)
-    """Tokens and model calls of the run (all executions together)."""
-    error: BaseException | None = None
-    """The exception that failed the run, in the process that saw it (not stored)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form (as stored with the run)."""
-        return {
-            "status": self.status,
-            "output": self.output,
-            "reason": self.reason,
-            "limit": self.limit,
-            "interrupts": [i.to_dict() for i in self.interrupts],
-            "usage": self.usage.to_dict(),
-        }
-
-
-def _pending(journal: dict[str, Event]) -> list[Interrupt]:
-    return [e.interrupt for key, e in journal.items() if isinstance(e, InterruptRaised) and key + "!" not in journal]
-
-
-@dataclass(frozen=True, slots=True)
-class Cancelled:
-    """What :meth:`Runtime.cancel` did."""
-
-    run_id: str
-    """The run."""
-    thread_id: str
-    """Its thread."""
-    status: Literal["cancelled", "already_ended"]
-    """``cancelled`` (this call ended it) or ``already_ended`` (it had stopped before)."""
-
-
-IfBusy = Literal["fail", "wait"]
-_ENDED = ("completed", "failed", "limit_exceeded", "cancelled")
 
 
 class Runtime:
@@ -187,7 +120,7 @@ class Runtime:
             raise UsageError(f"the input must be text, not {type(message.content).__name__}")
         if not message.content.strip():
             raise UsageError("the input is empty: a run needs a message")
-        _check_if_busy(if_busy)
+        check_if_busy(if_busy)
         if run_id is not None and await self.store.get_run(run_id) is not None:
             raise UsageError(f"run id {run_id!r} is already used; pass a new one or none")
         thread_id = thread_id or uuid.uuid4().hex
@@ -196,7 +129,7 @@ class Runtime:
         try:
             last = await self.store.last_run(thread_id)
             if last is not None and last.status in ("interrupted", "running"):
-                pending = [i.id for i in _pending(await self.store.journal(last.id))]
+                pending = [i.id for i in pending_interrupts(await self.store.journal(last.id))]
                 if last.status == "running":
                     raise ThreadWaiting(
                         thread_id,
@@ -248,7 +181,7 @@ class Runtime:
             UsageError: nothing to resume, another agent or run than the last one's, a missing answer, or an answer
                 to an unknown interrupt.
         """
-        _check_if_busy(if_busy)
+        check_if_busy(if_busy)
         if await self.store.get_thread(thread_id) is None:
             raise ThreadNotFound(thread_id)
         owner = await self._acquire(thread_id, if_busy, busy_timeout)
@@ -264,7 +197,7 @@ class Runtime:
                     f"not {agent.name!r}"
                 )
             journal = await self.store.journal(record.id)
-            answers = self._answers(record, _pending(journal), answer)
+            answers = answers_by_id(record, pending_interrupts(journal), answer)
             if record.status != "running":
                 await self.store.update_run(record.id, "running")
             return await self._execute(agent, record, journal, answers, owner, deps, limits, on_event)
@@ -296,7 +229,7 @@ class Runtime:
         if thread_id is not None and await self.store.get_thread(thread_id) is not None:
             last = await self.store.last_run(thread_id)
             if last is not None and last.status == "interrupted":
-                pending = _pending(await self.store.journal(last.id))
+                pending = pending_interrupts(await self.store.journal(last.id))
                 if len(pending) > 1:
                     raise UsageError(
                         f"thread {thread_id!r} waits on {len(pending)} interrupts; answer them by id with "
@@ -346,16 +279,16 @@ class Runtime:
             return Cancelled(run_id=run_id, thread_id=record.thread_id, status="cancelled")
         if task is not None:  # a concurrent cancel is ending it
             await asyncio.wait({task})
-        if record.status in _ENDED or task is not None:
+        if record.status in ENDED or task is not None:
             return Cancelled(run_id=run_id, thread_id=record.thread_id, status="already_ended")
         thread_id = record.thread_id
         owner = await self._acquire(thread_id, "fail", 0.0)
         try:
             fresh = await self.store.get_run(run_id)
-            if fresh is not None and fresh.status in _ENDED:
+            if fresh is not None and fresh.status in ENDED:
                 return Cancelled(run_id=run_id, thread_id=thread_id, status="already_ended")
             state = await self._state(record, {}, owner, limits=None, on_event=None)
-            await self._end_cancelled(state, RunResult(status="cancelled", thread_id=thread_id, run_id=run_id))
+            await end_cancelled(state, RunResult(status="cancelled", thread_id=thread_id, run_id=run_id))
         finally:
             await self.store.release_thread(thread_id, owner)
         return Cancelled(run_id=run_id, thread_id=thread_id, status="cancelled")
@@ -424,7 +357,7 @@ class Runtime:
         last = await self.store.last_run(thread_id)
         if last is None:
             return None, []
-        return last.status, _pending(await self.store.journal(last.id))
+        return last.status, pending_interrupts(await self.store.journal(last.id))
 
     # internals ----------------------------------------------------------------------------------------------------
     async def _require(self, thread_id: str) -> None:
@@ -439,27 +372,6 @@ class Runtime:
                 raise ThreadBusy(thread_id, holder)
             await asyncio.sleep(self.busy_poll)
         return owner
-
-    @staticmethod
-    def _answers(record: RunRecord, pending: list[Interrupt], answer: str | dict[str, str] | None) -> dict[str, str]:
-        if record.status == "running":
-            if answer is not None:
-                raise UsageError(f"run {record.id!r} is not waiting for an answer; resume it without one")
-            return {}
-        if answer is None:
-            raise UsageError(f"run {record.id!r} waits for an answer to {', '.join(i.id for i in pending)}")
-        if isinstance(answer, str):
-            if len(pending) != 1:
-                raise UsageError(
-                    f"run {record.id!r} waits on {len(pending)} interrupts; pass answers by id: "
-                    + ", ".join(i.id for i in pending)
-                )
-            return {pending[0].id: answer}
-        known = {i.id for i in pending}
-        unknown = sorted(set(answer) - known)
-        if unknown:
-            raise UsageError(f"no pending interrupt {', '.join(unknown)} in run {record.id!r}")
-        return dict(answer)
 
     async def _state(
         self,
@@ -498,75 +410,8 @@ class Runtime:
         assert task is not None
         self._executing[record.id] = task
         try:
-            return await self._execute_here(agent, record, journal, answers, owner, deps, limits, on_event)
+            state = await self._state(record, journal, owner, limits, on_event)
+            return await execute(agent, record, state, answers, deps, self._cancelling)
         finally:
             del self._executing[record.id]
             self._cancelling.discard(record.id)
-
-    async def _execute_here(
-        self,
-        agent: _Agent,
-        record: RunRecord,
-        journal: dict[str, Event],
-        answers: dict[str, str],
-        owner: str,
-        deps: Any,
-        limits: Limits | None,
-        on_event: Callable[[Event], Any] | None,
-    ) -> RunResult:
-        state = await self._state(record, journal, owner, limits, on_event)
-        limits = state.limits
-        for interrupt_id, text in answers.items():
-            await state.record(InterruptAnswered(answer=text, key=interrupt_id + "!"))
-        attempt = 1 + sum(1 for key in journal if key.startswith("@start"))
-        message = message_from_dict(record.input or {"kind": "human", "content": ""})
-        assert isinstance(message, HumanMessage)
-        await state.record(RunStarted(input=message if attempt == 1 else None, attempt=attempt, key=f"@start{attempt}"))
-        ctx: RunContext[Any] = RunContext(state, path=(agent.name,), namespace="", deps=deps)
-        result = RunResult(status="completed", thread_id=record.thread_id, run_id=record.id)
-        try:
-            async with asyncio.timeout(limits.timeout):
-                outcome = await agent.invoke(ctx, message)
-            result.output = outcome.output
-        except Suspended as suspended:
-            result.status = "interrupted"
-            result.interrupts = _pending(state.journal) or suspended.interrupts
-            result.reason = f"waiting for the human: {result.interrupts[0].prompt}"
-        except LimitReached as reached:
-            result.status, result.limit, result.reason = "limit_exceeded", reached.limit, reached.reason
-        except TimeoutError:
-            result.status, result.limit = "limit_exceeded", "time"
-            result.reason = f"the run took longer than its timeout of {limits.timeout} s"
-        except StepLimitExceeded as exc:
-            result.status, result.limit, result.reason, result.error = "limit_exceeded", "steps", str(exc), exc
-        except (AgentError, Exception) as exc:
-            result.status, result.reason, result.error = "failed", f"{type(exc).__name__}: {exc}", exc
-            if state.lost_to is not None:  # the thread belongs to another run now: leave its records alone
-                result.usage = state.usage
-                return result
-            await state.record(ErrorEvent(error=type(exc).__name__, message=str(exc), path=ctx.path))
-        except asyncio.CancelledError:
-            result.status, result.usage = "cancelled", state.usage
-            if record.id not in self._cancelling:  # cancelled from outside (a caller gave up): end it, propagate
-                await asyncio.shield(self._end_cancelled(state, result, path=ctx.path))
-                raise
-            task = asyncio.current_task()
-            assert task is not None
-            task.uncancel()
-            await self._end_cancelled(state, result, path=ctx.path)
-            return result
-        result.usage = state.usage
-        await state.record(RunEnded(status=result.status, reason=result.reason, output=result.output, path=ctx.path))
-        await self.store.update_run(record.id, result.status, result.to_dict())
-        return result
-
-    async def _end_cancelled(self, state: RunState, result: RunResult, *, path: tuple[str, ...] = ()) -> None:
-        result.reason = result.reason or "cancelled"
-        state.seq = await self.store.last_seq(state.thread_id)  # a write cut short may have left a gap
-        await state.record(RunEnded(status="cancelled", reason=result.reason, path=path))
-        await self.store.update_run(state.run_id, "cancelled", result.to_dict())
-
-
-def _check_if_busy(if_busy: str) -> None:
-    if if_busy not in ("fail", "wait"):
-        raise UsageError(f"if_busy must be 'fail' or 'wait', not {if_busy!r}")

@@ -1,0 +1,179 @@
+"""How one execution of a run goes, and what it returns: :class:`RunResult`, :class:`Cancelled`.
+
+:func:`execute` records a resume's answers as journal steps, re-executes the agent from the run's input (completed
+steps replay from the journal) and records the outcome; the :class:`~podium.runtime.Runtime` around it handles
+threads, leases and cancellation requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from podium.errors import AgentError, LimitReached, StepLimitExceeded, Suspended, UsageError
+from podium.events import ErrorEvent, Event, Interrupt, InterruptAnswered, InterruptRaised, RunEnded, RunStarted
+from podium.messages import HumanMessage, Usage, message_from_dict
+from podium.runtime.context import RunContext, RunState
+from podium.store.base import RunRecord, RunStatus
+
+__all__ = ["Cancelled", "IfBusy", "RunResult"]
+
+
+class _Answer(Protocol):
+    output: str
+
+
+class _Agent(Protocol):
+    """What the runtime runs: any :class:`podium.Agent` (the runtime sits below the agents and names only this)."""
+
+    name: str
+
+    async def invoke(self, ctx: RunContext[Any], input: HumanMessage, /) -> _Answer:
+        """Answer ``input`` in ``ctx``."""
+
+
+@dataclass(slots=True, kw_only=True)
+class RunResult:
+    """How a run stopped. ``status`` says which way; nothing is ever a bare ``None``."""
+
+    status: RunStatus
+    """``completed``, ``interrupted`` (waiting for the human), ``failed``, ``limit_exceeded`` or ``cancelled``."""
+    thread_id: str
+    """The conversation."""
+    run_id: str
+    """The run."""
+    output: str | None = None
+    """The final answer, when completed."""
+    reason: str = ""
+    """Why it stopped, when not completed."""
+    limit: str | None = None
+    """Which limit was reached, for ``limit_exceeded``: ``model_calls``, ``tokens``, ``time``, ``steps``, or one an
+    orchestration sets (``handoffs`` for a supervisor)."""
+    interrupts: list[Interrupt] = field(default_factory=list)
+    """The questions waiting for the human, when interrupted."""
+    usage: Usage = field(default_factory=Usage)
+    """Tokens and model calls of the run (all executions together)."""
+    error: BaseException | None = None
+    """The exception that failed the run, in the process that saw it (not stored)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (as stored with the run)."""
+        return {
+            "status": self.status,
+            "output": self.output,
+            "reason": self.reason,
+            "limit": self.limit,
+            "interrupts": [i.to_dict() for i in self.interrupts],
+            "usage": self.usage.to_dict(),
+        }
+
+
+def pending_interrupts(journal: dict[str, Event]) -> list[Interrupt]:
+    return [e.interrupt for key, e in journal.items() if isinstance(e, InterruptRaised) and key + "!" not in journal]
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    """What :meth:`Runtime.cancel` did."""
+
+    run_id: str
+    """The run."""
+    thread_id: str
+    """Its thread."""
+    status: Literal["cancelled", "already_ended"]
+    """``cancelled`` (this call ended it) or ``already_ended`` (it had stopped before)."""
+
+
+IfBusy = Literal["fail", "wait"]
+ENDED = ("completed", "failed", "limit_exceeded", "cancelled")
+
+
+def answers_by_id(record: RunRecord, pending: list[Interrupt], answer: str | dict[str, str] | None) -> dict[str, str]:
+    if record.status == "running":
+        if answer is not None:
+            raise UsageError(f"run {record.id!r} is not waiting for an answer; resume it without one")
+        return {}
+    if answer is None:
+        raise UsageError(f"run {record.id!r} waits for an answer to {', '.join(i.id for i in pending)}")
+    if isinstance(answer, str):
+        if len(pending) != 1:
+            raise UsageError(
+                f"run {record.id!r} waits on {len(pending)} interrupts; pass answers by id: "
+                + ", ".join(i.id for i in pending)
+            )
+        return {pending[0].id: answer}
+    known = {i.id for i in pending}
+    unknown = sorted(set(answer) - known)
+    if unknown:
+        raise UsageError(f"no pending interrupt {', '.join(unknown)} in run {record.id!r}")
+    return dict(answer)
+
+
+async def execute(
+    agent: _Agent, record: RunRecord, state: RunState, answers: dict[str, str], deps: Any, cancelling: set[str]
+) -> RunResult:
+    """Execute ``record`` once more: record the answers, replay the journal, run the agent, record the outcome.
+
+    A cancel through :meth:`Runtime.cancel` (``record.id`` in ``cancelling``) ends the run as ``cancelled`` and
+    returns; any other cancellation records the same and propagates.
+    """
+    limits = state.limits
+    journal = state.journal
+    for interrupt_id, text in answers.items():
+        await state.record(InterruptAnswered(answer=text, key=interrupt_id + "!"))
+    attempt = 1 + sum(1 for key in journal if key.startswith("@start"))
+    message = message_from_dict(record.input or {"kind": "human", "content": ""})
+    assert isinstance(message, HumanMessage)
+    await state.record(RunStarted(input=message if attempt == 1 else None, attempt=attempt, key=f"@start{attempt}"))
+    ctx: RunContext[Any] = RunContext(state, path=(agent.name,), namespace="", deps=deps)
+    result = RunResult(status="completed", thread_id=record.thread_id, run_id=record.id)
+    try:
+        async with asyncio.timeout(limits.timeout):
+            outcome = await agent.invoke(ctx, message)
+        result.output = outcome.output
+    except Suspended as suspended:
+        result.status = "interrupted"
+        result.interrupts = pending_interrupts(state.journal) or suspended.interrupts
+        result.reason = f"waiting for the human: {result.interrupts[0].prompt}"
+    except LimitReached as reached:
+        result.status, result.limit, result.reason = "limit_exceeded", reached.limit, reached.reason
+    except TimeoutError:
+        result.status, result.limit = "limit_exceeded", "time"
+        result.reason = f"the run took longer than its timeout of {limits.timeout} s"
+    except StepLimitExceeded as exc:
+        result.status, result.limit, result.reason, result.error = "limit_exceeded", "steps", str(exc), exc
+    except (AgentError, Exception) as exc:
+        result.status, result.reason, result.error = "failed", f"{type(exc).__name__}: {exc}", exc
+        if state.lost_to is not None:  # the thread belongs to another run now: leave its records alone
+            result.usage = state.usage
+            return result
+        await state.record(ErrorEvent(error=type(exc).__name__, message=str(exc), path=ctx.path))
+    except asyncio.CancelledError:
+        result.status, result.usage = "cancelled", state.usage
+        if record.id not in cancelling:  # cancelled from outside (a caller gave up): end it, propagate
+            await asyncio.shield(end_cancelled(state, result, path=ctx.path))
+            raise
+        task = asyncio.current_task()
+        assert task is not None
+        task.uncancel()
+        await end_cancelled(state, result, path=ctx.path)
+        return result
+    result.usage = state.usage
+    await state.record(RunEnded(status=result.status, reason=result.reason, output=result.output, path=ctx.path))
+    await state.store.update_run(record.id, result.status, result.to_dict())
+    return result
+
+
+async def end_cancelled(state: RunState, result: RunResult, *, path: tuple[str, ...] = ()) -> None:
+    """Record that the run of ``state`` was cancelled (its ``RunEnded`` and its status)."""
+    result.reason = result.reason or "cancelled"
+    state.seq = await state.store.last_seq(state.thread_id)  # a write cut short may have left a gap
+    await state.record(RunEnded(status="cancelled", reason=result.reason, path=path))
+    await state.store.update_run(state.run_id, "cancelled", result.to_dict())
+
+
+def check_if_busy(if_busy: str) -> None:
+    """Refuse an unknown ``if_busy``."""
+    if if_busy not in ("fail", "wait"):
+        raise UsageError(f"if_busy must be 'fail' or 'wait', not {if_busy!r}")
