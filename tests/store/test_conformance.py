@@ -103,6 +103,28 @@ async def test_runs_record_status_and_result(store: Store) -> None:
         await store.create_run(RunRecord(id="r1", thread_id="t"))
 
 
+async def test_deleting_the_newest_run_drops_what_it_stored(store: Store) -> None:
+    await store.create_thread("t")
+    await store.create_run(RunRecord(id="r1", thread_id="t", agent="a"))
+    await store.create_run(RunRecord(id="r2", thread_id="t", agent="a"))
+    await store.append_events("t", [message(1, "kept", run="r1", key="k1"), message(2, "gone", run="r2", key="k1")])
+    await store.append_events("t", [message(3, "gone too", run="r2", key="k2")])
+    with pytest.raises(StoreError, match="not the newest"):
+        await store.delete_run("r1")
+    await store.delete_run("r2")
+    assert await store.get_run("r2") is None
+    assert [r.id for r in await store.list_runs("t")] == ["r1"]
+    last = await store.last_run("t")
+    assert last is not None and last.id == "r1"
+    assert [m.content for m in await store.load_messages("t")] == ["kept"]
+    assert await store.journal("r2") == {}
+    assert await store.last_seq("t") == 1
+    await store.append_events("t", [message(2, "next", run="r1", key="k2")])
+    assert [e.seq for e in await store.read_events("t")] == [1, 2]
+    with pytest.raises(StoreError):
+        await store.delete_run("r2")
+
+
 async def test_lease_is_exclusive_renewable_and_released(store: Store) -> None:
     await store.create_thread("t")
     me, other = new_owner("me"), new_owner("other")

@@ -152,6 +152,17 @@ class Store(ABC):
     async def last_run(self, thread_id: str) -> RunRecord | None:
         """The thread's newest run, or ``None`` (read on every turn: must not grow with the thread)."""
 
+    @abstractmethod
+    async def delete_run(self, run_id: str) -> None:
+        """Drop a run and everything it stored (its events, so its messages and journal): a rollback.
+
+        The run's events must be the end of its thread's log (the run rolled back is the newest); the thread's
+        next event takes the sequence number after what remains.
+
+        Raises:
+            StoreError: no such run, or events of another run follow its own.
+        """
+
     # single writer
     @abstractmethod
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:

@@ -115,6 +115,19 @@ class MemoryStore(Store):
         runs = self._thread(thread_id).runs
         return replace(self._runs[runs[-1]]) if runs else None
 
+    async def delete_run(self, run_id: str) -> None:
+        run = self._runs.get(run_id)
+        if run is None:
+            raise StoreError(f"no run {run_id!r}")
+        thread = self._thread(run.thread_id)
+        first = next((i for i, e in enumerate(thread.events) if e.run_id == run_id), len(thread.events))
+        if any(e.run_id != run_id for e in thread.events[first:]):
+            raise StoreError(f"run {run_id!r} is not the newest of thread {run.thread_id!r}: other events follow")
+        del thread.events[first:]
+        thread.runs.remove(run_id)
+        del self._runs[run_id]
+        self._journals.pop(run_id, None)
+
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
         thread = self._thread(thread_id)
         now = time.time()

@@ -377,6 +377,24 @@ class PostgresStore(Store):
         )
         return run_from_row(rows[0]) if rows else None
 
+    async def delete_run(self, run_id: str) -> None:
+        async def work(conn: AsyncConnection[Any]) -> None:
+            async with conn.transaction():
+                row = await (await conn.execute("SELECT thread_id FROM runs WHERE id=%s", (run_id,))).fetchone()
+                if row is None:
+                    raise StoreError(f"no run {run_id!r}")
+                others = await conn.execute(
+                    "SELECT count(*) FROM events WHERE thread_id=%s AND run_id<>%s AND seq > "
+                    "(SELECT coalesce(min(seq), 0) FROM events WHERE thread_id=%s AND run_id=%s)",
+                    (row[0], run_id, row[0], run_id),
+                )
+                if (await others.fetchone() or (0,))[0]:
+                    raise StoreError(f"run {run_id!r} is not the newest of thread {row[0]!r}: other events follow")
+                await conn.execute("DELETE FROM events WHERE thread_id=%s AND run_id=%s", (row[0], run_id))
+                await conn.execute("DELETE FROM runs WHERE id=%s", (run_id,))
+
+        await self._run(work)
+
     # leases
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
         async def work(conn: AsyncConnection[Any]) -> str | None:

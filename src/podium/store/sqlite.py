@@ -229,6 +229,23 @@ class SQLiteStore(Store):
         )
         return run_from_row(rows[0]) if rows else None
 
+    async def delete_run(self, run_id: str) -> None:
+        def work(c: sqlite3.Connection) -> None:
+            row = c.execute("SELECT thread_id FROM runs WHERE id=?", (run_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"no run {run_id!r}")
+            others = c.execute(
+                "SELECT count(*) FROM events WHERE thread_id=? AND run_id<>? AND seq > "
+                "(SELECT coalesce(min(seq), 0) FROM events WHERE thread_id=? AND run_id=?)",
+                (row[0], run_id, row[0], run_id),
+            ).fetchone()[0]
+            if others:
+                raise StoreError(f"run {run_id!r} is not the newest of thread {row[0]!r}: other events follow")
+            c.execute("DELETE FROM events WHERE thread_id=? AND run_id=?", (row[0], run_id))
+            c.execute("DELETE FROM runs WHERE id=?", (run_id,))
+
+        self._tx(work)
+
     # leases
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
         def work(c: sqlite3.Connection) -> str | None:
