@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from podium.app import App
     from podium.models.base import Model
     from podium.runtime.runtime import Runtime
+    from podium.server._compat import InProcessBus
+    from podium.server._executor import Executor
     from podium.server.auth import AuthConfig
     from podium.store.base import Store
 
@@ -25,7 +27,9 @@ class ServerState:
     apps: Mapping[str, App]
     store: Store
     runtime: Runtime
+    bus: InProcessBus
     auth: AuthConfig
+    executor: Executor = field(init=False)
     agents: dict[str, Agent] = field(default_factory=dict)
     models: list[Model] = field(default_factory=list)
     started: float = field(default_factory=time.time)

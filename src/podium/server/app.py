@@ -6,16 +6,17 @@ The server owns one :class:`~podium.runtime.runtime.Runtime` on the given store.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from podium.errors import PodiumError, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
-from podium.server import assistants
+from podium.server import _compat, assistants, runs, threads
+from podium.server._executor import Executor
 from podium.server._state import ServerState
 from podium.server.auth import AuthConfig
 
@@ -47,8 +48,31 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=422)
 
 
+def _body_checks(max_body: int) -> Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]:
+    """Refuse bodies that are too large (413) or not JSON (415) before any route reads them."""
+
+    async def check(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        if request.method in ("POST", "PUT", "PATCH"):
+            length = request.headers.get("content-length", "")
+            if length.isdigit() and int(length) > max_body:
+                return JSONResponse({"detail": f"the body is larger than {max_body} bytes"}, status_code=413)
+            kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+            if kind and kind != "application/json" and not kind.endswith("+json"):
+                detail = f"send JSON (Content-Type: application/json), not {kind!r}"
+                return JSONResponse({"detail": detail}, status_code=415)
+        return await call_next(request)
+
+    return check
+
+
 def create_app(
-    apps: Mapping[str, App], *, store: Store, auth: AuthConfig | None = None, close_store: bool = False
+    apps: Mapping[str, App],
+    *,
+    store: Store,
+    auth: AuthConfig | None = None,
+    close_store: bool = False,
+    grace: float = 5.0,
+    max_body: int = 1_000_000,
 ) -> FastAPI:
     """A FastAPI application serving ``apps`` (by name) as assistants, keeping everything in ``store``.
 
@@ -57,16 +81,21 @@ def create_app(
         store: where threads, runs and events live.
         auth: how callers authenticate (default: dev mode, one local user).
         close_store: close ``store`` when the server stops (otherwise the caller does).
+        grace: seconds executing runs get to finish at shutdown; the rest are stopped at their next step and
+            finished by the next start.
+        max_body: the largest request body accepted, in bytes (larger ones get 413).
     """
-    from podium.runtime.runtime import Runtime
-
-    state = ServerState(apps=dict(apps), store=store, runtime=Runtime(store), auth=auth or AuthConfig())
+    runtime, bus = _compat.make_runtime(store)
+    state = ServerState(apps=dict(apps), store=store, runtime=runtime, bus=bus, auth=auth or AuthConfig())
+    state.executor = Executor(state)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await state.executor.recover()
         try:
             yield
         finally:
+            await state.executor.shutdown(grace)
             await state.close()
             if close_store:
                 await store.close()
@@ -77,5 +106,8 @@ def create_app(
     app.state.podium = state
     app.add_exception_handler(PodiumError, _podium_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.middleware("http")(_body_checks(max_body))
     app.include_router(assistants.router)
+    app.include_router(threads.router)
+    app.include_router(runs.router)
     return app

@@ -1,0 +1,259 @@
+"""The run executor: runs execute in background tasks of the server, one at a time per thread, in the runtime.
+
+A request only *submits* a run; what a client does afterwards (stream, disconnect, come back) never touches it.
+When a thread is busy the run's ``multitask_strategy`` decides (``docs/server.md``, "Double-texting"): ``reject``
+answers 409, ``enqueue`` waits its turn (the queue is stored, so a restart starts it), ``interrupt`` cancels the
+current run keeping what it did, ``rollback`` cancels it and drops what it stored. At start-up :meth:`recover`
+finishes every run a stopped server left running (the journal replays its completed steps) and restarts the queues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from fastapi import HTTPException
+
+from podium.errors import PodiumError
+from podium.events import RunEnded
+from podium.server import _compat
+from podium.server._records import get_queue, put_queue, run_extra, set_run_extra
+
+if TYPE_CHECKING:
+    from podium.server._state import ServerState
+
+__all__ = ["Executor", "Job", "Strategy"]
+
+Strategy = Literal["reject", "enqueue", "interrupt", "rollback"]
+
+_log = logging.getLogger("podium.server")
+
+
+@dataclass(slots=True, kw_only=True)
+class Job:
+    """One submitted run: a new input, or the answer(s) that resume the thread's waiting run."""
+
+    run_id: str
+    thread_id: str
+    assistant_id: str
+    text: str | None = None
+    answer: str | dict[str, str] | None = None
+    resume: bool = False
+    after: int = 0
+    """The thread's last sequence number when the job was submitted: later ends of the run are this job's."""
+    done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form (queued jobs)."""
+        data = asdict(self)
+        data.pop("done")
+        return data
+
+
+class Executor:
+    """Background runs of one server."""
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self.active: dict[str, Job] = {}
+        self.queues: dict[str, list[Job]] = {}
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Task[None]] = set()
+
+    def lock(self, thread_id: str) -> asyncio.Lock:
+        """The lock that orders submissions and cancellations on one thread."""
+        return self._locks.setdefault(thread_id, asyncio.Lock())
+
+    def job(self, run_id: str) -> Job | None:
+        """The job of a run executing or queued here, or ``None``."""
+        for job in self.active.values():
+            if job.run_id == run_id:
+                return job
+        return next((j for q in self.queues.values() for j in q if j.run_id == run_id), None)
+
+    def busy(self, thread_id: str) -> bool:
+        """Whether a run of the thread executes or waits here."""
+        return thread_id in self.active or bool(self.queues.get(thread_id))
+
+    async def submit(self, job: Job, strategy: Strategy, extra: dict[str, Any]) -> bool:
+        """Start ``job`` now or queue it, as ``strategy`` says when the thread is busy; whether it was queued.
+
+        ``extra`` (the run's API fields) is recorded once the run is accepted, before it can start.
+
+        Raises:
+            HTTPException: 409 for ``reject`` on a busy thread, for a resume while a run is busy, and for new
+                input while the thread waits for an answer (unless the strategy stops that run).
+        """
+        store, thread_id = self.state.store, job.thread_id
+        async with self.lock(thread_id):
+            if self.busy(thread_id):
+                if strategy == "reject" or job.resume:
+                    raise HTTPException(409, f"thread {thread_id!r} is busy with another run (multitask_strategy)")
+                if strategy in ("interrupt", "rollback"):
+                    await self._stop_all(thread_id, rollback=strategy == "rollback")
+            if not job.resume and not self.busy(thread_id):
+                last = await store.last_run(thread_id)
+                if last is not None and last.status in ("interrupted", "running"):
+                    if strategy not in ("interrupt", "rollback"):
+                        raise HTTPException(
+                            409,
+                            f"thread {thread_id!r} waits for an answer to run {last.id!r}: resume it with "
+                            '{"command": {"resume": ...}}, or send with multitask_strategy "interrupt"',
+                        )
+                    await self._cancel(last.id, rollback=strategy == "rollback")
+            job.after = await store.last_seq(thread_id)
+            if job.resume:
+                extra = {**(await run_extra(store, thread_id, job.run_id) or extra), "status": "pending"}
+            await set_run_extra(store, thread_id, job.run_id, extra)
+            if self.busy(thread_id):
+                self.queues.setdefault(thread_id, []).append(job)
+                await self._save_queue(thread_id)
+                return True
+            self._start(job)
+            return False
+
+    async def cancel(self, thread_id: str, run_id: str, *, rollback: bool) -> str:
+        """Cancel a run (queued, executing or waiting for an answer); ``cancelled`` or ``already_ended``."""
+        async with self.lock(thread_id):
+            queue = self.queues.get(thread_id, [])
+            queued = next((j for j in queue if j.run_id == run_id), None)
+            if queued is not None:
+                queue.remove(queued)
+                await self._save_queue(thread_id)
+                await self._refused(queued, "cancelled", "cancelled while queued")
+                return "cancelled"
+            return await self._cancel(run_id, rollback=rollback)
+
+    async def end_thread(self, thread_id: str) -> None:
+        """Cancel every run of the thread: queued, executing, or waiting for an answer (before a delete)."""
+        async with self.lock(thread_id):
+            await self._stop_all(thread_id, rollback=False)
+            last = await self.state.store.last_run(thread_id)
+            if last is not None and last.status in ("interrupted", "running"):
+                await self._cancel(last.id, rollback=False)
+
+    async def _cancel(self, run_id: str, *, rollback: bool) -> str:
+        store = self.state.store
+        if await store.get_run(run_id) is None:
+            return "already_ended"
+        done = await _compat.cancel(self.state.runtime, self.state.bus, run_id, self.tasks.get(run_id))
+        if rollback:
+            await store.delete_run(run_id)
+        return done.status
+
+    async def _stop_all(self, thread_id: str, *, rollback: bool) -> None:
+        for job in self.queues.pop(thread_id, []):
+            await self._refused(job, "cancelled", "cancelled by a newer run (multitask_strategy)")
+        await self._save_queue(thread_id)
+        active = self.active.get(thread_id)
+        if active is not None:
+            await self._cancel(active.run_id, rollback=rollback)
+
+    async def _save_queue(self, thread_id: str) -> None:
+        await put_queue(self.state.store, thread_id, [j.to_dict() for j in self.queues.get(thread_id, [])])
+
+    async def _refused(self, job: Job, status: str, reason: str) -> None:
+        """Record that a run the runtime never started ended (``cancelled`` or ``failed``) and tell listeners."""
+        store = self.state.store
+        extra = await run_extra(store, job.thread_id, job.run_id) or {}
+        api = "interrupted" if status == "cancelled" else "error"
+        changes = {"status": api, "podium_status": status, "reason": reason, "updated": time.time()}
+        await set_run_extra(store, job.thread_id, job.run_id, {**extra, **changes})
+        ended = RunEnded(status=status, reason=reason, run_id=job.run_id)
+        await self.state.bus.publish(job.thread_id, ended)
+        job.done.set()
+
+    def _start(self, job: Job) -> None:
+        self.active[job.thread_id] = job
+        self.tasks[job.run_id] = asyncio.create_task(self._execute(job), name=f"podium-run-{job.run_id}")
+
+    async def _execute(self, job: Job) -> None:
+        state = self.state
+        try:
+            agent = state.agent(job.assistant_id)
+            if job.resume:
+                await _compat.resume(state.runtime, state.bus, agent, job.thread_id, job.answer)
+            else:
+                assert job.text is not None
+                await _compat.run(state.runtime, state.bus, agent, job.text, thread_id=job.thread_id, run_id=job.run_id)
+        except (PodiumError, HTTPException) as exc:
+            detail = exc.detail if isinstance(exc, HTTPException) else str(exc)
+            if await state.store.get_run(job.run_id) is None:
+                await self._refused(job, "failed", str(detail))
+            _log.warning("run %s did not start: %s", job.run_id, detail)
+        except Exception:  # an agent that fails is recorded by the runtime; this is the server's own failure
+            _log.exception("run %s failed in the server", job.run_id)
+            with contextlib.suppress(Exception):
+                await self._refused(job, "failed", "internal error in the server")
+        finally:
+            self.tasks.pop(job.run_id, None)
+            if self.active.get(job.thread_id) is job:
+                del self.active[job.thread_id]
+            job.done.set()
+            self._later(self._advance(job.thread_id))
+
+    def _later(self, work: Any) -> None:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _advance(self, thread_id: str) -> None:
+        async with self.lock(thread_id):
+            queue = self.queues.get(thread_id)
+            if thread_id in self.active or not queue:
+                return
+            job = queue.pop(0)
+            await self._save_queue(thread_id)
+            job.after = await self.state.store.last_seq(thread_id)
+            self._start(job)
+
+    async def wait(self, thread_id: str, run_id: str) -> None:
+        """Until the run's job here (if any) is done."""
+        job = self.job(run_id)
+        if job is not None:
+            await job.done.wait()
+
+    async def recover(self) -> None:
+        """Finish the runs a stopped server left running, and restart the stored queues."""
+        store = self.state.store
+        for info in await store.list_threads(1_000_000):
+            if "owner" not in info.metadata:
+                continue
+            thread_id = info.id
+            last = await store.last_run(thread_id)
+            if last is not None and last.status == "running":
+                extra = await run_extra(store, thread_id, last.id) or {}
+                assistant = extra.get("assistant_id", "")
+                if assistant in self.state.apps:
+                    _log.info("resuming run %s of thread %s", last.id, thread_id)
+                    self._start(Job(run_id=last.id, thread_id=thread_id, assistant_id=assistant, resume=True))
+                else:
+                    _log.warning("ending run %s: its app %r is not served here", last.id, assistant)
+                    await _compat.cancel(self.state.runtime, self.state.bus, last.id, None)
+                    changes = {"reason": f"ended at start-up: the app {assistant!r} is not served"}
+                    await set_run_extra(store, thread_id, last.id, {**extra, **changes})
+            queued = [Job(**data) for data in await get_queue(store, thread_id)]
+            if queued:
+                self.queues[thread_id] = queued
+                self._later(self._advance(thread_id))
+
+    async def shutdown(self, grace: float) -> None:
+        """Let executing runs finish for ``grace`` seconds, then stop them so the next start resumes them."""
+        tasks = list(self.tasks.values())
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace)
+        store = self.state.store
+        for job in list(self.active.values()):
+            task = self.tasks.get(job.run_id)
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait([task])
+                with contextlib.suppress(PodiumError):
+                    await store.update_run(job.run_id, "running")  # left for the next start to finish
+        for task in list(self._background):
+            task.cancel()

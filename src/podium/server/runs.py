@@ -1,0 +1,247 @@
+"""Runs of a thread: create in the background, stream (SSE), wait, join, rejoin a stream, cancel, list and get.
+
+A run is created with ``input`` (one user message) or ``command.resume`` (the answer to what the thread's waiting
+run asked: that run continues, under its own id). The response names the run in ``Content-Location``; streams also
+send ``Location``, where a client reconnects with ``Last-Event-ID`` after a cut.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from podium.server._convert import input_text, resume_answer
+from podium.server._executor import Job, Strategy
+from podium.server._records import create_thread, owned_thread, run_extra, run_out, update_thread
+from podium.server._state import ServerState
+from podium.server.auth import Principal, require
+from podium.server.sse import STREAM_MODES, stream_run
+from podium.server.threads import thread_values
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["runs"])
+
+Read = Annotated[Principal, Depends(require("read"))]
+Run = Annotated[Principal, Depends(require("run"))]
+
+
+class RunCreate(BaseModel):
+    """The body of ``POST /threads/{id}/runs`` (and ``/stream``, ``/wait``)."""
+
+    model_config = ConfigDict(extra="allow")
+    assistant_id: str = Field(min_length=1)
+    input: dict[str, Any] | None = None
+    command: dict[str, Any] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    stream_mode: str | list[str] = "values"
+    multitask_strategy: Strategy = "enqueue"
+    if_not_exists: Literal["create", "reject"] = "reject"
+    on_disconnect: Literal["cancel", "continue"] = "continue"
+
+
+def _state(request: Request) -> ServerState:
+    state: ServerState = request.app.state.podium
+    return state
+
+
+def _modes(stream_mode: str | list[str] | None) -> list[str]:
+    modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode or ["values"])
+    unknown = [m for m in modes if m not in STREAM_MODES]
+    if unknown:
+        raise HTTPException(422, f"unknown stream_mode {', '.join(unknown)}; supported: {', '.join(STREAM_MODES)}")
+    return modes
+
+
+def _where(thread_id: str, run_id: str) -> str:
+    return f"/threads/{thread_id}/runs/{run_id}"
+
+
+async def _submit(state: ServerState, principal: Principal, thread_id: str, body: RunCreate) -> Job:
+    store = state.store
+    app = state.app(body.assistant_id)
+    modes = _modes(body.stream_mode)
+    if body.if_not_exists == "create" and await store.get_thread(thread_id) is None:
+        await create_thread(store, thread_id, principal.user, {})
+    _, record = await owned_thread(store, thread_id, principal.user)
+    if (body.input is None) == (body.command is None):
+        raise HTTPException(422, "a run takes either input (a user message) or command (resume), not both or none")
+    job = Job(run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=app.name)
+    if body.command is not None:
+        extra_keys = sorted(set(body.command) - {"resume"})
+        if extra_keys or "resume" not in body.command:
+            raise HTTPException(422, f"command supports only resume, not {', '.join(extra_keys) or 'nothing'}")
+        job.answer = resume_answer(body.command["resume"], await thread_values(state, thread_id))
+        last = await store.last_run(thread_id)
+        assert last is not None  # an interrupt waits, so a run exists
+        job.run_id, job.resume = last.id, True
+        started = await run_extra(store, thread_id, last.id) or {}
+        if started.get("assistant_id", app.name) != app.name:
+            raise HTTPException(422, f"run {last.id!r} belongs to assistant {started['assistant_id']!r}")
+    else:
+        job.text = input_text(body.input)
+    extra = {
+        "assistant_id": app.name,
+        "metadata": body.metadata,
+        "multitask_strategy": body.multitask_strategy,
+        "stream_mode": modes,
+        "created_at": time.time(),
+    }
+    await state.executor.submit(job, body.multitask_strategy, extra)
+    metadata = record.get("metadata", {})
+    if "graph_id" not in metadata:
+        await update_thread(
+            store, thread_id, record, metadata={**metadata, "graph_id": app.name, "assistant_id": app.name}
+        )
+    return job
+
+
+async def _run_json(state: ServerState, thread_id: str, run_id: str) -> dict[str, Any]:
+    record = await state.store.get_run(run_id)
+    if record is not None and record.thread_id != thread_id:
+        record = None
+    extra = await run_extra(state.store, thread_id, run_id)
+    if record is None and extra is None:
+        raise HTTPException(404, f"no run {run_id!r} in thread {thread_id!r}")
+    out = run_out(thread_id, run_id, extra or {}, record)
+    if record is None and state.executor.job(run_id) is not None:
+        out["status"] = "pending"
+    return out
+
+
+async def _result(state: ServerState, thread_id: str, run_id: str) -> dict[str, Any]:
+    """What ``wait`` and ``join`` answer: the thread's values, ``__interrupt__`` or ``__error__`` when so."""
+    await state.executor.wait(thread_id, run_id)
+    values = (await thread_values(state, thread_id)).to_dict(with_interrupts=True)
+    run = await _run_json(state, thread_id, run_id)
+    if run["status"] == "error":
+        values["__error__"] = {"error": run["podium_status"], "message": run["reason"]}
+    return values
+
+
+@router.post("/threads/{thread_id}/runs")
+async def create(thread_id: str, body: RunCreate, request: Request, principal: Run) -> JSONResponse:
+    """Start a run in the background (or queue it); answers at once with the run."""
+    state = _state(request)
+    job = await _submit(state, principal, thread_id, body)
+    where = _where(thread_id, job.run_id)
+    run = await _run_json(state, thread_id, job.run_id)
+    return JSONResponse(run, headers={"Content-Location": where})
+
+
+async def _streaming(
+    state: ServerState, thread_id: str, run_id: str, modes: list[str], after: int, cancel_on_disconnect: bool
+) -> StreamingResponse:
+    async def frames() -> AsyncIterator[bytes]:
+        finished = False
+        try:
+            async for chunk in stream_run(state, thread_id, run_id, modes, after=after):
+                yield chunk
+            finished = True
+        finally:
+            if not finished and cancel_on_disconnect:
+                state.executor._later(state.executor.cancel(thread_id, run_id, rollback=False))
+
+    where = _where(thread_id, run_id)
+    headers = {"Content-Location": where, "Location": f"{where}/stream", "Cache-Control": "no-store"}
+    return StreamingResponse(frames(), media_type="text/event-stream", headers=headers)
+
+
+@router.post("/threads/{thread_id}/runs/stream")
+async def create_and_stream(thread_id: str, body: RunCreate, request: Request, principal: Run) -> StreamingResponse:
+    """Start a run and stream it (SSE); the run goes on if the client leaves (unless ``on_disconnect=cancel``)."""
+    state = _state(request)
+    job = await _submit(state, principal, thread_id, body)
+    modes = _modes(body.stream_mode)
+    return await _streaming(state, thread_id, job.run_id, modes, job.after, body.on_disconnect == "cancel")
+
+
+@router.post("/threads/{thread_id}/runs/wait")
+async def create_and_wait(thread_id: str, body: RunCreate, request: Request, principal: Run) -> JSONResponse:
+    """Start a run and answer when it stops: the thread's values (with ``__interrupt__`` when it asks)."""
+    state = _state(request)
+    job = await _submit(state, principal, thread_id, body)
+    where = _where(thread_id, job.run_id)
+    result = await _result(state, thread_id, job.run_id)
+    return JSONResponse(result, headers={"Content-Location": where, "Location": f"{where}/join"})
+
+
+@router.get("/threads/{thread_id}/runs")
+async def list_runs(
+    thread_id: str,
+    request: Request,
+    principal: Read,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    status: str | None = None,
+) -> list[dict[str, Any]]:
+    """The thread's runs, newest first (queued ones first of all)."""
+    state = _state(request)
+    await owned_thread(state.store, thread_id, principal.user)
+    ids = [j.run_id for j in reversed(state.executor.queues.get(thread_id, []))]
+    ids += [r.id for r in reversed(await state.store.list_runs(thread_id))]
+    runs = [await _run_json(state, thread_id, run_id) for run_id in ids]
+    runs = [r for r in runs if status is None or r["status"] == status]
+    return runs[offset : offset + limit]
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}")
+async def get(thread_id: str, run_id: str, request: Request, principal: Read) -> dict[str, Any]:
+    """One run."""
+    state = _state(request)
+    await owned_thread(state.store, thread_id, principal.user)
+    return await _run_json(state, thread_id, run_id)
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/join")
+async def join(thread_id: str, run_id: str, request: Request, principal: Read) -> dict[str, Any]:
+    """Wait for the run to stop; the thread's values as ``wait`` gives them."""
+    state = _state(request)
+    await owned_thread(state.store, thread_id, principal.user)
+    await _run_json(state, thread_id, run_id)
+    return await _result(state, thread_id, run_id)
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/stream")
+async def rejoin(
+    thread_id: str,
+    run_id: str,
+    request: Request,
+    principal: Read,
+    stream_mode: Annotated[list[str] | None, Query()] = None,
+    cancel_on_disconnect: bool = False,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> StreamingResponse:
+    """Stream a run again: from ``Last-Event-ID`` (a stored event's ``seq``), or the run's first event."""
+    state = _state(request)
+    await owned_thread(state.store, thread_id, principal.user)
+    run = await _run_json(state, thread_id, run_id)
+    extra = await run_extra(state.store, thread_id, run_id) or {}
+    if last_event_id is not None and not last_event_id.strip().isdigit():
+        raise HTTPException(422, f"Last-Event-ID must be an event's sequence number, not {last_event_id!r}")
+    modes = _modes([m for m in stream_mode or [] if m] or extra.get("stream_mode") or ["values"])
+    after = int(last_event_id) if last_event_id is not None else 0
+    return await _streaming(state, thread_id, run["run_id"], modes, after, cancel_on_disconnect)
+
+
+@router.post("/threads/{thread_id}/runs/{run_id}/cancel")
+async def cancel(
+    thread_id: str,
+    run_id: str,
+    request: Request,
+    principal: Run,
+    wait: bool = False,
+    action: Literal["interrupt", "rollback"] = "interrupt",
+) -> Response:
+    """Cancel a run: it ends ``cancelled`` with a recorded end event; ``rollback`` also drops what it stored."""
+    state = _state(request)
+    await owned_thread(state.store, thread_id, principal.user)
+    await _run_json(state, thread_id, run_id)
+    status = await state.executor.cancel(thread_id, run_id, rollback=action == "rollback")
+    return JSONResponse({"run_id": run_id, "status": status}, status_code=200 if wait else 202)

@@ -1,0 +1,250 @@
+"""Threads: create, read, update, delete, search; their state and history (Agent Protocol shapes).
+
+A thread's status is ``busy`` while a run of it executes or waits in the queue, ``interrupted`` while its last run
+waits for an answer, ``error`` when its last run failed, and ``idle`` otherwise. Its values are folded from its
+stored events: the main history's messages (LangChain form) and the task stack of apps that keep one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from podium.events import RunEnded
+from podium.server._convert import Values
+from podium.server._records import create_thread, owned_thread, update_thread
+from podium.server._state import ServerState
+from podium.server._wire import iso
+from podium.server.auth import Principal, require
+from podium.store.base import ThreadInfo
+
+__all__ = ["router", "thread_values"]
+
+router = APIRouter(tags=["threads"])
+ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
+
+
+class ThreadCreate(BaseModel):
+    """``POST /threads``."""
+
+    model_config = ConfigDict(extra="allow")
+    thread_id: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:-]+$")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    if_exists: Literal["raise", "do_nothing"] = "raise"
+
+
+class ThreadPatch(BaseModel):
+    """``PATCH /threads/{id}``: metadata keys to set (merged into the thread's metadata)."""
+
+    model_config = ConfigDict(extra="allow")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ThreadSearch(BaseModel):
+    """``POST /threads/search``."""
+
+    model_config = ConfigDict(extra="allow")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    ids: list[str] | None = None
+    status: ThreadStatus | None = None
+    limit: int = Field(10, ge=1, le=1000)
+    offset: int = Field(0, ge=0)
+    sort_by: Literal["thread_id", "created_at", "updated_at", "status"] = "created_at"
+    sort_order: Literal["asc", "desc"] = "desc"
+
+
+class HistoryQuery(BaseModel):
+    """``POST /threads/{id}/history``: checkpoints newest first, ``before`` one (its ``checkpoint_id``)."""
+
+    model_config = ConfigDict(extra="allow")
+    limit: int = Field(10, ge=1, le=1000)
+    before: dict[str, Any] | str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+Read = Annotated[Principal, Depends(require("read"))]
+Run = Annotated[Principal, Depends(require("run"))]
+
+
+def _state(request: Request) -> ServerState:
+    state: ServerState = request.app.state.podium
+    return state
+
+
+async def thread_values(state: ServerState, thread_id: str) -> Values:
+    """The thread's current values, folded from its stored events."""
+    values = Values()
+    for event in await state.store.read_events(thread_id):
+        values.add(event)
+    return values
+
+
+async def _status(state: ServerState, thread_id: str) -> ThreadStatus:
+    if state.executor.busy(thread_id):
+        return "busy"
+    last = await state.store.last_run(thread_id)
+    if last is None:
+        return "idle"
+    if last.status == "interrupted":
+        return "interrupted"
+    if last.status == "running":
+        return "busy"
+    return "error" if last.status in ("failed", "limit_exceeded") else "idle"
+
+
+async def _out(state: ServerState, info: ThreadInfo, record: dict[str, Any]) -> dict[str, Any]:
+    values = await thread_values(state, info.id)
+    last = await state.store.last_run(info.id)
+    return {
+        "thread_id": info.id,
+        "created_at": iso(info.created),
+        "updated_at": iso(record.get("updated", info.created)),
+        "metadata": record.get("metadata", {}),
+        "status": await _status(state, info.id),
+        "values": values.to_dict(),
+        "interrupts": {last.id: values.pending()} if last is not None and values.interrupts else {},
+    }
+
+
+@router.post("/threads")
+async def create(body: ThreadCreate, request: Request, principal: Run) -> dict[str, Any]:
+    """Create a thread (``if_exists="do_nothing"`` returns the caller's existing one)."""
+    state = _state(request)
+    thread_id = body.thread_id or str(uuid.uuid4())
+    if body.thread_id is not None and body.if_exists == "do_nothing":
+        existing = await state.store.get_thread(thread_id)
+        if existing is not None:
+            info, record = await owned_thread(state.store, thread_id, principal.user)
+            return await _out(state, info, record)
+    info = await create_thread(state.store, thread_id, principal.user, body.metadata)
+    return await _out(state, info, {"metadata": body.metadata, "updated": info.created})
+
+
+@router.get("/threads/{thread_id}")
+async def get(thread_id: str, request: Request, principal: Read) -> dict[str, Any]:
+    """One thread."""
+    state = _state(request)
+    info, record = await owned_thread(state.store, thread_id, principal.user)
+    return await _out(state, info, record)
+
+
+@router.patch("/threads/{thread_id}")
+async def patch(thread_id: str, body: ThreadPatch, request: Request, principal: Run) -> dict[str, Any]:
+    """Merge ``metadata`` into the thread's metadata."""
+    state = _state(request)
+    info, record = await owned_thread(state.store, thread_id, principal.user)
+    metadata = {**record.get("metadata", {}), **body.metadata}
+    record = await update_thread(state.store, thread_id, record, metadata=metadata)
+    return await _out(state, info, record)
+
+
+@router.delete("/threads/{thread_id}", status_code=204)
+async def delete(thread_id: str, request: Request, principal: Run) -> Response:
+    """Delete a thread: its runs are cancelled and it is gone from every route."""
+    state = _state(request)
+    _, record = await owned_thread(state.store, thread_id, principal.user)
+    await state.executor.end_thread(thread_id)
+    await update_thread(state.store, thread_id, record, deleted=True)
+    return Response(status_code=204)
+
+
+@router.post("/threads/search")
+async def search(body: ThreadSearch, request: Request, principal: Read) -> list[dict[str, Any]]:
+    """The caller's threads matching ``metadata`` (every key equal), ``ids`` and ``status``."""
+    state = _state(request)
+    found: list[dict[str, Any]] = []
+    wanted = set(body.ids) if body.ids is not None else None
+    for info in await state.store.list_threads(1_000_000):
+        if info.metadata.get("owner") != principal.user or (wanted is not None and info.id not in wanted):
+            continue
+        record = await state.store.get_state(info.id, "server.thread") or {}
+        metadata = record.get("metadata", {})
+        if record.get("deleted") or any(metadata.get(k) != v for k, v in body.metadata.items()):
+            continue
+        out = await _out(state, info, record)
+        if body.status is None or out["status"] == body.status:
+            found.append(out)
+    key = {"thread_id": "thread_id", "created_at": "created_at", "updated_at": "updated_at", "status": "status"}
+    found.sort(key=lambda t: t[key[body.sort_by]], reverse=body.sort_order == "desc")
+    return found[body.offset : body.offset + body.limit]
+
+
+def _snapshot(thread_id: str, values: Values, status: str | None, seq: int, parent: int | None) -> dict[str, Any]:
+    waiting = status == "interrupted" or bool(values.interrupts)
+    pending = values.pending()
+    checkpoint = {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": str(seq), "checkpoint_map": None}
+    return {
+        "values": values.to_dict(),
+        "next": ["agent"] if waiting or status == "running" else [],
+        "tasks": [{"id": str(seq), "name": "agent", "path": [], "error": None, "interrupts": pending}]
+        if pending
+        else [],
+        "interrupts": pending,
+        "checkpoint": checkpoint,
+        "parent_checkpoint": {**checkpoint, "checkpoint_id": str(parent)} if parent else None,
+        "metadata": {"step": seq, "status": status},
+        "created_at": None,
+        "checkpoint_id": str(seq),
+        "parent_checkpoint_id": str(parent) if parent else None,
+    }
+
+
+@router.get("/threads/{thread_id}/state")
+async def get_state(thread_id: str, request: Request, principal: Read) -> dict[str, Any]:
+    """The thread's current values, what comes next and the interrupts that wait."""
+    state = _state(request)
+    await owned_thread(state.store, thread_id, principal.user)
+    values = await thread_values(state, thread_id)
+    last = await state.store.last_run(thread_id)
+    snapshot = _snapshot(thread_id, values, last.status if last else None, values.last_seq, None)
+    snapshot["created_at"] = iso(last.updated) if last else None
+    return snapshot
+
+
+async def _history(state: ServerState, thread_id: str, query: HistoryQuery) -> list[dict[str, Any]]:
+    values = Values()
+    snapshots: list[dict[str, Any]] = []
+    parent: int | None = None
+    for event in await state.store.read_events(thread_id):
+        values.add(event)
+        if isinstance(event, RunEnded):
+            snapshot = _snapshot(thread_id, values, event.status, event.seq, parent)
+            snapshot["created_at"] = iso(event.ts)
+            snapshot["metadata"]["run_id"] = event.run_id
+            snapshots.append(snapshot)
+            parent = event.seq
+    before = query.before
+    if isinstance(before, dict):
+        before = before.get("checkpoint_id") or before.get("configurable", {}).get("checkpoint_id")
+    if before is not None:
+        if not str(before).isdigit():
+            raise HTTPException(422, f"before must name a checkpoint_id of this thread, not {before!r}")
+        snapshots = [s for s in snapshots if int(s["checkpoint_id"]) < int(str(before))]
+    if query.metadata:
+        snapshots = [s for s in snapshots if all(s["metadata"].get(k) == v for k, v in query.metadata.items())]
+    return list(reversed(snapshots))[: query.limit]
+
+
+@router.post("/threads/{thread_id}/history")
+async def history(thread_id: str, body: HistoryQuery, request: Request, principal: Read) -> list[dict[str, Any]]:
+    """The thread's state after each run stopped, newest first."""
+    state = _state(request)
+    await owned_thread(state.store, thread_id, principal.user)
+    return await _history(state, thread_id, body)
+
+
+@router.get("/threads/{thread_id}/history")
+async def history_get(
+    thread_id: str,
+    request: Request,
+    principal: Read,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+    before: str | None = None,
+) -> list[dict[str, Any]]:
+    """``POST /threads/{id}/history`` with query parameters."""
+    state = _state(request)
+    await owned_thread(state.store, thread_id, principal.user)
+    return await _history(state, thread_id, HistoryQuery(limit=limit, before=before))
