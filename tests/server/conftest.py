@@ -75,3 +75,23 @@ def server(tmp_path: Path) -> Iterator[str]:
 
     with live_server(example_apps(), SQLiteStore(tmp_path / "server.db")) as url:
         yield url
+
+
+@pytest.fixture
+def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Path]]:
+    """``(gate, log)`` for :mod:`tests.server.gated_app`: its step 2 waits until ``gate`` exists; steps go to ``log``."""
+    gate_file, log = tmp_path / "gate", tmp_path / "steps.log"
+    monkeypatch.setenv("PODIUM_TEST_GATE", str(gate_file))
+    monkeypatch.setenv("PODIUM_TEST_LOG", str(log))
+    yield gate_file, log
+    gate_file.touch()  # let a run still waiting finish, so the server stops at once
+
+
+@pytest.fixture
+def gated_server(tmp_path: Path, gate: tuple[Path, Path]) -> Iterator[str]:
+    """The gated test app and the trip example on a fresh SQLite store; the base URL."""
+    from podium.store.sqlite import SQLiteStore
+    from tests.server.gated_app import app
+
+    with live_server({"gated": app, **example_apps("trip")}, SQLiteStore(tmp_path / "server.db")) as url:
+        yield url
