@@ -1,7 +1,7 @@
 """A test app whose runs stay busy as long as a test wants: its second tool call waits for a gate file.
 
 Its model is a :class:`~podium.testing.FunctionModel` (offline by construction; the empty cassette only satisfies
-:class:`~podium.app.App`). Each run calls ``step(1)`` then ``step(2)``, then answers ``finished: <input>``. Every
+:class:`~podium.app.App`). Each run calls ``step(1)`` then ``step(2)``, then answers ``finished: <input>`` (the input ``fail`` makes the model raise). Every
 step appends its number to the file named by ``PODIUM_TEST_LOG`` (so a test can count executions) and ``step(2)``
 waits until the file named by ``PODIUM_TEST_GATE`` exists. Served by path: ``podium serve tests/server/gated_app.py``.
 """
@@ -36,6 +36,8 @@ async def step(n: int) -> str:
 def reply(messages: list[Message], request: ModelRequest) -> AIMessage:
     """Call step 1, then step 2, then answer with the human's text."""
     human = next(m for m in reversed(messages) if isinstance(m, HumanMessage))
+    if human.content == "fail":
+        raise RuntimeError("the model broke")
     done = sum(1 for m in messages[messages.index(human) :] if isinstance(m, ToolMessage))
     if done < 2:
         return AIMessage(tool_calls=[tool_call("step", {"n": done + 1})])

@@ -144,6 +144,7 @@ class Executor:
         done = await _compat.cancel(self.state.runtime, self.state.bus, run_id, self.tasks.get(run_id))
         if rollback:
             await store.delete_run(run_id)
+            await set_run_extra(store, done.thread_id, run_id, {"deleted": True})
         return done.status
 
     async def _stop_all(self, thread_id: str, *, rollback: bool) -> None:

@@ -107,11 +107,13 @@ async def _run_json(state: ServerState, thread_id: str, run_id: str) -> dict[str
     if record is not None and record.thread_id != thread_id:
         record = None
     extra = await run_extra(state.store, thread_id, run_id)
+    if extra is not None and extra.get("deleted"):
+        extra = None
     if record is None and extra is None:
         raise HTTPException(404, f"no run {run_id!r} in thread {thread_id!r}")
     out = run_out(thread_id, run_id, extra or {}, record)
-    if record is None and state.executor.job(run_id) is not None:
-        out["status"] = "pending"
+    if state.executor.job(run_id) is not None and (record is None or record.status != "running"):
+        out["status"] = "pending"  # queued, or a resumed run about to continue
     return out
 
 
