@@ -90,8 +90,9 @@ def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path
 @pytest.fixture
 def gated_server(tmp_path: Path, gate: tuple[Path, Path]) -> Iterator[str]:
     """The gated test app and the trip example on a fresh SQLite store; the base URL."""
-    from podium.store.sqlite import SQLiteStore
     from tests.server.gated_app import app
+
+    from podium.store.sqlite import SQLiteStore
 
     with live_server({"gated": app, **example_apps("trip")}, SQLiteStore(tmp_path / "server.db")) as url:
         yield url

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, R
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from podium.server._compat import Subscription
 from podium.server._convert import input_text, resume_answer
 from podium.server._executor import Job, Strategy
 from podium.server._records import create_thread, owned_thread, run_extra, run_out, update_thread
@@ -138,12 +139,18 @@ async def create(thread_id: str, body: RunCreate, request: Request, principal: R
 
 
 async def _streaming(
-    state: ServerState, thread_id: str, run_id: str, modes: list[str], after: int, cancel_on_disconnect: bool
+    state: ServerState,
+    thread_id: str,
+    run_id: str,
+    modes: list[str],
+    after: int,
+    cancel_on_disconnect: bool,
+    subscription: Subscription | None = None,
 ) -> StreamingResponse:
     async def frames() -> AsyncIterator[bytes]:
         finished = False
         try:
-            async for chunk in stream_run(state, thread_id, run_id, modes, after=after):
+            async for chunk in stream_run(state, thread_id, run_id, modes, after=after, subscription=subscription):
                 yield chunk
             finished = True
         finally:
@@ -159,9 +166,15 @@ async def _streaming(
 async def create_and_stream(thread_id: str, body: RunCreate, request: Request, principal: Run) -> StreamingResponse:
     """Start a run and stream it (SSE); the run goes on if the client leaves (unless ``on_disconnect=cancel``)."""
     state = _state(request)
-    job = await _submit(state, principal, thread_id, body)
+    subscription = state.bus.subscribe(thread_id)  # before the run starts, so its first tokens are seen
+    try:
+        job = await _submit(state, principal, thread_id, body)
+    except BaseException:
+        await subscription.__aexit__(None, None, None)
+        raise
     modes = _modes(body.stream_mode)
-    return await _streaming(state, thread_id, job.run_id, modes, job.after, body.on_disconnect == "cancel")
+    cancel = body.on_disconnect == "cancel"
+    return await _streaming(state, thread_id, job.run_id, modes, job.after, cancel, subscription)
 
 
 @router.post("/threads/{thread_id}/runs/wait")

@@ -32,7 +32,7 @@ from podium.events import (
     event_to_dict,
 )
 from podium.messages import AIMessage
-from podium.server._compat import SubscriberLagged
+from podium.server._compat import SubscriberLagged, Subscription
 from podium.server._convert import Values, interrupt_out, message_id, message_out
 
 if TYPE_CHECKING:
@@ -100,22 +100,34 @@ class _Renderer:
 
 
 async def stream_run(
-    state: ServerState, thread_id: str, run_id: str, modes: Sequence[str], *, after: int
+    state: ServerState,
+    thread_id: str,
+    run_id: str,
+    modes: Sequence[str],
+    *,
+    after: int,
+    subscription: Subscription | None = None,
 ) -> AsyncIterator[bytes]:
-    """The frames of a run from the thread's event ``after`` on, until the run stops executing here."""
+    """The frames of a run from the thread's event ``after`` on, until the run stops executing here.
+
+    Pass a ``subscription`` of the thread taken before the run was submitted to see its first streamed-only
+    events (model tokens) too.
+    """
     yield frame("metadata", {"run_id": run_id, "thread_id": thread_id, "attempt": 1})
     store, executor = state.store, state.executor
     values = Values()
     renderer = _Renderer(modes, values, run_id)
     last = after
-    subscription = state.bus.subscribe(thread_id)
+    live = subscription is not None  # everything after ``after`` waits in the subscription: read it first
+    subscription = subscription or state.bus.subscribe(thread_id)
     try:
         for event in await store.read_events(thread_id):
             if event.seq <= after:
                 values.add(event)
         while True:
             final = False
-            for event in await store.read_events(thread_id, after=last):
+            stored = [] if live else await store.read_events(thread_id, after=last)
+            for event in stored:
                 last = event.seq
                 if event.run_id != run_id:
                     values.add(event)
@@ -123,11 +135,12 @@ async def stream_run(
                 for chunk in renderer.render(event):
                     yield chunk
                 final = isinstance(event, RunEnded) and _is_final(state, run_id, event)
-            if final or executor.job(run_id) is None:
+            if not live and (final or executor.job(run_id) is None):
                 job = executor.job(run_id)
                 if job is not None:
                     await job.done.wait()
                 return
+            live = False
             try:
                 async for event in subscription:
                     if event.seq and event.seq <= last:
