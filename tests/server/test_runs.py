@@ -1,0 +1,203 @@
+"""The run and thread routes over real HTTP: shapes, headers, bad input with JSON ``detail``, isolation."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+
+def _say(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def _thread(url: str, **body: Any) -> str:
+    return str(httpx.post(f"{url}/threads", json=body).json()["thread_id"])
+
+
+def test_a_background_run_answers_at_once_and_names_itself(gated_server: str, gate: tuple[Path, Path]) -> None:
+    thread_id = _thread(gated_server)
+    created = httpx.post(
+        f"{gated_server}/threads/{thread_id}/runs", json={"assistant_id": "gated", "input": _say("hi")}
+    )
+    assert created.status_code == 200
+    run = created.json()
+    assert created.headers["content-location"] == f"/threads/{thread_id}/runs/{run['run_id']}"
+    assert run["status"] in ("pending", "running") and run["assistant_id"] == "gated"
+    gate[0].touch()
+    joined = httpx.get(f"{gated_server}/threads/{thread_id}/runs/{run['run_id']}/join", timeout=30).json()
+    assert [m["content"] for m in joined["messages"] if m["type"] == "ai" and m["content"]] == ["finished: hi"]
+    assert gate[1].read_text().split() == ["1", "2"]
+    thread = httpx.get(f"{gated_server}/threads/{thread_id}").json()
+    assert thread["status"] == "idle" and thread["metadata"] == {"graph_id": "gated", "assistant_id": "gated"}
+
+
+def test_threads_crud_search_and_history(server: str) -> None:
+    thread_id = _thread(server, thread_id="my-thread", metadata={"team": "a"})
+    assert thread_id == "my-thread"
+    again = httpx.post(f"{server}/threads", json={"thread_id": "my-thread"})
+    assert again.status_code == 409 and "already exists" in again.json()["detail"]
+    same = httpx.post(f"{server}/threads", json={"thread_id": "my-thread", "if_exists": "do_nothing"}).json()
+    assert same["metadata"] == {"team": "a"}
+    patched = httpx.patch(f"{server}/threads/my-thread", json={"metadata": {"mood": "ok"}}).json()
+    assert patched["metadata"] == {"team": "a", "mood": "ok"}
+    other = _thread(server, metadata={"team": "b"})
+    found = httpx.post(f"{server}/threads/search", json={"metadata": {"team": "a"}}).json()
+    assert [t["thread_id"] for t in found] == ["my-thread"]
+    assert {t["thread_id"] for t in httpx.post(f"{server}/threads/search", json={"status": "idle"}).json()} == {
+        "my-thread",
+        other,
+    }
+    ordered = httpx.post(f"{server}/threads/search", json={"sort_by": "thread_id", "sort_order": "asc"}).json()
+    assert [t["thread_id"] for t in ordered] == sorted([other, "my-thread"])
+    waited = httpx.post(
+        f"{server}/threads/my-thread/runs/wait", json={"assistant_id": "trip", "input": _say("Compare Paris and Oslo")}
+    )
+    assert waited.headers["location"].endswith("/join")
+    history = httpx.get(f"{server}/threads/my-thread/history").json()
+    assert len(history) == 1 and history[0]["metadata"]["status"] == "completed"
+    before = httpx.post(
+        f"{server}/threads/my-thread/history", json={"before": {"checkpoint_id": history[0]["checkpoint_id"]}}
+    )
+    assert before.json() == []
+    bad = httpx.post(f"{server}/threads/my-thread/history", json={"before": "latest"})
+    assert bad.status_code == 422 and "checkpoint_id" in bad.json()["detail"]
+    assert httpx.delete(f"{server}/threads/my-thread").status_code == 204
+    assert httpx.get(f"{server}/threads/my-thread").status_code == 404
+    assert [t["thread_id"] for t in httpx.post(f"{server}/threads/search", json={}).json()] == [other]
+
+
+def test_interrupt_values_and_resume_answers(server: str) -> None:
+    thread_id = _thread(server)
+    runs = f"{server}/threads/{thread_id}/runs"
+    asked = httpx.post(f"{runs}/wait", json={"assistant_id": "trip", "input": _say("Save a note: umbrella for Paris")})
+    interrupt = asked.json()["__interrupt__"][0]
+    assert interrupt["value"]["prompt"] == "Save this note to your trip notebook: 'umbrella for Paris'?"
+    assert interrupt["value"]["expectation"] == {"type": "choice", "options": ["yes", "no"]}
+    assert interrupt["value"]["path"][0] == "trip_helper"
+    assert interrupt["value"]["review_configs"] == [
+        {"action_name": "save_trip_note", "allowed_decisions": ["approve", "reject"]}
+    ]
+    assert interrupt["value"]["action_requests"][0]["args"] == {"text": "umbrella for Paris"}
+    state = httpx.get(f"{server}/threads/{thread_id}").json()
+    assert state["status"] == "interrupted" and next(iter(state["interrupts"].values()))[0]["id"] == interrupt["id"]
+    busy = httpx.post(runs, json={"assistant_id": "trip", "input": _say("hello")})
+    assert busy.status_code == 409 and "waits for an answer" in busy.json()["detail"]
+    for bad, fragment in [
+        (5, "resume must be text"),
+        ({"nope": "yes"}, "no pending interrupt 'nope'"),
+        ({interrupt["id"]: 3}, "must be text"),
+        ({"decisions": [{"type": "maybe"}]}, "decision type must be"),
+        ({"decisions": "approve"}, "decisions must be a list"),
+    ]:
+        refused = httpx.post(runs, json={"assistant_id": "trip", "command": {"resume": bad}})
+        assert refused.status_code == 422 and fragment in refused.json()["detail"], refused.text
+    wrong_app = httpx.post(runs, json={"assistant_id": "faang", "command": {"resume": "yes"}})
+    assert wrong_app.status_code == 422 and "belongs to assistant 'trip'" in wrong_app.json()["detail"]
+    goto = httpx.post(runs, json={"assistant_id": "trip", "command": {"goto": "x"}})
+    assert goto.status_code == 422 and "only resume" in goto.json()["detail"]
+    done = httpx.post(
+        f"{runs}/wait",
+        json={"assistant_id": "trip", "command": {"resume": {interrupt["id"]: {"decisions": [{"type": "reject"}]}}}},
+    ).json()
+    assert done["messages"][-1]["content"] == "Fine, I did not save it." and "__interrupt__" not in done
+    nothing = httpx.post(runs, json={"assistant_id": "trip", "command": {"resume": "yes"}})
+    assert nothing.status_code == 409 and "no interrupt waiting" in nothing.json()["detail"]
+
+
+def test_bad_requests_get_a_fitting_status_and_a_json_detail(server: str) -> None:
+    thread_id = _thread(server)
+    runs = f"{server}/threads/{thread_id}/runs"
+    cases: list[tuple[httpx.Response, int, str]] = [
+        (httpx.post(runs, json={"assistant_id": "nope", "input": _say("hi")}), 404, "no assistant 'nope'"),
+        (httpx.post(runs, content=b"assistant_id=trip", headers={"content-type": "text/plain"}), 415, "send JSON"),
+        (
+            httpx.post(runs, content=b"{" + b" " * 2_000_000 + b"}", headers={"content-type": "application/json"}),
+            413,
+            "larger than",
+        ),
+        (httpx.post(runs, json={"assistant_id": "trip"}), 422, "either input"),
+        (
+            httpx.post(runs, json={"assistant_id": "trip", "input": _say("hi"), "command": {"resume": "x"}}),
+            422,
+            "either input",
+        ),
+        (httpx.post(runs, json={"assistant_id": "trip", "input": {"messages": []}}), 422, "exactly one message"),
+        (
+            httpx.post(
+                runs, json={"assistant_id": "trip", "input": {"messages": [{"role": "system", "content": "x"}]}}
+            ),
+            422,
+            "role 'system'",
+        ),
+        (httpx.post(runs, json={"assistant_id": "trip", "input": _say("  ")}), 422, "empty"),
+        (
+            httpx.post(
+                runs,
+                json={
+                    "assistant_id": "trip",
+                    "input": {"messages": [{"role": "user", "content": [{"type": "image"}]}]},
+                },
+            ),
+            422,
+            "text parts",
+        ),
+        (
+            httpx.post(runs, json={"assistant_id": "trip", "input": _say("hi"), "stream_mode": "debug"}),
+            422,
+            "unknown stream_mode debug",
+        ),
+        (
+            httpx.post(f"{server}/threads/nope/runs", json={"assistant_id": "trip", "input": _say("hi")}),
+            404,
+            "no thread 'nope'",
+        ),
+        (httpx.get(f"{runs}/nope"), 404, "no run 'nope'"),
+        (httpx.get(f"{runs}/nope/stream", headers={"Last-Event-ID": "x"}), 404, "no run"),
+        (httpx.post(f"{server}/threads", json={"thread_id": "bad id!"}), 422, ""),
+    ]
+    for response, status, fragment in cases:
+        assert response.status_code == status, (response.request.url, response.text)
+        assert fragment in str(response.json()["detail"]), response.text
+    made = httpx.post(
+        f"{server}/threads/new-one/runs/wait",
+        json={"assistant_id": "trip", "input": _say("What's the weather in Lisbon?"), "if_not_exists": "create"},
+    )
+    assert made.json()["messages"][-1]["content"] == "Today in Lisbon: 24 °C, sunny."
+    run_id = made.headers["content-location"].rsplit("/", 1)[1]
+    bad_id = httpx.get(f"{server}/threads/new-one/runs/{run_id}/stream", headers={"Last-Event-ID": "x"})
+    assert bad_id.status_code == 422 and "sequence number" in bad_id.json()["detail"]
+
+
+def test_another_users_thread_looks_missing(tmp_path: Path) -> None:
+    from tests.server.conftest import example_apps, live_server
+
+    from podium.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "s.db")
+    asyncio.run(store.create_thread("theirs", {"owner": "someone-else"}))
+    asyncio.run(store.create_thread("cli-made"))
+    with live_server(example_apps("trip"), store) as url:
+        for path in ("theirs", "cli-made"):
+            assert httpx.get(f"{url}/threads/{path}").status_code == 404
+            assert httpx.get(f"{url}/threads/{path}/state").status_code == 404
+            assert httpx.get(f"{url}/threads/{path}/runs").status_code == 404
+            taken = httpx.post(
+                f"{url}/threads/{path}/runs",
+                json={"assistant_id": "trip", "input": _say("hi"), "if_not_exists": "create"},
+            )
+            assert taken.status_code == 404
+        assert httpx.post(f"{url}/threads/search", json={}).json() == []
+
+
+@pytest.mark.parametrize("strategy", ["enqueue", "reject"])
+def test_runs_list_filters_by_status(server: str, strategy: str) -> None:
+    thread_id = _thread(server)
+    body = {"assistant_id": "trip", "input": _say("Compare Paris and Oslo"), "multitask_strategy": strategy}
+    httpx.post(f"{server}/threads/{thread_id}/runs/wait", json=body)
+    listed = httpx.get(f"{server}/threads/{thread_id}/runs", params={"status": "success"}).json()
+    assert [r["multitask_strategy"] for r in listed] == [strategy]
+    assert httpx.get(f"{server}/threads/{thread_id}/runs", params={"status": "error"}).json() == []
