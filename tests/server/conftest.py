@@ -31,7 +31,12 @@ def example_apps(*names: str) -> dict[str, App]:
 
 @contextmanager
 def live_server(
-    apps: Mapping[str, App], store: Store, *, auth: AuthConfig | None = None, close_store: bool = True
+    apps: Mapping[str, App],
+    store: Store,
+    *,
+    auth: AuthConfig | None = None,
+    close_store: bool = True,
+    grace: float = 5.0,
 ) -> Iterator[str]:
     """Serve ``apps`` over real HTTP on 127.0.0.1 (a free port) until the block ends; yields the base URL."""
     import uvicorn
@@ -42,7 +47,7 @@ def live_server(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = create_app(apps, store=store, auth=auth, close_store=close_store)
+    app = create_app(apps, store=store, auth=auth, close_store=close_store, grace=grace)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     failure: list[BaseException] = []
 

@@ -1,7 +1,13 @@
-"""``podium serve`` as a real process: it starts, serves, stops, and refuses what it cannot serve."""
+"""Stopping and restarting the server: runs in flight finish after a restart, even after ``kill -9``.
+
+``podium serve`` runs as a real process here; a clean stop and restart also runs in this process (the server's
+shutdown and start-up recovery, measured by coverage).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import signal
 import socket
@@ -11,9 +17,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from langgraph_sdk import get_client
 from typer.testing import CliRunner
 
 from podium.cli import cli
@@ -28,9 +36,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serve_process(*args: str, store: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """``podium serve ARGS`` on a free port; yields the process and its base URL once it answers."""
-    port = _free_port()
+def serve_process(*args: str, store: Path, port: int | None = None) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``podium serve ARGS`` on a free port (or ``port``); yields the process and its base URL once it answers."""
+    port = port or _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "podium", "serve", *args, "--port", str(port), "--store", str(store)],
         cwd=ROOT,
@@ -45,7 +53,7 @@ def serve_process(*args: str, store: Path) -> Iterator[tuple[subprocess.Popen[st
         while True:
             assert process.poll() is None, process.communicate()
             try:
-                httpx.get(f"{url}/assistants/trip", timeout=1)
+                httpx.post(f"{url}/assistants/search", json={}, timeout=1)
                 break
             except httpx.TransportError:
                 assert time.monotonic() < deadline, "podium serve did not start"
@@ -84,3 +92,111 @@ def test_serve_without_examples_says_what_to_do(tmp_path: Path, monkeypatch: pyt
     done = CliRunner().invoke(cli, ["serve", "--store", str(tmp_path / "s.db")])
     assert done.exit_code == 2
     assert "no apps to serve" in done.output
+
+
+def _say(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def test_kill_9_mid_run_then_restart_completes_it_without_repeating_steps(
+    tmp_path: Path, gate: tuple[Path, Path]
+) -> None:
+    gate_file, log = gate
+    store = tmp_path / "kill.db"
+    port = _free_port()
+    parts: list[Any] = []
+
+    async def follow(url: str, thread_id: str, blocked: asyncio.Event) -> None:
+        async with get_client(url=url) as client:
+            stream = client.runs.stream(thread_id, "gated", input=_say("survive"), stream_mode="events")
+            async for part in stream:
+                parts.append(part)
+                if part.event == "events" and part.data.get("message", {}).get("kind") == "tool":
+                    blocked.set()
+
+    async def scenario(
+        process: subprocess.Popen[str], url: str
+    ) -> tuple[subprocess.Popen[str], list[tuple[int, dict[str, Any]]]]:
+        async with httpx.AsyncClient() as http:
+            thread_id = (await http.post(f"{url}/threads", json={})).json()["thread_id"]
+        blocked = asyncio.Event()
+        follower = asyncio.create_task(follow(url, thread_id, blocked))
+        await asyncio.wait_for(blocked.wait(), 30)
+        process.kill()  # SIGKILL: no shutdown, no chance to record anything
+        process.communicate(timeout=15)
+        gate_file.touch()
+        with serve_process("tests/server/gated_app.py", store=store, port=port) as (restarted, _):
+            await asyncio.wait_for(follower, 60)  # the client reconnects by itself (Location + Last-Event-ID)
+            async with httpx.AsyncClient() as http:
+                run = (await http.get(f"{url}/threads/{thread_id}/runs")).json()[0]
+                assert run["status"] == "success"
+                where = f"{url}/threads/{thread_id}/runs/{run['run_id']}/stream"
+                replay = _frames_of((await http.get(where, params={"stream_mode": "events"})).text)
+            return restarted, replay
+
+    with serve_process("tests/server/gated_app.py", store=store, port=port) as (process, url):
+        _, replay = asyncio.run(scenario(process, url))
+    received = [(p.data["seq"], p.data) for p in parts if p.event == "events" and p.data["seq"]]  # stored ones
+    assert [seq for seq, _ in received] == [seq for seq, _ in replay]  # each stored event exactly once, in order
+    assert [d["kind"] for _, d in received] == [d["kind"] for _, d in replay]
+    assert received[-1][1]["kind"] == "run_ended" and received[-1][1]["status"] == "completed"
+    assert log.read_text().split().count("1") == 1  # the completed step is not repeated
+    assert log.read_text().split().count("2") == 2  # the interrupted one runs again
+
+
+def _frames_of(text: str) -> list[tuple[int, dict[str, Any]]]:
+    out: list[tuple[int, dict[str, Any]]] = []
+    data: dict[str, Any] | None = None
+    for line in text.splitlines():
+        if line.startswith("data: "):
+            data = json.loads(line[6:])
+        elif line.startswith("id: ") and data is not None:
+            out.append((int(line[4:]), data))
+    return out
+
+
+def test_a_stopped_server_leaves_runs_for_the_next_start(tmp_path: Path, gate: tuple[Path, Path]) -> None:
+    from tests.server.conftest import live_server
+    from tests.server.gated_app import app
+
+    from podium.store.sqlite import SQLiteStore
+
+    apps = {"gated": app}
+    with live_server(apps, SQLiteStore(tmp_path / "s.db"), grace=0.1) as url:
+        thread_id = httpx.post(f"{url}/threads", json={}).json()["thread_id"]
+        runs = f"{url}/threads/{thread_id}/runs"
+        first = httpx.post(runs, json={"assistant_id": "gated", "input": _say("one")}).json()
+        for _ in range(500):
+            if gate[1].exists():
+                break
+            time.sleep(0.02)
+        second = httpx.post(runs, json={"assistant_id": "gated", "input": _say("two")}).json()
+        assert second["status"] == "pending"
+    gate[0].touch()
+    with live_server(apps, SQLiteStore(tmp_path / "s.db")) as url:
+        runs = f"{url}/threads/{thread_id}/runs"
+        result = httpx.get(f"{runs}/{second['run_id']}/join", timeout=30).json()
+        texts = [m["content"] for m in result["messages"] if m["type"] in ("human", "ai") and m["content"]]
+        assert texts == ["one", "finished: one", "two", "finished: two"]
+        assert [r["status"] for r in httpx.get(runs).json()] == ["success", "success"]
+        assert httpx.get(f"{runs}/{first['run_id']}").json()["status"] == "success"
+
+
+def test_a_run_whose_app_is_gone_is_ended_at_start_up(tmp_path: Path, gate: tuple[Path, Path]) -> None:
+    from tests.server.conftest import example_apps, live_server
+    from tests.server.gated_app import app
+
+    from podium.store.sqlite import SQLiteStore
+
+    with live_server({"gated": app}, SQLiteStore(tmp_path / "s.db"), grace=0.1) as url:
+        thread_id = httpx.post(f"{url}/threads", json={}).json()["thread_id"]
+        run = httpx.post(f"{url}/threads/{thread_id}/runs", json={"assistant_id": "gated", "input": _say("x")}).json()
+        for _ in range(500):
+            if gate[1].exists():
+                break
+            time.sleep(0.02)
+    with live_server(example_apps("trip"), SQLiteStore(tmp_path / "s.db")) as url:
+        got = httpx.get(f"{url}/threads/{thread_id}/runs/{run['run_id']}").json()
+        assert got["podium_status"] == "cancelled"
+        assert got["reason"] == "ended at start-up: the app 'gated' is not served"
+        assert httpx.get(f"{url}/threads/{thread_id}").json()["status"] == "idle"

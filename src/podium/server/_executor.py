@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,7 +25,9 @@ from podium.server import _compat
 from podium.server._records import get_queue, put_queue, run_extra, set_run_extra
 
 if TYPE_CHECKING:
-    from podium.server._state import ServerState
+    from podium.agents.base import Agent
+    from podium.runtime.runtime import Runtime
+    from podium.store.base import Store
 
 __all__ = ["Executor", "Job", "Strategy"]
 
@@ -57,13 +60,23 @@ class Job:
 class Executor:
     """Background runs of one server."""
 
-    def __init__(self, state: ServerState) -> None:
-        self.state = state
+    def __init__(
+        self,
+        *,
+        store: Store,
+        runtime: Runtime,
+        bus: _compat.InProcessBus,
+        agent: Callable[[str], Agent],
+        apps: Collection[str],
+    ) -> None:
+        """Execute on ``runtime`` (over ``store``, publishing to ``bus``) the agents ``agent(name)`` builds."""
+        self.store, self.runtime, self.bus, self.agent, self.apps = store, runtime, bus, agent, apps
         self.active: dict[str, Job] = {}
         self.queues: dict[str, list[Job]] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self.closing = False
 
     def lock(self, thread_id: str) -> asyncio.Lock:
         """The lock that orders submissions and cancellations on one thread."""
@@ -89,7 +102,7 @@ class Executor:
             HTTPException: 409 for ``reject`` on a busy thread, for a resume while a run is busy, and for new
                 input while the thread waits for an answer (unless the strategy stops that run).
         """
-        store, thread_id = self.state.store, job.thread_id
+        store, thread_id = self.store, job.thread_id
         async with self.lock(thread_id):
             if self.busy(thread_id):
                 if strategy == "reject" or job.resume:
@@ -133,15 +146,15 @@ class Executor:
         """Cancel every run of the thread: queued, executing, or waiting for an answer (before a delete)."""
         async with self.lock(thread_id):
             await self._stop_all(thread_id, rollback=False)
-            last = await self.state.store.last_run(thread_id)
+            last = await self.store.last_run(thread_id)
             if last is not None and last.status in ("interrupted", "running"):
                 await self._cancel(last.id, rollback=False)
 
     async def _cancel(self, run_id: str, *, rollback: bool) -> str:
-        store = self.state.store
+        store = self.store
         if await store.get_run(run_id) is None:
             return "already_ended"
-        done = await _compat.cancel(self.state.runtime, self.state.bus, run_id, self.tasks.get(run_id))
+        done = await _compat.cancel(self.runtime, self.bus, run_id, self.tasks.get(run_id))
         if rollback:
             await store.delete_run(run_id)
             await set_run_extra(store, done.thread_id, run_id, {"deleted": True})
@@ -156,17 +169,17 @@ class Executor:
             await self._cancel(active.run_id, rollback=rollback)
 
     async def _save_queue(self, thread_id: str) -> None:
-        await put_queue(self.state.store, thread_id, [j.to_dict() for j in self.queues.get(thread_id, [])])
+        await put_queue(self.store, thread_id, [j.to_dict() for j in self.queues.get(thread_id, [])])
 
     async def _refused(self, job: Job, status: str, reason: str) -> None:
         """Record that a run the runtime never started ended (``cancelled`` or ``failed``) and tell listeners."""
-        store = self.state.store
+        store = self.store
         extra = await run_extra(store, job.thread_id, job.run_id) or {}
         api = "interrupted" if status == "cancelled" else "error"
         changes = {"status": api, "podium_status": status, "reason": reason, "updated": time.time()}
         await set_run_extra(store, job.thread_id, job.run_id, {**extra, **changes})
         ended = RunEnded(status=status, reason=reason, run_id=job.run_id)
-        await self.state.bus.publish(job.thread_id, ended)
+        await self.bus.publish(job.thread_id, ended)
         job.done.set()
 
     def _start(self, job: Job) -> None:
@@ -174,17 +187,16 @@ class Executor:
         self.tasks[job.run_id] = asyncio.create_task(self._execute(job), name=f"podium-run-{job.run_id}")
 
     async def _execute(self, job: Job) -> None:
-        state = self.state
         try:
-            agent = state.agent(job.assistant_id)
+            agent = self.agent(job.assistant_id)
             if job.resume:
-                await _compat.resume(state.runtime, state.bus, agent, job.thread_id, job.answer)
+                await _compat.resume(self.runtime, self.bus, agent, job.thread_id, job.answer)
             else:
                 assert job.text is not None
-                await _compat.run(state.runtime, state.bus, agent, job.text, thread_id=job.thread_id, run_id=job.run_id)
+                await _compat.run(self.runtime, self.bus, agent, job.text, thread_id=job.thread_id, run_id=job.run_id)
         except (PodiumError, HTTPException) as exc:
             detail = exc.detail if isinstance(exc, HTTPException) else str(exc)
-            if await state.store.get_run(job.run_id) is None:
+            if await self.store.get_run(job.run_id) is None:
                 await self._refused(job, "failed", str(detail))
             _log.warning("run %s did not start: %s", job.run_id, detail)
         except Exception:  # an agent that fails is recorded by the runtime; this is the server's own failure
@@ -206,11 +218,11 @@ class Executor:
     async def _advance(self, thread_id: str) -> None:
         async with self.lock(thread_id):
             queue = self.queues.get(thread_id)
-            if thread_id in self.active or not queue:
+            if self.closing or thread_id in self.active or not queue:
                 return
             job = queue.pop(0)
             await self._save_queue(thread_id)
-            job.after = await self.state.store.last_seq(thread_id)
+            job.after = await self.store.last_seq(thread_id)
             self._start(job)
 
     async def wait(self, thread_id: str, run_id: str) -> None:
@@ -221,7 +233,7 @@ class Executor:
 
     async def recover(self) -> None:
         """Finish the runs a stopped server left running, and restart the stored queues."""
-        store = self.state.store
+        store = self.store
         for info in await store.list_threads(1_000_000):
             if "owner" not in info.metadata:
                 continue
@@ -230,12 +242,12 @@ class Executor:
             if last is not None and last.status == "running":
                 extra = await run_extra(store, thread_id, last.id) or {}
                 assistant = extra.get("assistant_id", "")
-                if assistant in self.state.apps:
+                if assistant in self.apps:
                     _log.info("resuming run %s of thread %s", last.id, thread_id)
                     self._start(Job(run_id=last.id, thread_id=thread_id, assistant_id=assistant, resume=True))
                 else:
                     _log.warning("ending run %s: its app %r is not served here", last.id, assistant)
-                    await _compat.cancel(self.state.runtime, self.state.bus, last.id, None)
+                    await _compat.cancel(self.runtime, self.bus, last.id, None)
                     changes = {"reason": f"ended at start-up: the app {assistant!r} is not served"}
                     await set_run_extra(store, thread_id, last.id, {**extra, **changes})
             queued = [Job(**data) for data in await get_queue(store, thread_id)]
@@ -244,11 +256,15 @@ class Executor:
                 self._later(self._advance(thread_id))
 
     async def shutdown(self, grace: float) -> None:
-        """Let executing runs finish for ``grace`` seconds, then stop them so the next start resumes them."""
+        """Let executing runs finish for ``grace`` seconds, then stop them so the next start resumes them.
+
+        Queued runs stay queued (stored) for the next start.
+        """
+        self.closing = True
         tasks = list(self.tasks.values())
         if tasks:
             await asyncio.wait(tasks, timeout=grace)
-        store = self.state.store
+        store = self.store
         for job in list(self.active.values()):
             task = self.tasks.get(job.run_id)
             if task is not None and not task.done():

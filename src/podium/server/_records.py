@@ -100,13 +100,13 @@ async def put_queue(store: Store, thread_id: str, queue: list[dict[str, Any]]) -
 def run_out(thread_id: str, run_id: str, extra: dict[str, Any], record: RunRecord | None) -> dict[str, Any]:
     """A run in the API's shape, from its API fields and (once started) the runtime's record."""
     created = extra.get("created_at", record.created if record else time.time())
-    if record is not None and extra.get("status") in (None, "pending"):
+    if record is not None:
         status, podium_status, updated = api_status(record.status), record.status, record.updated
-        reason = (record.result or {}).get("reason", "")
-    else:
+        reason = extra.get("reason") or (record.result or {}).get("reason", "")
+    else:  # never started: queued, or refused or cancelled before its turn
         status = extra.get("status", "pending")
-        podium_status, updated, reason = extra.get("podium_status", status), extra.get("updated", created), ""
-        reason = extra.get("reason", reason)
+        podium_status, updated = extra.get("podium_status", status), extra.get("updated", created)
+        reason = extra.get("reason", "")
     return {
         "run_id": run_id,
         "thread_id": thread_id,

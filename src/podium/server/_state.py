@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import HTTPException
 
+from podium.server._executor import Executor
+
 if TYPE_CHECKING:
     from podium.agents.base import Agent
     from podium.app import App
     from podium.models.base import Model
     from podium.runtime.runtime import Runtime
     from podium.server._compat import InProcessBus
-    from podium.server._executor import Executor
     from podium.server.auth import AuthConfig
     from podium.store.base import Store
 
@@ -33,6 +34,11 @@ class ServerState:
     agents: dict[str, Agent] = field(default_factory=dict)
     models: list[Model] = field(default_factory=list)
     started: float = field(default_factory=time.time)
+
+    def __post_init__(self) -> None:
+        self.executor = Executor(
+            store=self.store, runtime=self.runtime, bus=self.bus, agent=self.agent, apps=self.apps.keys()
+        )
 
     def app(self, name: str) -> App:
         """The app named ``name`` (an assistant id or graph id).

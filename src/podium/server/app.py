@@ -16,7 +16,6 @@ from fastapi.responses import JSONResponse, Response
 
 from podium.errors import PodiumError, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
 from podium.server import _compat, assistants, runs, threads
-from podium.server._executor import Executor
 from podium.server._state import ServerState
 from podium.server.auth import AuthConfig
 
@@ -87,7 +86,6 @@ def create_app(
     """
     runtime, bus = _compat.make_runtime(store)
     state = ServerState(apps=dict(apps), store=store, runtime=runtime, bus=bus, auth=auth or AuthConfig())
-    state.executor = Executor(state)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
