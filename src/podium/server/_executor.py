@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from fastapi import HTTPException
 
 from podium.errors import PodiumError
-from podium.events import RunEnded
-from podium.server import _compat
+from podium.events import Event, RunEnded
 from podium.server._records import get_queue, put_queue, run_extra, set_run_extra
 
 if TYPE_CHECKING:
     from podium.agents.base import Agent
+    from podium.runtime.bus import EventBus
     from podium.runtime.runtime import Runtime
     from podium.store.base import Store
 
@@ -34,6 +34,10 @@ __all__ = ["Executor", "Job", "Strategy"]
 Strategy = Literal["reject", "enqueue", "interrupt", "rollback"]
 
 _log = logging.getLogger("podium.server")
+
+
+def _stream_tokens(event: Event) -> None:
+    """A listener on every run, so that the runtime streams model tokens (it publishes them on the bus)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -65,7 +69,7 @@ class Executor:
         *,
         store: Store,
         runtime: Runtime,
-        bus: _compat.InProcessBus,
+        bus: EventBus,
         agent: Callable[[str], Agent],
         apps: Collection[str],
     ) -> None:
@@ -154,7 +158,7 @@ class Executor:
         store = self.store
         if await store.get_run(run_id) is None:
             return "already_ended"
-        done = await _compat.cancel(self.runtime, self.bus, run_id, self.tasks.get(run_id))
+        done = await self.runtime.cancel(run_id)
         if rollback:
             await store.delete_run(run_id)
             await set_run_extra(store, done.thread_id, run_id, {"deleted": True})
@@ -190,10 +194,12 @@ class Executor:
         try:
             agent = self.agent(job.assistant_id)
             if job.resume:
-                await _compat.resume(self.runtime, self.bus, agent, job.thread_id, job.answer)
+                await self.runtime.resume(agent, job.thread_id, job.answer, run_id=job.run_id, on_event=_stream_tokens)
             else:
                 assert job.text is not None
-                await _compat.run(self.runtime, self.bus, agent, job.text, thread_id=job.thread_id, run_id=job.run_id)
+                await self.runtime.run(
+                    agent, job.text, thread_id=job.thread_id, run_id=job.run_id, on_event=_stream_tokens
+                )
         except (PodiumError, HTTPException) as exc:
             detail = exc.detail if isinstance(exc, HTTPException) else str(exc)
             if await self.store.get_run(job.run_id) is None:
@@ -247,7 +253,11 @@ class Executor:
                     self._start(Job(run_id=last.id, thread_id=thread_id, assistant_id=assistant, resume=True))
                 else:
                     _log.warning("ending run %s: its app %r is not served here", last.id, assistant)
-                    await _compat.cancel(self.runtime, self.bus, last.id, None)
+                    try:
+                        await self.runtime.cancel(last.id)
+                    except PodiumError as exc:  # another live process holds the thread: it is not ours to end
+                        _log.warning("run %s left alone: %s", last.id, exc)
+                        continue
                     changes = {"reason": f"ended at start-up: the app {assistant!r} is not served"}
                     await set_run_extra(store, thread_id, last.id, {**extra, **changes})
             queued = [Job(**data) for data in await get_queue(store, thread_id)]

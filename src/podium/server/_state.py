@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from podium.agents.base import Agent
     from podium.app import App
     from podium.models.base import Model
+    from podium.runtime.bus import EventBus
     from podium.runtime.runtime import Runtime
-    from podium.server._compat import InProcessBus
     from podium.server.auth import AuthConfig
     from podium.store.base import Store
 
@@ -28,7 +28,7 @@ class ServerState:
     apps: Mapping[str, App]
     store: Store
     runtime: Runtime
-    bus: InProcessBus
+    bus: EventBus
     auth: AuthConfig
     executor: Executor = field(init=False)
     agents: dict[str, Agent] = field(default_factory=dict)

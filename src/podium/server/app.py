@@ -14,8 +14,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
-from podium.errors import PodiumError, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
-from podium.server import _compat, assistants, runs, threads
+from podium.errors import PodiumError, RunNotFound, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
+from podium.server import assistants, runs, threads
 from podium.server._state import ServerState
 from podium.server.auth import AuthConfig
 
@@ -27,7 +27,7 @@ __all__ = ["create_app"]
 
 
 def _status(error: PodiumError) -> int:
-    if isinstance(error, ThreadNotFound):
+    if isinstance(error, ThreadNotFound | RunNotFound):
         return 404
     if isinstance(error, ThreadBusy | ThreadWaiting):
         return 409
@@ -84,8 +84,10 @@ def create_app(
             finished by the next start.
         max_body: the largest request body accepted, in bytes (larger ones get 413).
     """
-    runtime, bus = _compat.make_runtime(store)
-    state = ServerState(apps=dict(apps), store=store, runtime=runtime, bus=bus, auth=auth or AuthConfig())
+    from podium.runtime.runtime import Runtime
+
+    runtime = Runtime(store)
+    state = ServerState(apps=dict(apps), store=store, runtime=runtime, bus=runtime.bus, auth=auth or AuthConfig())
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

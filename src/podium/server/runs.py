@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, R
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from podium.server._compat import Subscription
+from podium.runtime.bus import Subscription
 from podium.server._convert import input_text, resume_answer
 from podium.server._executor import Job, Strategy
 from podium.server._records import create_thread, owned_thread, run_extra, run_out, update_thread
@@ -170,7 +170,7 @@ async def create_and_stream(thread_id: str, body: RunCreate, request: Request, p
     try:
         job = await _submit(state, principal, thread_id, body)
     except BaseException:
-        await subscription.__aexit__(None, None, None)
+        subscription.close()
         raise
     modes = _modes(body.stream_mode)
     cancel = body.on_disconnect == "cancel"

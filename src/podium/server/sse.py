@@ -20,6 +20,7 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from podium.errors import SubscriberLagged
 from podium.events import (
     Artifact,
     Event,
@@ -32,7 +33,7 @@ from podium.events import (
     event_to_dict,
 )
 from podium.messages import AIMessage
-from podium.server._compat import SubscriberLagged, Subscription
+from podium.runtime.bus import Subscription
 from podium.server._convert import Values, interrupt_out, message_id, message_out
 
 if TYPE_CHECKING:
@@ -159,11 +160,11 @@ async def stream_run(
                         if job is not None:
                             await job.done.wait()
                         break
-            except SubscriberLagged:
-                await subscription.__aexit__(None, None, None)
+            except SubscriberLagged:  # read what it missed from the store, then follow again
+                subscription.close()
                 subscription = state.bus.subscribe(thread_id)
     finally:
-        await subscription.__aexit__(None, None, None)
+        subscription.close()
 
 
 def _is_final(state: ServerState, run_id: str, event: RunEnded) -> bool:
