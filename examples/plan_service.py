@@ -1,0 +1,131 @@
+"""The plan service (seed 002): a planner, seven specialists over 152 tools, and the human approving each step.
+
+Offline (no ``PODIUM_MODEL``) the deterministic :class:`~podium.orchestration.plan.OfflinePlanner` plans and each
+specialist's model is :class:`~podium.orchestration.plan.OfflineAgentModel` (it calls the tool its step names);
+with ``PODIUM_MODEL`` set, the model plans (shown only the relevant tools) and drives every specialist.
+
+    podium chat plan-service
+    > Onboard Jessica Smith, who starts next week as a data analyst
+    > approve          (or: approve all, reject, edit: <new action>, clarify: <information>)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from examples.plan.tools import TABLES, build_tools
+from podium.agents.base import Agent
+from podium.agents.react import ReactAgent
+from podium.app import App
+from podium.models.base import Model
+from podium.orchestration.plan import (
+    Catalogue,
+    LLMPlanner,
+    OfflineAgentModel,
+    OfflinePlanner,
+    PlanAndExecute,
+    Specialist,
+)
+from podium.settings import Settings
+
+__all__ = ["DEMO_TASKS", "app", "build", "catalogue"]
+
+_SPECIALISTS: list[tuple[str, str, int, tuple[str, ...]]] = [
+    (
+        "HrAgent",
+        "Human resources: employee records, onboarding, payroll, benefits, leave, hiring.",
+        10,
+        ("employee", "onboard", "hire", "staff"),
+    ),
+    (
+        "LegalAgent",
+        "Legal: contracts, agreements, compliance, trademarks, reviews of public statements.",
+        65,
+        ("law", "legal"),
+    ),
+    (
+        "ProcurementAgent",
+        "Procurement: ordering hardware, equipment and supplies, suppliers, purchase orders.",
+        30,
+        ("buy", "purchase", "order", "equipment", "hardware"),
+    ),
+    (
+        "TechSupportAgent",
+        "Tech support: accounts, email, laptops set-up, phones, roaming, network, security.",
+        40,
+        ("it", "computer", "phone", "technical"),
+    ),
+    (
+        "ProductAgent",
+        "Product: product information, specifications, pricing, roadmap, mobile plans and add-ons.",
+        50,
+        ("product", "feature"),
+    ),
+    (
+        "MarketingAgent",
+        "Marketing: press releases, campaigns, social media, content, events.",
+        60,
+        ("announce", "promote", "press"),
+    ),
+    ("GenericAgent", "Anything the others do not cover: research, documents, meetings, messages.", 90, ()),
+]
+
+DEMO_TASKS: dict[str, set[str]] = {
+    "Onboard Jessica Smith, who starts next week as a data analyst": {
+        "create_employee_record",
+        "set_up_payroll",
+        "enroll_in_benefits",
+        "schedule_orientation",
+        "set_up_email_account",
+        "set_up_laptop",
+    },
+    "Enable roaming on my mobile phone for my trip next week": {"enable_mobile_roaming"},
+    "Get the product information for the new product and write a press release about it": {
+        "get_product_info",
+        "write_press_release",
+    },
+    "Order hardware for a new starter: a laptop and a monitor": {"order_laptop", "order_monitor"},
+}
+"""The demo tasks, each with the tools its plan needs (checked by the tests and ``bench/plan.py``)."""
+
+
+def _prompt(name: str, description: str) -> str:
+    return (
+        f"You are the {name} of a company's assistant team ({description}) You are given one step of a plan with "
+        "the goal and what was done before. Do the step with your tools, then say in one or two sentences what you "
+        "did. Your tools are demo stand-ins: report what they say."
+    )
+
+
+def catalogue(model: Model) -> Catalogue:
+    """The seven specialists, each a tool-calling agent on ``model`` over its own tools."""
+    specialists = []
+    for name, description, rank, keywords in _SPECIALISTS:
+        tools = build_tools(TABLES[name])
+        agent = ReactAgent(name, model, tools, prompt=_prompt(name, description), description=description, max_steps=6)
+        specialists.append(
+            Specialist(name=name, description=description, agent=agent, tools=tools, rank=rank, keywords=keywords)
+        )
+    return Catalogue(specialists, fallback="GenericAgent")
+
+
+def build(model: Model) -> Agent:
+    """The plan-and-execute agent: offline planner for the offline model, else the model plans."""
+    found = catalogue(model)
+    planner = OfflinePlanner(found) if isinstance(model, OfflineAgentModel) else LLMPlanner(found, model)
+    return PlanAndExecute(planner, found, name="plan-service")
+
+
+@dataclass(slots=True, kw_only=True)
+class _PlanApp(App):
+    """Runs offline with no cassette: the offline planner and agents need no recorded replies."""
+
+    def model(self, settings: Settings) -> Model:
+        return settings.model_or_none() or OfflineAgentModel()
+
+
+app = _PlanApp(
+    name="plan-service",
+    build=build,
+    welcome="Type a task (e.g. 'Onboard Jessica Smith, who starts next week'); then approve, reject or edit each step.",
+)

@@ -1,0 +1,264 @@
+"""The plan-and-execute agent: plan a task, ask the human about each step, run approved steps with their agents.
+
+One run per task (``Runtime.run(agent, task)``): the planner makes plan version 1; a question from the planner is
+asked (an interrupt) and its answer re-plans (version 2 ...); then the steps go in order: each waits for the
+human's verdict (an interrupt whose ``data`` names the plan and the step), an approved step runs with its
+specialist (shown the goal, the earlier steps' results in order, the human's feedback and edited action), a
+rejected one is skipped. A failing step is stored ``failed`` with its error and the plan ``failed``; the human is
+asked whether to re-plan from there (a new version that keeps what was done) or stop. Every move is stored and
+emitted (:mod:`podium.orchestration.plan.record`) and journaled, so the plan survives a restart at any point and
+runs the same in ``podium chat`` and behind the server.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from podium.agents.base import Agent, AgentResult
+from podium.errors import PodiumError
+from podium.events import Expectation
+from podium.messages import AIMessage, HumanMessage
+from podium.orchestration.plan.catalogue import Catalogue
+from podium.orchestration.plan.planner import DoneStep, Planner, PlanRequest
+from podium.orchestration.plan.record import RECORD_KEY, SessionRecord, Verdict, feedback_status, parse_verdict
+from podium.orchestration.plan.types import AgentMessage, PlanStatus, PlanWithSteps, Step, StepStatus
+from podium.runtime.context import RunContext
+
+__all__ = ["PlanAndExecute"]
+
+_VERDICT = Expectation(
+    type="pattern",
+    pattern=r"(?i)^\s*(\{|approve|yes|y\b|ok|go|all|reject|no|n\b|skip|edit:|clarify:)",
+    description="approve, approve all, reject, reject all, edit: <new action>, or clarify: <information>",
+)
+
+
+class PlanAndExecute(Agent):
+    """Plans a task with a :class:`Planner`, then runs the human-approved steps with the catalogue's specialists."""
+
+    def __init__(self, planner: Planner, catalogue: Catalogue, *, name: str = "planner", description: str = "") -> None:
+        """Build the agent.
+
+        Args:
+            planner: makes the plans (an :class:`~podium.orchestration.plan.LLMPlanner` or the offline one).
+            catalogue: the specialists steps are assigned to.
+            name: the agent's name.
+            description: what it does, for a caller choosing among agents.
+        """
+        self.name = name
+        self.planner = planner
+        self.catalogue = catalogue
+        self.description = description or "Plans a task, asks the human about each step, and runs approved ones."
+
+    async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
+        record = SessionRecord.from_json(await ctx.load_state(RECORD_KEY), ctx.thread_id)
+        added = [await ctx.add_message(input)]
+        request = PlanRequest(task=input.content)
+        plan = await self._plan(ctx, record, request, None)
+        while True:
+            if plan.overall_status == PlanStatus.failed:
+                break
+            if plan.human_clarification_request:
+                answer = await ctx.ask(
+                    plan.human_clarification_request, data={"plan_id": plan.id, "kind": "clarification"}
+                )
+                await self._human(ctx, record, plan, None, answer)
+                request.clarifications.append(answer)
+                plan = await self._plan(ctx, record, request, plan)
+                continue
+            replanned = await self._run_steps(ctx, record, plan, request)
+            if replanned is None:
+                break
+            plan = replanned
+        reply = self._closing(plan)
+        added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
+        return AgentResult(output=reply, messages=added, data={"plan_id": plan.id, "status": plan.overall_status})
+
+    async def _plan(
+        self, ctx: RunContext[Any], record: SessionRecord, request: PlanRequest, previous: PlanWithSteps | None
+    ) -> PlanWithSteps:
+        version = previous.version + 1 if previous else 1
+        planner_ctx = ctx.child(f"planner-v{version}", namespace=f"{ctx.namespace}/planner/{ctx.run_id}/{version}")
+        failure = ""
+        try:
+            draft, shown = await self.planner.plan(planner_ctx, request)
+        except PodiumError as exc:
+            draft, shown, failure = None, 0, getattr(exc, "reason", str(exc))
+        made = await ctx.step(lambda: _ids(1 + (len(draft.steps) if draft else 0)))
+        ids, ts = made["ids"], made["ts"]
+        plan = PlanWithSteps(
+            id=ids[0],
+            ts=ts,
+            session_id=record.session.id,
+            version=version,
+            supersedes=previous.id if previous else None,
+            initial_goal=draft.initial_goal if draft else request.task,
+            summary=draft.summary if draft else "",
+            human_clarification_request=draft.human_clarification_request if draft else None,
+            planner=self.planner.name,
+            tools_shown=shown,
+        )
+        if draft:
+            plan.steps = [
+                Step(
+                    id=ids[n],
+                    ts=ts,
+                    plan_id=plan.id,
+                    session_id=plan.session_id,
+                    order=n,
+                    action=s.action,
+                    agent=s.agent,
+                )
+                for n, s in enumerate(draft.steps, 1)
+            ]
+        if previous is not None and previous.overall_status == PlanStatus.in_progress:
+            await record.set_plan(ctx, previous, PlanStatus.superseded, f"replaced by version {version}")
+        await record.add_plan(ctx, plan)
+        if draft is None:
+            await record.set_plan(ctx, plan, PlanStatus.failed, failure)
+            content = f"Planning failed: {failure}"
+        else:
+            steps = "; ".join(f"{s.order}. {s.agent}: {s.action}" for s in plan.steps)
+            content = f"Plan v{version}: {plan.summary} {steps}".strip()
+        await record.say(
+            ctx,
+            AgentMessage(session_id=plan.session_id, plan_id=plan.id, content=content, source="PlannerAgent", ts=ts),
+        )
+        return plan
+
+    async def _run_steps(
+        self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, request: PlanRequest
+    ) -> PlanWithSteps | None:
+        """Run the plan's steps; return a new version when the human re-plans, else ``None``."""
+        standing: Verdict | None = None
+        for step in plan.steps:
+            await record.move(ctx, step, StepStatus.awaiting_feedback)
+            verdict = standing or await self._verdict(ctx, record, plan, step)
+            if verdict.clarification is not None:
+                request.clarifications.append(verdict.clarification)
+                return await self._plan(ctx, record, request, plan)
+            if verdict.all:
+                standing = Verdict(approved=verdict.approved, all=True)
+            feedback = {"human_feedback": verdict.feedback, "human_approval_status": feedback_status(verdict.approved)}
+            if not verdict.approved:
+                await record.move(ctx, step, StepStatus.rejected, **feedback)
+                continue
+            await record.move(ctx, step, StepStatus.approved, updated_action=verdict.updated_action, **feedback)
+            if not await self._execute(ctx, record, plan, step):
+                return await self._after_failure(ctx, record, plan, step, request)
+        await record.set_plan(ctx, plan, PlanStatus.completed)
+        return None
+
+    async def _verdict(self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step) -> Verdict:
+        prompt = f"Step {step.order} of {len(plan.steps)} ({step.agent}): {step.action}. Approve?"
+        while True:
+            answer = await ctx.ask(
+                prompt, expectation=_VERDICT, data={"plan_id": plan.id, "step_id": step.id, "kind": "approval"}
+            )
+            verdict = parse_verdict(answer)
+            if verdict is not None:
+                if verdict.feedback or verdict.updated_action or verdict.clarification:
+                    await self._human(ctx, record, plan, step, answer)
+                return verdict
+            prompt = f"Please answer {_VERDICT.description}. Step {step.order}: {step.action}."
+
+    async def _human(
+        self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step | None, text: str
+    ) -> None:
+        message = AgentMessage(
+            session_id=plan.session_id,
+            plan_id=plan.id,
+            step_id=step.id if step else None,
+            content=text,
+            source="HumanAgent",
+        )
+        await record.say(ctx, message)
+
+    async def _execute(self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step) -> bool:
+        specialist = self.catalogue.get(step.agent) or self.catalogue.specialists[self.catalogue.fallback]
+        await record.move(ctx, step, StepStatus.action_requested)
+        lines = [f"Goal: {plan.initial_goal}"]
+        earlier = self._done(record, plan)
+        if earlier:
+            lines.append("Done so far, in order:")
+            lines += [f"{n}. {d.agent}: {d.action} -> {d.result}" for n, d in enumerate(earlier, 1)]
+        if step.human_feedback:
+            lines.append(f"The human's feedback on this step: {step.human_feedback}")
+        lines.append(f"Action: {step.updated_action or step.action}")
+        inner = ctx.child(f"step-{step.id}", namespace=f"{ctx.namespace}/steps/{step.id}")
+        try:
+            result = await specialist.agent.invoke(inner, HumanMessage(content="\n".join(lines)))
+        except Exception as exc:  # the step fails with its error; the human may re-plan from here
+            error = f"{type(exc).__name__}: {exc}"
+            await record.move(ctx, step, StepStatus.failed, error=error)
+            await record.say(
+                ctx,
+                AgentMessage(
+                    session_id=plan.session_id,
+                    plan_id=plan.id,
+                    step_id=step.id,
+                    content=f"Failed: {error}",
+                    source=specialist.name,
+                ),
+            )
+            return False
+        await record.move(ctx, step, StepStatus.completed, agent_reply=result.output)
+        await record.say(
+            ctx,
+            AgentMessage(
+                session_id=plan.session_id,
+                plan_id=plan.id,
+                step_id=step.id,
+                content=result.output,
+                source=specialist.name,
+            ),
+        )
+        return True
+
+    @staticmethod
+    def _done(record: SessionRecord, plan: PlanWithSteps) -> list[DoneStep]:
+        """Completed steps of this plan and of the versions it replaced, oldest first."""
+        chain: list[PlanWithSteps] = []
+        current: PlanWithSteps | None = plan
+        while current is not None:
+            chain.insert(0, current)
+            current = record.plan(current.supersedes) if current.supersedes else None
+        return [
+            DoneStep(action=s.updated_action or s.action, agent=s.agent, result=s.agent_reply or "")
+            for p in chain
+            for s in p.steps
+            if s.status == StepStatus.completed
+        ]
+
+    async def _after_failure(
+        self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step, request: PlanRequest
+    ) -> PlanWithSteps | None:
+        await record.set_plan(ctx, plan, PlanStatus.failed, f"step {step.order} failed: {step.error}")
+        answer = await ctx.ask(
+            f"Step {step.order} ({step.agent}) failed: {step.error}. Re-plan from here (add any new information), "
+            "or stop?",
+            expectation=Expectation(type="text", description="replan [information], or stop"),
+            data={"plan_id": plan.id, "step_id": step.id, "kind": "replan"},
+        )
+        text = answer.strip()
+        if text.lower() in ("stop", "no", "n", "cancel"):
+            return None
+        extra = text.partition(":")[2].strip() if text.lower().startswith("replan") else text
+        if extra:
+            request.clarifications.append(extra)
+        request.done = self._done(record, plan)
+        request.failure = f"{step.agent}: {step.updated_action or step.action} -> {step.error}"
+        return await self._plan(ctx, record, request, plan)
+
+    @staticmethod
+    def _closing(plan: PlanWithSteps) -> str:
+        if plan.overall_status == PlanStatus.completed:
+            done = sum(1 for s in plan.steps if s.status == StepStatus.completed)
+            return f"Plan completed: {done} of {len(plan.steps)} steps done. {plan.summary}".strip()
+        return f"Plan {plan.overall_status.value}: {plan.reason or 'stopped'}"
+
+
+async def _ids(count: int) -> dict[str, Any]:
+    return {"ids": [uuid.uuid4().hex for _ in range(count)], "ts": time.time()}

@@ -1,0 +1,224 @@
+"""A session's stored record, its transitions, and the human's verdicts.
+
+The record (the session, its plans with their steps) lives in the thread's state under :data:`RECORD_KEY`; every
+transition stores a new version of it (earlier versions are kept) and emits an :class:`~podium.events.Artifact`
+titled ``plan`` saying what changed. Agent messages are artifacts titled ``agent_message``. Both are journaled, so
+a run executed again after a crash or an interrupt neither repeats nor loses one.
+
+A verdict reaches the plan as the answer to its pending interrupt: JSON (``{"approved": true, "all": false,
+"human_feedback": ..., "updated_action": ...}`` or ``{"clarification": ...}``) or, typed in a chat, words:
+``approve`` / ``yes`` (``approve all``), ``reject`` / ``no`` (``reject all``), ``edit: <new action>``,
+``clarify: <information>``, each optionally followed by ``: <comment>``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from podium.events import Artifact, Event, InterruptRaised
+from podium.orchestration.plan.types import (
+    AgentMessage,
+    HumanFeedbackStatus,
+    PlanConflict,
+    PlanStatus,
+    PlanWithSteps,
+    Session,
+    Step,
+    StepStatus,
+)
+
+if TYPE_CHECKING:
+    from podium.runtime.context import RunContext
+
+__all__ = ["RECORD_KEY", "SessionRecord", "Verdict", "agent_messages", "answer_for", "parse_verdict"]
+
+RECORD_KEY = "plan.session"
+"""The thread state key of a session's record."""
+
+_MOVES: dict[StepStatus, frozenset[StepStatus]] = {
+    StepStatus.planned: frozenset({StepStatus.awaiting_feedback}),
+    StepStatus.awaiting_feedback: frozenset({StepStatus.approved, StepStatus.rejected}),
+    StepStatus.approved: frozenset({StepStatus.action_requested}),
+    StepStatus.action_requested: frozenset({StepStatus.completed, StepStatus.failed}),
+    StepStatus.completed: frozenset(),
+    StepStatus.failed: frozenset(),
+    StepStatus.rejected: frozenset(),
+}
+
+
+class SessionRecord:
+    """A session and its plans, as stored; changed only through methods that store and emit each change."""
+
+    def __init__(self, session: Session, plans: list[PlanWithSteps]) -> None:
+        """Wrap a loaded record."""
+        self.session = session
+        self.plans = plans
+
+    @classmethod
+    def from_json(cls, data: Any, session_id: str) -> SessionRecord:
+        """Read a stored record, or start a new one for ``session_id``."""
+        if not data:
+            return cls(Session(id=session_id), [])
+        return cls(Session.model_validate(data["session"]), [PlanWithSteps.model_validate(p) for p in data["plans"]])
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form."""
+        return {
+            "session": self.session.model_dump(mode="json"),
+            "plans": [p.model_dump(mode="json") for p in self.plans],
+        }
+
+    def plan(self, plan_id: str) -> PlanWithSteps | None:
+        """The plan with this id, or ``None``."""
+        return next((p for p in self.plans if p.id == plan_id), None)
+
+    async def _store(self, ctx: RunContext[Any], change: dict[str, Any]) -> None:
+        for plan in self.plans:
+            plan.update_step_counts()
+        await ctx.save_state(RECORD_KEY, self.to_json())
+        await ctx.emit(Artifact(content=change, title="plan"))
+
+    async def add_plan(self, ctx: RunContext[Any], plan: PlanWithSteps) -> None:
+        """Store a new plan (version)."""
+        self.plans.append(plan)
+        self.session.current_status = "active"
+        await self._store(ctx, {"plan_id": plan.id, "version": plan.version, "status": plan.overall_status.value})
+
+    async def set_plan(self, ctx: RunContext[Any], plan: PlanWithSteps, status: PlanStatus, reason: str = "") -> None:
+        """Store a plan's new status (and why)."""
+        plan.overall_status = status
+        plan.reason = reason or plan.reason
+        if status != PlanStatus.in_progress:
+            self.session.current_status = "idle"
+        await self._store(ctx, {"plan_id": plan.id, "version": plan.version, "status": status.value, "reason": reason})
+
+    async def move(self, ctx: RunContext[Any], step: Step, status: StepStatus, **fields: Any) -> None:
+        """Store a step's transition to ``status`` with changed ``fields``.
+
+        Raises:
+            PlanConflict: the lifecycle does not allow the move.
+        """
+        if status not in _MOVES[step.status]:
+            raise PlanConflict(f"step {step.order} cannot go from {step.status.value} to {status.value}")
+        previous = step.status
+        step.status = status
+        for name, value in fields.items():
+            setattr(step, name, value)
+        change = {"plan_id": step.plan_id, "step_id": step.id, "order": step.order, "status": status.value}
+        change["previous"] = previous.value
+        if step.error:
+            change["error"] = step.error
+        await self._store(ctx, change)
+
+    async def say(self, ctx: RunContext[Any], message: AgentMessage) -> None:
+        """Record an agent message (and tell the user)."""
+        self.session.message_to_user = message.content
+        await ctx.emit(Artifact(content=message.model_dump(mode="json"), title="agent_message"))
+
+
+def agent_messages(events: list[Event]) -> list[AgentMessage]:
+    """The agent messages among a thread's stored events, in time order."""
+    return [
+        AgentMessage.model_validate(e.content) for e in events if isinstance(e, Artifact) and e.title == "agent_message"
+    ]
+
+
+@dataclass(slots=True, kw_only=True)
+class Verdict:
+    """What the human said about the step (or the plan) waiting for them."""
+
+    approved: bool = True
+    all: bool = False
+    """The verdict holds for every remaining step."""
+    feedback: str | None = None
+    updated_action: str | None = None
+    clarification: str | None = None
+    """New information: re-plan with it."""
+
+
+_YES = ("approve", "approved", "yes", "y", "ok", "okay", "go")
+_NO = ("reject", "rejected", "no", "n", "skip")
+
+
+def parse_verdict(answer: str) -> Verdict | None:
+    """Read an answer (JSON or words, see the module docstring); ``None`` when it is neither."""
+    text = answer.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(data, dict):
+            return None
+        if data.get("clarification"):
+            return Verdict(clarification=str(data["clarification"]))
+        return Verdict(
+            approved=bool(data.get("approved", True)),
+            all=bool(data.get("all", False)),
+            feedback=data.get("human_feedback") or None,
+            updated_action=data.get("updated_action") or None,
+        )
+    head, _, rest = text.partition(":")
+    head_words = head.lower().split()
+    comment = rest.strip() or None
+    if not head_words:
+        return None
+    if head_words[0] == "edit" and comment:
+        return Verdict(updated_action=comment)
+    if head_words[0] in ("clarify", "clarification") and comment:
+        return Verdict(clarification=comment)
+    every = head_words[-1] == "all"
+    if head_words[0] in _YES or head_words == ["all"]:
+        return Verdict(all=every, feedback=comment)
+    if head_words[0] in _NO:
+        return Verdict(approved=False, all=every, feedback=comment)
+    return None
+
+
+def answer_for(
+    record: SessionRecord,
+    pending: InterruptRaised | None,
+    *,
+    plan_id: str,
+    step_id: str | None,
+    approved: bool,
+    human_feedback: str | None = None,
+    updated_action: str | None = None,
+) -> str:
+    """The answer to resume a plan with, for a verdict on ``step_id`` (every remaining step when ``None``).
+
+    Raises:
+        PlanConflict: the plan is unknown, does not wait for a verdict, or waits for another step (out of order), or
+            the step was already decided (a repeated approval).
+    """
+    plan = record.plan(plan_id)
+    if plan is None:
+        raise PlanConflict(f"no plan {plan_id!r} in this session")
+    data = pending.interrupt.data if pending is not None else None
+    waiting = data.get("step_id") if isinstance(data, dict) and data.get("plan_id") == plan_id else None
+    if step_id is not None:
+        step = next((s for s in plan.steps if s.id == step_id), None)
+        if step is None:
+            raise PlanConflict(f"no step {step_id!r} in plan {plan_id!r}")
+        if step.status != StepStatus.awaiting_feedback or waiting != step_id:
+            if step.status == StepStatus.planned and waiting is not None:
+                current = next((s.order for s in plan.steps if s.id == waiting), "?")
+                raise PlanConflict(f"step {step.order} is not next: step {current} waits for a verdict first")
+            raise PlanConflict(f"step {step.order} is {step.status.value}; it does not wait for a verdict")
+    elif waiting is None:
+        raise PlanConflict(f"plan {plan_id!r} is {plan.overall_status.value} and waits for no verdict")
+    return json.dumps(
+        {
+            "approved": approved,
+            "all": step_id is None,
+            "human_feedback": human_feedback,
+            "updated_action": updated_action,
+        }
+    )
+
+
+def feedback_status(approved: bool) -> HumanFeedbackStatus:
+    """The stored feedback status of a verdict."""
+    return HumanFeedbackStatus.accepted if approved else HumanFeedbackStatus.rejected
