@@ -30,44 +30,14 @@ from podium.settings import Settings
 
 __all__ = ["DEMO_TASKS", "app", "build", "catalogue"]
 
-_SPECIALISTS: list[tuple[str, str, int, tuple[str, ...]]] = [
-    (
-        "HrAgent",
-        "Human resources: employee records, onboarding, payroll, benefits, leave, hiring.",
-        10,
-        ("employee", "onboard", "hire", "staff"),
-    ),
-    (
-        "LegalAgent",
-        "Legal: contracts, agreements, compliance, trademarks, reviews of public statements.",
-        65,
-        ("law", "legal"),
-    ),
-    (
-        "ProcurementAgent",
-        "Procurement: ordering hardware, equipment and supplies, suppliers, purchase orders.",
-        30,
-        ("buy", "purchase", "order", "equipment", "hardware"),
-    ),
-    (
-        "TechSupportAgent",
-        "Tech support: accounts, email, laptops set-up, phones, roaming, network, security.",
-        40,
-        ("it", "computer", "phone", "technical"),
-    ),
-    (
-        "ProductAgent",
-        "Product: product information, specifications, pricing, roadmap, mobile plans and add-ons.",
-        50,
-        ("product", "feature"),
-    ),
-    (
-        "MarketingAgent",
-        "Marketing: press releases, campaigns, social media, content, events.",
-        60,
-        ("announce", "promote", "press"),
-    ),
-    ("GenericAgent", "Anything the others do not cover: research, documents, meetings, messages.", 90, ()),
+_SPECIALISTS: list[tuple[str, str, int]] = [
+    ("HrAgent", "Human resources: employee records, onboarding, payroll, benefits, leave, hiring.", 10),
+    ("LegalAgent", "Legal: contracts, agreements, compliance, trademarks, reviews of public statements.", 65),
+    ("ProcurementAgent", "Procurement: ordering hardware, equipment and supplies, suppliers, purchase orders.", 30),
+    ("TechSupportAgent", "Tech support: accounts, email, laptops set-up, phones, roaming, network, security.", 40),
+    ("ProductAgent", "Product: product information, specifications, pricing, roadmap, mobile plans and add-ons.", 50),
+    ("MarketingAgent", "Marketing: press releases, campaigns, social media, content, events.", 60),
+    ("GenericAgent", "Anything the others do not cover: research, documents, meetings, messages.", 90),
 ]
 
 DEMO_TASKS: dict[str, set[str]] = {
@@ -100,12 +70,10 @@ def _prompt(name: str, description: str) -> str:
 def catalogue(model: Model) -> Catalogue:
     """The seven specialists, each a tool-calling agent on ``model`` over its own tools."""
     specialists = []
-    for name, description, rank, keywords in _SPECIALISTS:
+    for name, description, rank in _SPECIALISTS:
         tools = build_tools(TABLES[name])
         agent = ReactAgent(name, model, tools, prompt=_prompt(name, description), description=description, max_steps=6)
-        specialists.append(
-            Specialist(name=name, description=description, agent=agent, tools=tools, rank=rank, keywords=keywords)
-        )
+        specialists.append(Specialist(name=name, description=description, agent=agent, tools=tools, rank=rank))
     return Catalogue(specialists, fallback="GenericAgent")
 
 

@@ -92,7 +92,7 @@ manage_vendor_contract | Review the terms of a vendor agreement before renewal. 
 """
 
 PRODUCT = """
-get_product_info | Get the product information: features, specifications and pricing. | product:str
+get_product_info | Get the product information sheet: features, specifications, pricing, the information for a launch. | product:str
 get_product_specifications | Get a product's technical specifications. | product:str
 check_product_availability | Check whether a product is available and in stock. | product:str
 compare_products | Compare two products feature by feature. | product:str, other:str

@@ -188,10 +188,18 @@ class PlanAndExecute(Agent):
             lines.append(f"The human's feedback on this step: {step.human_feedback}")
         lines.append(f"Action: {step.updated_action or step.action}")
         inner = ctx.child(f"step-{step.id}", namespace=f"{ctx.namespace}/steps/{step.id}")
-        try:
-            result = await specialist.agent.invoke(inner, HumanMessage(content="\n".join(lines)))
-        except Exception as exc:  # the step fails with its error; the human may re-plan from here
-            error = f"{type(exc).__name__}: {exc}"
+        request = HumanMessage(content="\n".join(lines))
+
+        async def attempt() -> dict[str, str]:
+            try:
+                return {"output": (await specialist.agent.invoke(inner, request)).output}
+            except Exception as exc:  # the step fails with its error; the human may re-plan from here
+                return {"error": f"{type(exc).__name__}: {exc}"}
+
+        # journaled: a run executed again (a restart, an answer) does not retry a step that already failed
+        outcome = await ctx.step(attempt)
+        if "error" in outcome:
+            error = outcome["error"]
             await record.move(ctx, step, StepStatus.failed, error=error)
             await record.say(
                 ctx,
@@ -204,14 +212,14 @@ class PlanAndExecute(Agent):
                 ),
             )
             return False
-        await record.move(ctx, step, StepStatus.completed, agent_reply=result.output)
+        await record.move(ctx, step, StepStatus.completed, agent_reply=outcome["output"])
         await record.say(
             ctx,
             AgentMessage(
                 session_id=plan.session_id,
                 plan_id=plan.id,
                 step_id=step.id,
-                content=result.output,
+                content=outcome["output"],
                 source=specialist.name,
             ),
         )

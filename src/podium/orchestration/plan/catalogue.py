@@ -27,13 +27,20 @@ _STOP_TEXT = (
     "our please so some that the their them then there this to up us we will with would you your"
 )
 _STOP = frozenset(_STOP_TEXT.split(" "))
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ed", "es", "s")
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ed")
 
 
 def _stem(word: str) -> str:
+    """A light stemmer: plurals and the common verb endings, so "employees" meets "employee"."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
     for suffix in _SUFFIXES:
         if len(word) - len(suffix) >= 4 and word.endswith(suffix):
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            return word[: -len(suffix)]
     return word
 
 
@@ -56,8 +63,6 @@ class Specialist:
     """Its tools, listed in the catalogue (in the order a process would use them)."""
     rank: int = 50
     """Where its steps go in a plan: lower ranks run first (an offline planner orders steps by role)."""
-    keywords: Sequence[str] = ()
-    """Extra words that point to it (``payroll``, ``contract``), for :meth:`Catalogue.agent_scores`."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -115,14 +120,11 @@ class Catalogue:
             CatalogueTool(s.name, t, i) for s in self.specialists.values() for i, t in enumerate(s.tools)
         ]
         self._index = self._build([self._document(entry) for entry in self.tools])
-        self._agent_index = self._build(
-            [words(f"{s.name} {s.description} {' '.join(s.keywords)}") for s in self.specialists.values()]
-        )
 
     def _document(self, entry: CatalogueTool) -> list[str]:
         specialist = self.specialists[entry.agent]
-        # the tool's name and description say what it does; the agent's name places it (argument names and the
-        # agent's keywords would make every tool of an agent match a word that only points to the agent)
+        # the tool's name and description say what it does; the agent's name places it (argument names would make
+        # every tool taking ``employee_name`` match "employee")
         return words(f"{entry.tool.name} {entry.tool.description} {specialist.name}")
 
     @staticmethod
@@ -172,11 +174,6 @@ class Catalogue:
     def relevant(self, text: str, limit: int = 12) -> list[CatalogueTool]:
         """The ``limit`` tools that fit ``text`` best (retrieval for a planner's prompt)."""
         return [entry for _, entry in self.scored(text)[:limit]]
-
-    def agent_scores(self, text: str) -> dict[str, float]:
-        """How well each specialist's description fits ``text`` (only those sharing a word)."""
-        names = list(self.specialists)
-        return {names[i]: score for i, score in self._scores(self._agent_index, words(text)).items()}
 
     def to_json(self) -> list[dict[str, Any]]:
         """Every tool of every specialist (``GET /api/agent-tools``)."""

@@ -115,7 +115,7 @@ class OfflinePlanner(Planner):
         chosen = self._choose(text, detail, done)
         if not chosen:
             agent = self.catalogue.fallback
-            steps = [PlannedStep(action=request.task, agent=agent)]
+            steps = [PlannedStep(action=text, agent=agent)]
             return PlanDraft(initial_goal=request.task, steps=steps, summary=f"{agent} handles the task.")
         steps = [PlannedStep(action=self._action(entry, detail), agent=entry.agent) for entry in chosen]
         agents = list(dict.fromkeys(entry.agent for entry in chosen))

@@ -49,7 +49,7 @@ class PlanRequest:
 
     def text(self) -> str:
         """Everything the human said, for retrieval."""
-        return " ".join([self.task, *self.clarifications])
+        return ". ".join([self.task.rstrip(". "), *self.clarifications])
 
 
 class Planner(ABC):

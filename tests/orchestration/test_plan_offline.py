@@ -1,0 +1,143 @@
+"""The offline planner and agent model, the catalogue, and the plan-service example run offline."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.orchestration.plan_support import agent, catalogue
+
+from examples.plan_service import DEMO_TASKS, app, build
+from examples.plan_service import catalogue as demo_catalogue
+from podium import HumanMessage, Runtime, ToolMessage
+from podium.errors import UsageError
+from podium.models.base import ModelRequest
+from podium.orchestration.plan import (
+    RECORD_KEY,
+    Catalogue,
+    OfflineAgentModel,
+    OfflinePlanner,
+    PlanRequest,
+    Specialist,
+    facts,
+    words,
+)
+from podium.settings import Settings
+from podium.tools import Tool
+
+
+def test_facts_find_the_person_the_date_and_a_number() -> None:
+    assert facts("Onboard Jessica Smith, who starts next week") == {"name": "Jessica Smith", "date": "next week"}
+    assert facts("Jessica Smith leaves on Friday. Order 3 laptops") == {
+        "name": "Jessica Smith",
+        "date": "on Friday",
+        "number": "3",
+    }
+    assert facts("Tech Support should call. Ask Ada Byron King.") == {"name": "Ada Byron King"}
+    assert facts("nothing here") == {}
+    assert words("Onboarding the new employees quickly") == ["onboard", "new", "employee", "quickly"]
+
+
+def test_the_demo_tasks_get_plans_with_every_needed_tool_in_role_order() -> None:
+    planner = OfflinePlanner(demo_catalogue(OfflineAgentModel()))
+    ranks = {name: s.rank for name, s in planner.catalogue.specialists.items()}
+    for task, needed in DEMO_TASKS.items():
+        draft = planner.draft(PlanRequest(task=task))
+        tools = {s.action.rsplit("[", 1)[-1].rstrip("]") for s in draft.steps}
+        assert tools >= needed, task
+        assert [ranks[s.agent] for s in draft.steps] == sorted(ranks[s.agent] for s in draft.steps)
+        assert draft.human_clarification_request is None
+    onboarding = planner.draft(PlanRequest(task=next(iter(DEMO_TASKS))))
+    assert onboarding.steps[0].action == (
+        "Create the record of a new employee in the HR system when onboarding someone who starts for Jessica Smith "
+        "(next week) [create_employee_record]"
+    )
+
+
+def test_the_offline_planner_caps_steps_and_falls_back() -> None:
+    planner = OfflinePlanner(demo_catalogue(OfflineAgentModel()), per_agent=1, max_steps=2)
+    draft = planner.draft(PlanRequest(task="Onboard Jessica Smith, who starts next week"))
+    assert [s.agent for s in draft.steps] == ["HrAgent", "TechSupportAgent"]
+    nothing = planner.draft(PlanRequest(task="Quantum zebra xylophone"))
+    assert [(s.agent, s.action) for s in nothing.steps] == [("GenericAgent", "Quantum zebra xylophone")]
+
+
+async def test_the_offline_model_fills_arguments_by_type_and_reports_the_result() -> None:
+    def everything(
+        employee_name: str,
+        start_date: str,
+        email: str,
+        count: int,
+        amount: float,
+        urgent: bool,
+        items: list[str],
+        extra: dict[str, str],
+        plan: str = "basic",
+    ) -> str:
+        """Do everything."""
+        return "ok"
+
+    tool = Tool(everything, parameters=None)
+    tool.parameters["properties"]["plan"]["enum"] = ["basic", "premium"]
+    tool.parameters["required"].append("plan")
+    model = OfflineAgentModel()
+    text = "Goal: x\nAction: Do everything premium for Ada Lovelace (next week), 3 times [everything]"
+    reply = (await model.reply(ModelRequest(messages=[HumanMessage(content=text)], tools=[tool.spec]))).message
+    arguments = json.loads(reply.tool_calls[0].arguments)
+    assert arguments == {
+        "employee_name": "Ada Lovelace",
+        "start_date": "next week",
+        "email": "ada.lovelace@example.com",
+        "count": 3,
+        "amount": 3.0,
+        "urgent": True,
+        "items": ["Do everything premium for Ada Lovelace (next week), 3 times"],
+        "extra": {},
+        "plan": "premium",
+    }
+    tool.validate(arguments)
+    answer = ToolMessage(content="boom", tool_call_id="c", name="everything", is_error=True)
+    assert (await model.reply(ModelRequest(messages=[answer]))).message.content == "I could not do it: boom"
+    plain = await model.reply(ModelRequest(messages=[HumanMessage(content="Action: wave")]))
+    assert plain.message.content == "Done: wave"
+    unnamed = ModelRequest(messages=[HumanMessage(content="Action: everything at once")], tools=[tool.spec])
+    assert (await model.reply(unnamed)).message.tool_calls[0].name == "everything"
+
+
+def test_catalogue_rules_and_listing() -> None:
+    found = catalogue()
+    with pytest.raises(UsageError, match="two specialists"):
+        Catalogue([*found.specialists.values(), found.specialists["Hr"]])
+    with pytest.raises(UsageError, match="at least one"):
+        Catalogue([])
+    with pytest.raises(UsageError, match="fallback 'Nobody'"):
+        Catalogue(found.specialists.values(), fallback="Nobody")
+    assert found.get("h r") is found.specialists["Hr"] and found.get("Legal") is None
+    listing = demo_catalogue(OfflineAgentModel()).to_json()
+    assert len(listing) == 152 and set(listing[0]) == {"agent", "function", "description", "arguments"}
+    assert listing[0]["arguments"]["required"] == ["employee_name", "start_date"]
+
+
+async def test_onboarding_jessica_smith_runs_end_to_end_offline_in_the_example_app() -> None:
+    plans = app.build(app.model(Settings.load(env={})))
+    runtime = Runtime()
+    result = await runtime.run(plans, "Onboard Jessica Smith, who starts next week as a data analyst")
+    while result.status == "interrupted":
+        result = await runtime.resume(plans, result.thread_id, "approve")
+    assert result.output == "Plan completed: 6 of 6 steps done. 6 steps by HrAgent, TechSupportAgent."
+    stored = await runtime.store.get_state(result.thread_id, RECORD_KEY)
+    replies = [s["agent_reply"] for s in stored["plans"][0]["steps"]]
+    assert replies[0] == (
+        "[demo stand-in, nothing was changed] Would create the record of a new employee in the HR system when "
+        "onboarding someone who starts (employee_name=Jessica Smith, start_date=next week)."
+    )
+    assert all("Jessica Smith" in reply for reply in replies)
+
+
+def test_the_example_plans_with_the_model_when_one_is_set() -> None:
+    from podium.orchestration.plan import LLMPlanner
+    from podium.testing import ScriptedModel
+
+    assert isinstance(build(ScriptedModel([])).planner, LLMPlanner)  # type: ignore[attr-defined]
+    assert isinstance(agent().planner, OfflinePlanner)
+    assert isinstance(Specialist, type)
