@@ -31,7 +31,6 @@ LAYERS: list[tuple[str, ...]] = [
         "podium.integrations",
         "podium.server",
         "podium.mcp",
-        "podium.integrations",
         "podium.tracing",
         "podium.graph",
         "podium.testing",

@@ -275,6 +275,18 @@ def mcp_(
         raise typer.Exit(2) from None
 
 
+@cli.command("graph")
+def graph_(app: Annotated[str, typer.Argument(help="An example name, a .py file, or module:attribute")]) -> None:
+    """Print a Mermaid drawing of an app's agents, tools and delegations."""
+    from podium.graph import draw_app
+
+    try:
+        typer.echo(draw_app(app), nl=False)
+    except PodiumError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 def main() -> None:
     """Entry point of the ``podium`` command."""
     cli()
