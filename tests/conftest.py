@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from podium.testing import block_model_requests
 
@@ -19,6 +20,13 @@ os.environ["PODIUM_BLOCK_MODEL_REQUESTS"] = "1"
 for variable in ("PODIUM_MODEL", "OPENAI_API_KEY", "PODIUM_STORE", "PODIUM_SETTINGS"):
     os.environ.pop(variable, None)
 block_model_requests()
+
+# Property tests judge behaviour, not speed: on a loaded machine (CI, parallel workers) input generation and
+# examples can be slow, which must not fail a run.
+settings.register_profile(
+    "podium", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+settings.load_profile("podium")
 
 
 @pytest.fixture(autouse=True)
