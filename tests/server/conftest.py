@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from podium.app import App
+    from podium.runtime.bus import EventBus
     from podium.server.auth import AuthConfig
     from podium.store.base import Store
 
@@ -37,6 +40,8 @@ def live_server(
     auth: AuthConfig | None = None,
     close_store: bool = True,
     grace: float = 5.0,
+    bus: EventBus | None = None,
+    extend: Callable[[FastAPI], None] | None = None,
 ) -> Iterator[str]:
     """Serve ``apps`` over real HTTP on 127.0.0.1 (a free port) until the block ends; yields the base URL."""
     import uvicorn
@@ -47,7 +52,9 @@ def live_server(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = create_app(apps, store=store, auth=auth, close_store=close_store, grace=grace)
+    app = create_app(apps, store=store, auth=auth, close_store=close_store, grace=grace, bus=bus)
+    if extend is not None:
+        extend(app)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     failure: list[BaseException] = []
 

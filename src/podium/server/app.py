@@ -21,6 +21,7 @@ from podium.server.auth import AuthConfig
 
 if TYPE_CHECKING:
     from podium.app import App
+    from podium.runtime.bus import EventBus
     from podium.store.base import Store
 
 __all__ = ["create_app"]
@@ -70,6 +71,7 @@ def create_app(
     store: Store,
     auth: AuthConfig | None = None,
     close_store: bool = False,
+    bus: EventBus | None = None,
     grace: float = 5.0,
     max_body: int = 1_000_000,
 ) -> FastAPI:
@@ -80,13 +82,14 @@ def create_app(
         store: where threads, runs and events live.
         auth: how callers authenticate (default: dev mode, one local user).
         close_store: close ``store`` when the server stops (otherwise the caller does).
+        bus: where runs publish their events (default: the runtime's in-process bus).
         grace: seconds executing runs get to finish at shutdown; the rest are stopped at their next step and
             finished by the next start.
         max_body: the largest request body accepted, in bytes (larger ones get 413).
     """
     from podium.runtime.runtime import Runtime
 
-    runtime = Runtime(store)
+    runtime = Runtime(store, bus=bus)
     state = ServerState(apps=dict(apps), store=store, runtime=runtime, bus=runtime.bus, auth=auth or AuthConfig())
 
     @asynccontextmanager
