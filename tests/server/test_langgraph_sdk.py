@@ -13,7 +13,7 @@ from langgraph_sdk import get_client
 
 from examples import faang, smart_investigator, tasks_demo, trip
 from podium import Runtime, Settings
-from podium.app import load_app
+from podium.app import example_names, load_app
 
 SCRIPTS: dict[str, list[list[str]]] = {
     "trip": trip.SCRIPT,
@@ -21,6 +21,7 @@ SCRIPTS: dict[str, list[list[str]]] = {
     "faang": [[faang.QUESTION]],
     "smart-investigator": [smart_investigator.DEMO[:5]],
     "clinic-desk": [["why is my bill so high this month?", "INV-40877"]],
+    "plan-service": [["Onboard Jessica Smith, who starts next week as a data analyst", "approve", "approve all"]],
 }
 MODES = ["values", "updates", "messages-tuple", "custom", "events"]
 
@@ -45,6 +46,10 @@ async def _in_process(app_name: str, script: list[str]) -> list[tuple[str, str, 
         (kinds[m.kind], m.content, [c.name for c in getattr(m, "tool_calls", [])])
         for m in await runtime.messages(thread)
     ]
+
+
+def test_every_example_has_a_script() -> None:
+    assert sorted(SCRIPTS) == example_names()
 
 
 @pytest.mark.parametrize("app_name", sorted(SCRIPTS))
