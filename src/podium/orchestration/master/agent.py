@@ -214,9 +214,10 @@ class _Session:
             tool = decision.tool
             await self.ctx.rationale(f"Choosing {tool} due to: {decision.rationale}")
             entry = self.stack.find(tool)
-            if entry is not None:
-                return await self.resume(entry, decision.text or text, decision.rationale)
-            return await self.call(tool, decision.text or text, decision.rationale, decision.arguments)
+            restated = decision.text if decision.text.strip() != text.strip() else ""
+            if entry is not None:  # the human's own words answer the task; a restatement rides apart
+                return await self.resume(entry, text, decision.rationale, restated)
+            return await self.call(tool, text, decision.rationale, decision.arguments, restated)
         menu = f"{self.agent.capabilities}\n{_HOW}"
         if decision.kind == "abandon":
             dropped = self.stack.pop()
@@ -355,13 +356,22 @@ class _Session:
         )
 
     # --- effects --------------------------------------------------------------------------------------------------
-    async def call(self, name: str, text: str, rationale: str, arguments: dict[str, Any] | None = None) -> _Next:
-        """Start a new call of tool ``name``."""
+    async def call(
+        self, name: str, text: str, rationale: str, arguments: dict[str, Any] | None = None, restated: str = ""
+    ) -> _Next:
+        """Start a new call of tool ``name`` with ``text``; ``restated`` is the classifier's own wording, if any."""
         call_id = f"{self.ctx.run_id[:8]}-{self._next_serial()}"
-        request = ToolInput(text=text, rationale=rationale, tool=name, call_id=call_id, arguments=dict(arguments or {}))
+        request = ToolInput(
+            text=text,
+            rationale=rationale,
+            tool=name,
+            call_id=call_id,
+            arguments=dict(arguments or {}),
+            classifier_text=restated,
+        )
         return await self.invoke(self.agent.tools[name], request, {}, None)
 
-    async def resume(self, entry: TaskEntry, text: str, rationale: str) -> _Next:
+    async def resume(self, entry: TaskEntry, text: str, rationale: str, restated: str = "") -> _Next:
         """Resume the task ``entry`` with ``text``: its tool gets its state back (or replays up to its question)."""
         tool = self.agent.tools[entry.parent_tool]
         state = entry.parent_state
@@ -377,6 +387,7 @@ class _Session:
             invocation=entry.invocation + 1,
             resumed=True,
             state=state,
+            classifier_text=restated,
         )
         return await self.invoke(tool, request, {}, entry)
 

@@ -85,8 +85,13 @@ def _to_content(value: Any) -> ToolContent:
     return ToolContent(value=result_to_text(value))
 
 
+_GIVEN = ("text", "rationale", "classifier_text")
+"""Parameters the orchestrator fills itself: never offered to the classifier."""
+
+
 class FunctionTool(MasterTool):
-    """A plain function (or :class:`podium.Tool`) as a tool: it gets ``text``, and ``rationale`` if it declares it.
+    """A plain function (or :class:`podium.Tool`) as a tool: it gets ``text`` (the human's words), and
+    ``rationale`` and ``classifier_text`` (the classifier's restatement) if it declares them.
 
     Its result may be text, data (serialised), :class:`podium.ToolReturn` (with an artifact) or
     :class:`ToolContent`.
@@ -103,7 +108,7 @@ class FunctionTool(MasterTool):
 
     @property
     def parameters(self) -> dict[str, Any]:
-        return {k: v for k, v in self._properties.items() if k not in ("text", "rationale")}
+        return {k: v for k, v in self._properties.items() if k not in _GIVEN}
 
     async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
         arguments = {k: v for k, v in request.arguments.items() if k in self._properties}
@@ -111,6 +116,8 @@ class FunctionTool(MasterTool):
             arguments["text"] = request.text
         if "rationale" in self._properties:
             arguments["rationale"] = request.rationale
+        if "classifier_text" in self._properties:
+            arguments["classifier_text"] = request.classifier_text
         return _to_content(await self.tool.run(ctx, self.tool.validate(arguments)))
 
 

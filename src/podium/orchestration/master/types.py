@@ -273,6 +273,9 @@ class ToolInput:
     """The state the tool returned when it suspended (stateless agents keep theirs here)."""
     arguments: dict[str, Any] = field(default_factory=dict)
     """Extra arguments (from an explicit ``tool_argument`` or the LLM classifier)."""
+    classifier_text: str = ""
+    """What the classifier wrote for the tool (its restatement of the request), kept apart from ``text``: the
+    human's own words always reach the tool as ``text``, never a model's paraphrase. Empty when none."""
 
     @property
     def state_key(self) -> str:
@@ -290,6 +293,7 @@ class ToolInput:
             "resumed": self.resumed,
             "state": self.state,
             "arguments": dict(self.arguments),
+            "classifier_text": self.classifier_text,
         }
 
     @classmethod
@@ -304,4 +308,5 @@ class ToolInput:
             resumed=bool(data.get("resumed", False)),
             state=data.get("state"),
             arguments=dict(data.get("arguments") or {}),
+            classifier_text=str(data.get("classifier_text") or ""),
         )

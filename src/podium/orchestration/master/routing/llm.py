@@ -23,7 +23,10 @@ if TYPE_CHECKING:
 
 __all__ = ["CONTROL_TOOLS", "LLMClassifier"]
 
-_TEXT = {"type": "string", "description": "What to send to the tool: the request, with everything it needs."}
+_TEXT = {
+    "type": "string",
+    "description": "The request in your words (the tool also gets the human's own message; never invent details).",
+}
 _RATIONALE = {"type": "string", "description": "Why this choice fits the message and the pending task."}
 _SAY = {"type": "string", "description": "What to tell the human."}
 
