@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from podium.errors import PodiumError, UsageError
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from podium.events import Interrupt
     from podium.runtime.runtime import RunResult, Runtime
 
-__all__ = ["AppTool", "app_server", "serve_stdio"]
+__all__ = ["AppTool", "HTTPEndpoint", "app_server", "serve_stdio"]
 
 _MAX_QUESTIONS = 50
 """Questions one call answers through elicitation before it hands the conversation back (a guard, not a limit)."""
@@ -36,18 +36,26 @@ _MAX_QUESTIONS = 50
 class AppTool:
     """One app behind an MCP tool: runs a turn, resumes a waiting conversation, asks the human in between."""
 
-    def __init__(self, app: App, agent: Agent, runtime: Runtime) -> None:
-        """Serve ``agent`` (built from ``app``) with ``runtime``."""
+    def __init__(self, app: App, agent: Agent | Callable[[], Agent], runtime: Runtime) -> None:
+        """Serve ``agent`` (built from ``app``; or a function building it on first use) with ``runtime``."""
         self.app = app
-        self.agent = agent
+        self._agent = agent
         self.runtime = runtime
         self.name = re.sub(r"[^A-Za-z0-9_-]", "_", app.name)[:64]
         """The tool's name: the app's (characters MCP names do not allow become ``_``)."""
+        about = agent.description or app.welcome or agent.name if not callable(agent) else app.welcome or app.name
         self.description = (
-            f"Talk to the {app.name} app ({agent.description or app.welcome or agent.name}). Pass the user's message "
+            f"Talk to the {app.name} app ({about}). Pass the user's message "
             "as input; pass the thread_id of an earlier result to continue that conversation (also to answer "
             "a question the app asked)."
         )
+
+    @property
+    def agent(self) -> Agent:
+        """The app's agent (built now if it was given as a function)."""
+        if callable(self._agent) and not hasattr(self._agent, "invoke"):
+            self._agent = self._agent()
+        return self._agent  # type: ignore[return-value]
 
     async def turn(self, input: str, thread_id: str | None, ask: Any = None) -> dict[str, Any]:
         """Run one turn and return the tool result as data.
@@ -165,6 +173,38 @@ def _elicitor(ctx: Context) -> Any:  # type: ignore[type-arg]
         return reply.data.answer if reply.action == "accept" else None
 
     return ask
+
+
+class HTTPEndpoint:
+    """Apps as MCP tools over streamable HTTP, for a web server to mount (``podium serve`` answers at ``/mcp``)."""
+
+    def __init__(self, apps: Mapping[str, App], runtime: Runtime, agent: Callable[[str], Agent]) -> None:
+        """Serve ``apps`` (by name) with ``runtime``; ``agent(name)`` builds an app's agent on first use."""
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        tools = [AppTool(app, _builder(agent, name), runtime) for name, app in apps.items()]
+        # the host server decides who may call; MCP's own loopback-only host check would refuse a public name
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        self.server = app_server(tools, log_level="ERROR", transport_security=security)
+        self.routes = list(self.server.streamable_http_app().routes)
+        """Starlette routes answering at ``/mcp``."""
+
+    def run(self) -> Any:
+        """The context manager that runs the MCP sessions while the web server lives (enter it in its lifespan)."""
+        return self.server.session_manager.run()
+
+    @classmethod
+    def available(cls) -> bool:
+        """True when the ``mcp`` extra is installed."""
+        try:
+            import mcp.server  # noqa: F401
+        except ImportError:  # pragma: no cover - the dev extra installs it
+            return False
+        return True
+
+
+def _builder(agent: Callable[[str], Agent], name: str) -> Callable[[], Agent]:
+    return lambda: agent(name)
 
 
 async def serve_stdio(app_specs: Sequence[str], store_spec: str | None = None) -> None:

@@ -7,8 +7,8 @@ The server owns one :class:`~podium.runtime.runtime.Runtime` on the given store.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from contextlib import asynccontextmanager, nullcontext
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -91,12 +91,14 @@ def create_app(
 
     runtime = Runtime(store, bus=bus)
     state = ServerState(apps=dict(apps), store=store, runtime=runtime, bus=runtime.bus, auth=auth or AuthConfig())
+    mcp = _mcp_endpoint(state)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await state.executor.recover()
         try:
-            yield
+            async with mcp.run() if mcp is not None else nullcontext():
+                yield
         finally:
             await state.executor.shutdown(grace)
             await state.close()
@@ -113,4 +115,13 @@ def create_app(
     app.include_router(assistants.router)
     app.include_router(threads.router)
     app.include_router(runs.router)
+    if mcp is not None:
+        app.router.routes.extend(mcp.routes)
     return app
+
+
+def _mcp_endpoint(state: ServerState) -> Any:
+    """The apps as MCP tools at ``/mcp`` (see docs/integrations.md), when the ``mcp`` extra is installed."""
+    from podium.mcp.server import HTTPEndpoint
+
+    return HTTPEndpoint(state.apps, state.runtime, state.agent) if HTTPEndpoint.available() else None

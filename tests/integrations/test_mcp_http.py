@@ -1,0 +1,54 @@
+"""``podium serve`` answers MCP at ``/mcp``: the ``mcp`` package's client (through podium.mcp.MCPServer, and raw)
+lists and calls the served apps over streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, types
+from mcp.client.streamable_http import streamable_http_client
+from tests.server.conftest import example_apps, live_server
+
+from podium import MemoryStore
+from podium.mcp import MCPServer
+
+
+@pytest.fixture
+def base_url(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    monkeypatch.chdir(Path(__file__).parents[2])
+    with live_server(example_apps("trip", "faang"), MemoryStore(), close_store=True) as url:
+        yield url
+
+
+def data(result: types.CallToolResult) -> dict[str, Any]:
+    first = result.content[0]
+    assert isinstance(first, types.TextContent)
+    return dict(json.loads(first.text))
+
+
+async def test_the_served_apps_are_mcp_tools(base_url: str) -> None:
+    async with MCPServer.http("podium", f"{base_url}/mcp", prefix="") as podium:
+        assert sorted(t.name for t in podium.list_tools()) == ["faang", "trip"]
+        answered = json.loads(await podium.call_tool("trip", {"input": "What's the weather in Lisbon?"}))
+        assert answered["status"] == "completed" and answered["output"] == "Today in Lisbon: 24 °C, sunny."
+        faang = json.loads(
+            await podium.call_tool("faang", {"input": "what's the combined headcount of the FAANG companies in 2024?"})
+        )
+        assert faang["output"] == "The combined headcount of the FAANG companies in 2024 is 1,977,586."
+
+
+async def test_a_question_is_elicited_over_http(base_url: str) -> None:
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"answer": "yes"})
+
+    async with (
+        streamable_http_client(f"{base_url}/mcp") as (read, write, _),
+        ClientSession(read, write, elicitation_callback=elicit) as session,
+    ):
+        await session.initialize()
+        done = data(await session.call_tool("trip", {"input": "Save a note: pack sunglasses for Lisbon"}))
+        assert done["output"] == "Done: Saved to the trip notebook: pack sunglasses for Lisbon"
