@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Coroutine
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -214,9 +214,10 @@ class Executor:
             if self.active.get(job.thread_id) is job:
                 del self.active[job.thread_id]
             job.done.set()
-            self._later(self._advance(job.thread_id))
+            self.later(self._advance(job.thread_id))
 
-    def _later(self, work: Any) -> None:
+    def later(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run ``work`` in the background (kept referenced until it ends; stopped at shutdown)."""
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -263,7 +264,7 @@ class Executor:
             queued = [Job(**data) for data in await get_queue(store, thread_id)]
             if queued:
                 self.queues[thread_id] = queued
-                self._later(self._advance(thread_id))
+                self.later(self._advance(thread_id))
 
     async def shutdown(self, grace: float) -> None:
         """Let executing runs finish for ``grace`` seconds, then stop them so the next start resumes them.

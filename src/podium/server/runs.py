@@ -155,7 +155,7 @@ async def _streaming(
             finished = True
         finally:
             if not finished and cancel_on_disconnect:
-                state.executor._later(state.executor.cancel(thread_id, run_id, rollback=False))
+                state.executor.later(state.executor.cancel(thread_id, run_id, rollback=False))
 
     where = _where(thread_id, run_id)
     headers = {"Content-Location": where, "Location": f"{where}/stream", "Cache-Control": "no-store"}
