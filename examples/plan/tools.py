@@ -15,9 +15,9 @@ from podium.tools import Tool
 __all__ = ["TABLES", "build_tools"]
 
 HR = """
-create_employee_record | Create the record of a new employee in the HR system when onboarding someone who starts. | employee_name:str, start_date:str, role:str?
-set_up_payroll | Set up payroll for a new employee when onboarding someone who starts: salary, bank details, tax code. | employee_name:str, salary:float?
-enroll_in_benefits | Enroll a new employee in health, dental and pension benefits when onboarding someone who starts. | employee_name:str, plan:str=standard/premium
+create_employee_record | Create the HR record of an employee when onboarding someone who starts. | employee_name:str, start_date:str, role:str?
+set_up_payroll | Set up payroll (salary, bank, tax) when onboarding someone who starts. | employee_name:str, salary:float?
+enroll_in_benefits | Enroll in health and pension benefits when onboarding someone who starts. | employee_name:str, plan:str=standard/premium
 schedule_orientation | Schedule the onboarding orientation session for a new employee who starts. | employee_name:str, date:str
 assign_mentor | Assign a mentor to a new employee for their first months. | employee_name:str, mentor_name:str?
 request_id_card | Request the building ID card and badge access for an employee. | employee_name:str
@@ -41,8 +41,8 @@ update_handbook | Update a section of the employee handbook. | section:str, chan
 """
 
 TECH = """
-set_up_email_account | Create the email account and mailbox for a new employee when onboarding someone who starts. | employee_name:str
-set_up_laptop | Set up a laptop with the standard software for a new employee when onboarding someone who starts. | employee_name:str
+set_up_email_account | Create the mailbox when onboarding someone who starts. | employee_name:str
+set_up_laptop | Set up a laptop with standard software when onboarding someone who starts. | employee_name:str
 create_system_accounts | Create accounts in the internal systems (single sign-on, chat, file shares) for an employee. | employee_name:str
 set_up_vpn_access | Set up VPN access so an employee can work remotely. | employee_name:str
 reset_password | Reset a user's password. | user_name:str
@@ -92,7 +92,7 @@ manage_vendor_contract | Review the terms of a vendor agreement before renewal. 
 """
 
 PRODUCT = """
-get_product_info | Get the product information sheet: features, specifications, pricing, the information for a launch. | product:str
+get_product_info | Get the product information of a new product: features, specifications, pricing. | product:str
 get_product_specifications | Get a product's technical specifications. | product:str
 check_product_availability | Check whether a product is available and in stock. | product:str
 compare_products | Compare two products feature by feature. | product:str, other:str

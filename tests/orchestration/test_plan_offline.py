@@ -49,8 +49,8 @@ def test_the_demo_tasks_get_plans_with_every_needed_tool_in_role_order() -> None
         assert draft.human_clarification_request is None
     onboarding = planner.draft(PlanRequest(task=next(iter(DEMO_TASKS))))
     assert onboarding.steps[0].action == (
-        "Create the record of a new employee in the HR system when onboarding someone who starts for Jessica Smith "
-        "(next week) [create_employee_record]"
+        "Create the HR record of an employee when onboarding someone who starts for Jessica Smith (next week) "
+        "[create_employee_record]"
     )
 
 
@@ -128,8 +128,8 @@ async def test_onboarding_jessica_smith_runs_end_to_end_offline_in_the_example_a
     stored = await runtime.store.get_state(result.thread_id, RECORD_KEY)
     replies = [s["agent_reply"] for s in stored["plans"][0]["steps"]]
     assert replies[0] == (
-        "[demo stand-in, nothing was changed] Would create the record of a new employee in the HR system when "
-        "onboarding someone who starts (employee_name=Jessica Smith, start_date=next week)."
+        "[demo stand-in, nothing was changed] Would create the HR record of an employee when onboarding someone who "
+        "starts (employee_name=Jessica Smith, start_date=next week)."
     )
     assert all("Jessica Smith" in reply for reply in replies)
 

@@ -88,23 +88,23 @@ def check_draft(draft: PlanDraft, catalogue: Catalogue) -> PlanDraft:
     return draft
 
 
-_INSTRUCTIONS = """You are the planner of a team of agents. Turn the user's task into a short plan: steps in the order
-they must run, each one action for one agent. Use only the agents listed, and actions their tools can do. Keep it to
-the steps the task needs. If information you need is missing (a name, a date), ask for it in
-human_clarification_request and plan what you can. Answer with JSON only, following the schema."""
+_INSTRUCTIONS = """Plan the user's task for a team of agents: the steps it needs, in order, each one action for one
+listed agent that its tools can do. If a name or date you need is missing, ask in human_clarification_request.
+Answer with JSON only."""
 
 
 class LLMPlanner(Planner):
     """A model plans, with structured output, retrieval over the catalogue, validation and retries."""
 
-    def __init__(self, catalogue: Catalogue, model: Model, *, retries: int = 2, tool_limit: int = 12) -> None:
+    def __init__(self, catalogue: Catalogue, model: Model, *, retries: int = 2, tool_limit: int | None = 10) -> None:
         """A planner asking ``model``.
 
         Args:
             catalogue: the specialists and tools.
             model: the model that plans.
             retries: invalid answers sent back for another try before planning fails.
-            tool_limit: how many tools (the most relevant) the model is shown.
+            tool_limit: how many tools (the most relevant) the model is shown; ``None`` shows every tool (for
+                comparison: the prompt grows with the catalogue).
         """
         super().__init__(catalogue)
         self.model = model
@@ -116,7 +116,11 @@ class LLMPlanner(Planner):
     def prompt(self, request: PlanRequest) -> tuple[list[Message], int]:
         """The messages the model is shown, and how many tools they list."""
         agents = "\n".join(f"- {s.name}: {s.description}" for s in self.catalogue.specialists.values())
-        tools = self.catalogue.relevant(request.text(), self.tool_limit)
+        tools = (
+            self.catalogue.tools
+            if self.tool_limit is None
+            else self.catalogue.relevant(request.text(), self.tool_limit)
+        )
         listed = "\n".join(f"- {t.agent}.{t.tool.name}: {t.tool.description}" for t in tools)
         system = f"{_INSTRUCTIONS}\n\nAgents:\n{agents}\n\nTools that may help (agent.tool: what it does):\n{listed}"
         parts = [f"Task: {request.task}"]

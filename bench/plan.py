@@ -1,0 +1,163 @@
+"""Benchmark: the plan service's planner prompt, offline planning, and the framework's cost per executed step.
+
+- Prompt size: the LLM planner's prompt (characters) showing the whole catalogue versus the tools retrieval keeps
+  (10), on the four demo tasks, and whether every tool each task needs is kept. Goal: at most 15 % of the full
+  prompt with every needed tool kept.
+- Offline planning: median time of one offline plan with 250 tools in the catalogue. Goal: at most 5 ms.
+- Overhead per executed step: a plan of N steps whose specialist does nothing, approved at once, on a SQLite file
+  store (every transition stored and emitted, the journal, the interrupt and the answer); total time over N.
+  Goal: at most 2 ms per step.
+
+    python bench/plan.py [--quick] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from examples.plan.tools import TABLES, build_tools
+from examples.plan_service import DEMO_TASKS, catalogue
+from podium import HumanMessage, RunContext, Runtime, SQLiteStore
+from podium.agents.base import Agent, AgentResult
+from podium.orchestration.plan import (
+    Catalogue,
+    LLMPlanner,
+    OfflineAgentModel,
+    OfflinePlanner,
+    PlanAndExecute,
+    PlanDraft,
+    PlannedStep,
+    Planner,
+    PlanRequest,
+    Specialist,
+)
+from podium.testing import ScriptedModel
+
+
+def prompt_sizes() -> dict[str, Any]:
+    """Characters of the planner's prompt, full catalogue versus retrieval, per demo task."""
+    found = catalogue(OfflineAgentModel())
+    full = LLMPlanner(found, ScriptedModel([]), tool_limit=None)
+    kept = LLMPlanner(found, ScriptedModel([]))
+    rows = []
+    for task, needed in DEMO_TASKS.items():
+        request = PlanRequest(task=task)
+        full_chars = sum(len(m.content) for m in full.prompt(request)[0])
+        messages, shown = kept.prompt(request)
+        kept_chars = sum(len(m.content) for m in messages)
+        missing = sorted(n for n in needed if n not in messages[0].content)
+        rows.append(
+            {
+                "task": task,
+                "full": full_chars,
+                "retrieval": kept_chars,
+                "share": kept_chars / full_chars,
+                "tools": shown,
+                "missing": missing,
+            }
+        )
+    return {"catalogue_tools": len(found.tools), "tasks": rows, "worst_share": max(r["share"] for r in rows)}
+
+
+def offline_planning(runs: int) -> dict[str, Any]:
+    """Median time of one offline plan over a catalogue of 250 tools."""
+    found = catalogue(OfflineAgentModel())
+    specialists = list(found.specialists.values())
+    extra = [t for table in TABLES.values() for t in build_tools(table)][: 250 - len(found.tools)]
+    for tool in extra:
+        tool.name = f"{tool.name}_v2"
+    agent = specialists[-1].agent
+    specialists.append(
+        Specialist(name="ArchiveAgent", description="Older versions of the tools.", agent=agent, tools=extra, rank=95)
+    )
+    big = Catalogue(specialists, fallback="GenericAgent")
+    planner = OfflinePlanner(big)
+    tasks = list(DEMO_TASKS)
+    times = []
+    for n in range(runs):
+        started = time.perf_counter()
+        planner.draft(PlanRequest(task=tasks[n % len(tasks)]))
+        times.append(time.perf_counter() - started)
+    return {
+        "tools": len(big.tools),
+        "median_ms": statistics.median(times) * 1000,
+        "p95_ms": sorted(times)[int(runs * 0.95)] * 1000,
+    }
+
+
+class _Idle(Agent):
+    name = "Idle"
+
+    async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
+        return AgentResult(output="done")
+
+
+class _Steps(Planner):
+    name = "fixed"
+
+    def __init__(self, found: Catalogue, count: int) -> None:
+        super().__init__(found)
+        self.count = count
+
+    async def plan(self, ctx: RunContext[Any], request: PlanRequest) -> tuple[PlanDraft, int]:
+        steps = [PlannedStep(action=f"step {n}", agent="Idle") for n in range(self.count)]
+        return PlanDraft(initial_goal=request.task, steps=steps, summary="fixed"), 0
+
+
+async def step_overhead(steps: int, rounds: int) -> dict[str, Any]:
+    """Time per executed step of a plan whose specialist does nothing, on SQLite."""
+    found = Catalogue([Specialist(name="Idle", description="Does nothing.", agent=_Idle())])
+    agent = PlanAndExecute(_Steps(found, steps), found)
+    per_step = []
+    with tempfile.TemporaryDirectory() as folder:
+        store = SQLiteStore(Path(folder) / "bench.db")
+        runtime = Runtime(store)
+        for _ in range(rounds):
+            started = time.perf_counter()
+            first = await runtime.run(agent, "go")
+            done = await runtime.resume(agent, first.thread_id, "approve all")
+            assert done.status == "completed", done
+            per_step.append((time.perf_counter() - started) / steps)
+        await store.close()
+    return {"steps": steps, "median_ms_per_step": statistics.median(per_step) * 1000}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    args = parser.parse_args()
+    figures = {
+        "prompt": prompt_sizes(),
+        "offline_planning": offline_planning(200 if args.quick else 2000),
+        "step_overhead": asyncio.run(step_overhead(20, 3 if args.quick else 15)),
+    }
+    prompt = figures["prompt"]
+    print(f"planner prompt, {prompt['catalogue_tools']} tools in the catalogue (goal: <= 15 % with every needed tool):")
+    for row in prompt["tasks"]:
+        kept = "all needed tools kept" if not row["missing"] else f"MISSING {row['missing']}"
+        print(
+            f"  {row['full']:6d} -> {row['retrieval']:5d} chars ({row['share']:5.1%}, {row['tools']} tools) {kept}: {row['task']}"
+        )
+    planning = figures["offline_planning"]
+    print(
+        f"offline planning, {planning['tools']} tools: median {planning['median_ms']:.3f} ms, p95 {planning['p95_ms']:.3f} ms (goal <= 5 ms)"
+    )
+    overhead = figures["step_overhead"]
+    print(f"framework overhead per executed step on SQLite: {overhead['median_ms_per_step']:.3f} ms (goal <= 2 ms)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
