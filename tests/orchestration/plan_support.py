@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -11,14 +12,18 @@ from podium.models.base import Model
 from podium.orchestration.plan import Catalogue, OfflineAgentModel, OfflinePlanner, PlanAndExecute, Planner, Specialist
 
 MARKER = "PODIUM_TEST_PLAN_MARKER"
+GATE = "PODIUM_TEST_PLAN_GATE"
 
 
-def create_account(user_name: str) -> str:
+async def create_account(user_name: str) -> str:
     """Create the account of a new employee when onboarding.
 
     Args:
         user_name: who.
     """
+    gate = os.environ.get(GATE)  # with a gate file named, the step waits until the file exists
+    while gate and not Path(gate).exists():  # noqa: ASYNC110, ASYNC240 - a file another process writes
+        await asyncio.sleep(0.02)
     return f"account created for {user_name}"
 
 
@@ -58,7 +63,7 @@ def catalogue(model: Model | None = None) -> Catalogue:
     ]
     specialists = []
     for name, description, rank, functions in made:
-        agent = ReactAgent(name, model, functions, max_steps=3)
+        agent = ReactAgent(name, model, functions, max_steps=3, handle_tool_errors=False)
         specialists.append(
             Specialist(name=name, description=description, agent=agent, tools=list(agent.tools.values()), rank=rank)
         )
@@ -73,8 +78,6 @@ def agent(planner: Planner | None = None, model: Model | None = None) -> PlanAnd
 
 def main() -> None:
     """``python plan_support.py DB THREAD``: start onboarding on the SQLite file and answer 'approve all'."""
-    import asyncio
-
     from podium import Runtime, SQLiteStore
 
     async def go() -> None:

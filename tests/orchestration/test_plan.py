@@ -167,7 +167,7 @@ async def _pending(runtime: Runtime, thread: str) -> Any:
     from podium import InterruptRaised
 
     raised = [e for e in await runtime.store.read_events(thread) if isinstance(e, InterruptRaised)]
-    return raised[-1] if raised else None
+    return raised[-1].interrupt if raised else None
 
 
 def _plan_json(agent: str = "Hr", question: str | None = None) -> str:

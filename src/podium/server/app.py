@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
 from podium.errors import PodiumError, RunNotFound, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
-from podium.server import assistants, runs, threads
+from podium.server import assistants, plan, runs, threads
 from podium.server._state import ServerState
 from podium.server.auth import AuthConfig
 
@@ -115,6 +115,8 @@ def create_app(
     app.include_router(assistants.router)
     app.include_router(threads.router)
     app.include_router(runs.router)
+    app.include_router(plan.router)
+    app.include_router(plan.router, prefix="/api")
     if mcp is not None:
         app.router.routes.extend(mcp.routes)
     return app

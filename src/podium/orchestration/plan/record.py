@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from podium.events import Artifact, Event, InterruptRaised
+from podium.events import Artifact, Event, Interrupt
 from podium.orchestration.plan.types import (
     AgentMessage,
     HumanFeedbackStatus,
@@ -179,7 +179,7 @@ def parse_verdict(answer: str) -> Verdict | None:
 
 def answer_for(
     record: SessionRecord,
-    pending: InterruptRaised | None,
+    pending: Interrupt | None,
     *,
     plan_id: str,
     step_id: str | None,
@@ -196,7 +196,7 @@ def answer_for(
     plan = record.plan(plan_id)
     if plan is None:
         raise PlanConflict(f"no plan {plan_id!r} in this session")
-    data = pending.interrupt.data if pending is not None else None
+    data = pending.data if pending is not None else None
     waiting = data.get("step_id") if isinstance(data, dict) and data.get("plan_id") == plan_id else None
     if step_id is not None:
         step = next((s for s in plan.steps if s.id == step_id), None)

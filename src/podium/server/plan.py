@@ -1,0 +1,248 @@
+"""The plan service's endpoints (seed 002), also under ``/api/``: tasks, verdicts, clarifications, plans, messages.
+
+A session is a thread owned by the caller; its plan runs as a run of the served plan app (the first app whose agent
+is a :class:`~podium.orchestration.plan.PlanAndExecute`) in the server's executor, so a request never runs the
+model loop: ``POST /input_task`` starts the run and answers once the plan is stored; verdicts and clarifications
+answer the run's pending question and return at once while the steps run in the background. Progress is on the
+thread's event stream (``plan`` and ``agent_message`` artifacts). Another user's session, plan or step answers 404.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+
+from podium.events import Interrupt
+from podium.orchestration.plan import (
+    RECORD_KEY,
+    ApprovalRequest,
+    HumanClarification,
+    HumanFeedback,
+    InputTask,
+    PlanAndExecute,
+    PlanConflict,
+    PlanWithSteps,
+    SessionRecord,
+    agent_messages,
+    answer_for,
+)
+from podium.server._executor import Job
+from podium.server._records import create_thread, owned_thread, update_thread
+from podium.server._state import ServerState
+from podium.server.auth import Principal, require
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["plan"])
+Read = Annotated[Principal, Depends(require("read"))]
+Run = Annotated[Principal, Depends(require("run"))]
+_PLAN_TIMEOUT = 120.0
+
+
+def _state(request: Request) -> ServerState:
+    state: ServerState = request.app.state.podium
+    return state
+
+
+def _plan_app(state: ServerState) -> tuple[str, PlanAndExecute]:
+    for name in state.apps:
+        agent = state.agent(name)
+        if isinstance(agent, PlanAndExecute):
+            return name, agent
+    raise HTTPException(404, "this server serves no plan service app")
+
+
+async def _record(state: ServerState, session_id: str, user: str) -> SessionRecord:
+    await owned_thread(state.store, session_id, user)
+    record = SessionRecord.from_json(await state.store.get_state(session_id, RECORD_KEY), session_id)
+    record.session.user_id = user
+    return record
+
+
+def _out(plan: PlanWithSteps, user: str) -> dict[str, Any]:
+    plan.user_id = user
+    for step in plan.steps:
+        step.user_id = user
+    return plan.update_step_counts().model_dump(mode="json")
+
+
+async def _sessions(state: ServerState, user: str) -> list[SessionRecord]:
+    """The caller's plan sessions, oldest first."""
+    found = []
+    for info in reversed(await state.store.list_threads(1_000_000)):
+        if info.metadata.get("owner") != user or not await state.store.get_state(info.id, RECORD_KEY):
+            continue
+        try:
+            found.append(await _record(state, info.id, user))
+        except HTTPException:  # deleted
+            continue
+    return found
+
+
+async def _pending(state: ServerState, session_id: str) -> Interrupt | None:
+    status, interrupts = await state.runtime.pending(session_id)
+    return interrupts[0] if status == "interrupted" and interrupts else None
+
+
+async def _answer(state: ServerState, session_id: str, answer: str) -> None:
+    name, _ = _plan_app(state)
+    last = await state.store.last_run(session_id)
+    assert last is not None  # a question is pending, so a run exists
+    job = Job(run_id=last.id, thread_id=session_id, assistant_id=name, answer=answer, resume=True)
+    await state.executor.submit(job, "reject", {"assistant_id": name, "created_at": time.time()})
+
+
+@router.post("/input_task")
+async def input_task(body: InputTask, request: Request, principal: Run) -> dict[str, Any]:
+    """Plan a task in a session (created when new); answers once the plan is stored (4xx when planning failed)."""
+    state, user = _state(request), principal.user
+    name, _ = _plan_app(state)
+    session_id = body.session_id or uuid.uuid4().hex
+    if await state.store.get_thread(session_id) is None:
+        await create_thread(state.store, session_id, user, {})
+    record = await _record(state, session_id, user)
+    before = len(record.plans)
+    job = Job(run_id=str(uuid.uuid4()), thread_id=session_id, assistant_id=name, text=body.description)
+    await state.executor.submit(job, "reject", {"assistant_id": name, "created_at": time.time()})
+    deadline = time.monotonic() + _PLAN_TIMEOUT
+    while True:
+        record = await _record(state, session_id, user)
+        if len(record.plans) > before:
+            plan = record.plans[before]
+            break
+        if job.done.is_set() or time.monotonic() > deadline:
+            raise HTTPException(503, "the planner did not answer in time; see GET /plans for the outcome")
+        await asyncio.sleep(0.01)
+    if plan.overall_status == "failed":
+        raise HTTPException(422, f"planning failed: {plan.reason} (plan {plan.id}, session {session_id})")
+    status = "Plan created" if not plan.human_clarification_request else "Plan needs clarification"
+    return {"status": status, "session_id": session_id, "plan_id": plan.id, "description": body.description}
+
+
+async def _verdict(
+    request: Request, user: str, body: HumanFeedback | ApprovalRequest, step_id: str | None
+) -> dict[str, Any]:
+    state = _state(request)
+    record = await _record(state, body.session_id, user)
+    try:
+        answer = answer_for(
+            record,
+            await _pending(state, body.session_id),
+            plan_id=body.plan_id,
+            step_id=step_id,
+            approved=body.approved,
+            human_feedback=body.human_feedback,
+            updated_action=body.updated_action,
+        )
+    except PlanConflict as exc:
+        status = 404 if str(exc).startswith("no ") else 409
+        raise HTTPException(status, str(exc)) from None
+    await _answer(state, body.session_id, answer)
+    verdict = "approved" if body.approved else "rejected"
+    return {
+        "status": f"Step {verdict}" if step_id else f"Remaining steps {verdict}",
+        "session_id": body.session_id,
+        "step_id": step_id,
+    }
+
+
+@router.post("/human_feedback")
+async def human_feedback(body: HumanFeedback, request: Request, principal: Run) -> dict[str, Any]:
+    """Approve or reject the step waiting for a verdict (409 for any other step, or one already decided)."""
+    return await _verdict(request, principal.user, body, body.step_id)
+
+
+@router.post("/approve_step_or_steps")
+async def approve_step_or_steps(body: ApprovalRequest, request: Request, principal: Run) -> dict[str, Any]:
+    """Approve or reject one step (``step_id``) or every remaining step."""
+    return await _verdict(request, principal.user, body, body.step_id)
+
+
+@router.post("/human_clarification_on_plan")
+async def human_clarification_on_plan(body: HumanClarification, request: Request, principal: Run) -> dict[str, Any]:
+    """Answer the planner's question, or add information while the plan waits: the plan is made again."""
+    state = _state(request)
+    record = await _record(state, body.session_id, principal.user)
+    if record.plan(body.plan_id) is None:
+        raise HTTPException(404, f"no plan {body.plan_id!r} in session {body.session_id!r}")
+    pending = await _pending(state, body.session_id)
+    data = pending.data if pending is not None and isinstance(pending.data, dict) else {}
+    if data.get("plan_id") != body.plan_id:
+        raise HTTPException(409, f"plan {body.plan_id!r} waits for nothing from you")
+    if data.get("kind") == "approval":
+        import json
+
+        answer = json.dumps({"clarification": body.human_clarification})
+    else:
+        answer = body.human_clarification
+    await _answer(state, body.session_id, answer)
+    return {"status": "Clarification received; re-planning", "session_id": body.session_id}
+
+
+@router.get("/plans")
+async def plans(
+    request: Request, principal: Read, session_id: Annotated[str | None, Query()] = None
+) -> list[dict[str, Any]]:
+    """The caller's plans (of one session when ``session_id`` is given), each with its steps and counts."""
+    state, user = _state(request), principal.user
+    records = [await _record(state, session_id, user)] if session_id else await _sessions(state, user)
+    return [_out(plan, user) for record in records for plan in record.plans]
+
+
+@router.get("/steps/{plan_id}")
+async def steps(plan_id: str, request: Request, principal: Read) -> list[dict[str, Any]]:
+    """A plan's steps in order (404 for an unknown plan or another user's)."""
+    for record in await _sessions(_state(request), principal.user):
+        plan = record.plan(plan_id)
+        if plan is not None:
+            return list(_out(plan, principal.user)["steps"])
+    raise HTTPException(404, f"no plan {plan_id!r}")
+
+
+@router.get("/agent_messages/{session_id}")
+async def messages_of_session(session_id: str, request: Request, principal: Read) -> list[dict[str, Any]]:
+    """The session's agent messages in time order."""
+    state = _state(request)
+    await owned_thread(state.store, session_id, principal.user)
+    said = agent_messages(await state.store.read_events(session_id))
+    return [m.model_copy(update={"user_id": principal.user}).model_dump(mode="json") for m in said]
+
+
+@router.get("/messages")
+async def messages(request: Request, principal: Read) -> list[dict[str, Any]]:
+    """Every record of the caller: sessions, plans, steps and agent messages."""
+    state, user = _state(request), principal.user
+    out: list[dict[str, Any]] = []
+    for record in await _sessions(state, user):
+        out.append(record.session.model_dump(mode="json"))
+        for plan in record.plans:
+            data = _out(plan, user)
+            out.append({k: v for k, v in data.items() if k != "steps"} | {"data_type": "plan"})
+            out.extend(data["steps"])
+        said = agent_messages(await state.store.read_events(record.session.id))
+        out.extend(m.model_copy(update={"user_id": user}).model_dump(mode="json") for m in said)
+    return out
+
+
+@router.delete("/messages")
+async def delete_messages(request: Request, principal: Run) -> dict[str, Any]:
+    """Delete the caller's plan sessions (their running plans stop); other users' records are untouched."""
+    state = _state(request)
+    deleted = 0
+    for record in await _sessions(state, principal.user):
+        _, server_record = await owned_thread(state.store, record.session.id, principal.user)
+        await state.executor.end_thread(record.session.id)
+        await update_thread(state.store, record.session.id, server_record, deleted=True)
+        deleted += 1
+    return {"status": f"Deleted {deleted} sessions with their plans, steps and messages"}
+
+
+@router.get("/agent-tools")
+async def agent_tools(request: Request, principal: Read) -> list[dict[str, Any]]:
+    """Every specialist's tools: agent, function, description and arguments (a JSON schema)."""
+    _, agent = _plan_app(_state(request))
+    return agent.catalogue.to_json()
