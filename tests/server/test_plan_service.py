@@ -64,7 +64,10 @@ def _plan(client: httpx.Client, session_id: str) -> dict[str, Any]:
 
 
 def test_onboarding_jessica_smith_runs_end_to_end_offline(make_store: Callable[[], Store]) -> None:
-    with live_server(example_apps("plan-service"), make_store()) as url, httpx.Client(base_url=url) as client:
+    with (
+        live_server(example_apps("plan-service"), make_store()) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
         created = client.post("/input_task", json={"description": JESSICA})
         assert created.status_code == 200, created.text
         task = created.json()
@@ -95,7 +98,10 @@ def test_onboarding_jessica_smith_runs_end_to_end_offline(make_store: Callable[[
 def test_verdicts_out_of_order_or_repeated_are_conflicts_and_rejections_are_stored(tmp_path: Path) -> None:
     from podium.store.sqlite import SQLiteStore
 
-    with live_server({"plans": small}, SQLiteStore(tmp_path / "p.db")) as url, httpx.Client(base_url=url) as client:
+    with (
+        live_server({"plans": small}, SQLiteStore(tmp_path / "p.db")) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
         task = client.post("/input_task", json={"description": "Onboard Ada Lovelace", "session_id": "s1"}).json()
         plan_id = task["plan_id"]
         first, second, _ = _steps(client, plan_id)
@@ -130,7 +136,10 @@ def test_verdicts_out_of_order_or_repeated_are_conflicts_and_rejections_are_stor
 def test_a_failed_plan_is_an_error_with_its_reason(tmp_path: Path) -> None:
     from podium.store.sqlite import SQLiteStore
 
-    with live_server({"plans": failing}, SQLiteStore(tmp_path / "p.db")) as url, httpx.Client(base_url=url) as client:
+    with (
+        live_server({"plans": failing}, SQLiteStore(tmp_path / "p.db")) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
         response = client.post("/input_task", json={"description": "Onboard Ada Lovelace", "session_id": "s1"})
         assert response.status_code == 422
         assert "planning failed: the model gave no valid plan in 3 tries" in response.json()["detail"]
@@ -145,7 +154,10 @@ def test_a_clarification_re_plans_and_a_failed_step_is_failed_then_re_planned(
     marker = tmp_path / "marker"
     marker.write_text("fail")
     monkeypatch.setenv(MARKER, str(marker))
-    with live_server({"plans": small}, SQLiteStore(tmp_path / "p.db")) as url, httpx.Client(base_url=url) as client:
+    with (
+        live_server({"plans": small}, SQLiteStore(tmp_path / "p.db")) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
         vague = client.post("/input_task", json={"description": "help", "session_id": "s1"}).json()
         assert vague["status"] == "Plan needs clarification"
         body = {"plan_id": vague["plan_id"], "session_id": "s1", "human_clarification": "Onboard Ada Lovelace"}
@@ -173,8 +185,10 @@ def test_two_users_never_see_each_others_records_and_the_header_is_not_trusted(t
     alice_server = live_server({"plans": small}, SQLiteStore(db), auth=AuthConfig(dev_user="alice"))
     bob_server = live_server({"plans": small}, SQLiteStore(db), auth=AuthConfig(dev_user="bob"))
     with alice_server as alice_url, bob_server as bob_url:
-        alice = httpx.Client(base_url=alice_url)
-        bob = httpx.Client(base_url=bob_url, headers={"user_principal_id": "alice"})  # a spoofed header changes nothing
+        alice = httpx.Client(base_url=alice_url, timeout=60)
+        bob = httpx.Client(
+            base_url=bob_url, timeout=60, headers={"user_principal_id": "alice"}
+        )  # a spoofed header changes nothing
         task = alice.post("/input_task", json={"description": "Onboard Ada Lovelace", "session_id": "a1"}).json()
         bob.post("/input_task", json={"description": "Onboard Bob Stone", "session_id": "b1"})
         plan_id = task["plan_id"]
@@ -203,7 +217,7 @@ def test_approving_answers_at_once_and_a_server_stopped_mid_step_resumes_it(
     gate = tmp_path / "gate"
     monkeypatch.setenv("PODIUM_TEST_PLAN_GATE", str(gate))
     db = tmp_path / "p.db"
-    with live_server({"plans": small}, SQLiteStore(db)) as url, httpx.Client(base_url=url) as client:
+    with live_server({"plans": small}, SQLiteStore(db)) as url, httpx.Client(base_url=url, timeout=60) as client:
         task = client.post("/input_task", json={"description": "Onboard Ada Lovelace", "session_id": "s1"}).json()
         _until(lambda: _waiting(client, task["plan_id"]))
         started = time.monotonic()
@@ -212,7 +226,7 @@ def test_approving_answers_at_once_and_a_server_stopped_mid_step_resumes_it(
         assert time.monotonic() - started < 2  # the step runs in the background, not in the request
         _until(lambda: _steps(client, task["plan_id"])[0]["status"] == "action_requested")
     gate.write_text("open")
-    with live_server({"plans": small}, SQLiteStore(db)) as url, httpx.Client(base_url=url) as client:
+    with live_server({"plans": small}, SQLiteStore(db)) as url, httpx.Client(base_url=url, timeout=60) as client:
         plan = _until(lambda: (p := _plan(client, "s1"))["overall_status"] == "completed" and p)
         assert [s["status"] for s in plan["steps"]] == ["completed"] * 3
 
@@ -229,7 +243,10 @@ def test_sessions_leave_nothing_behind_in_the_server(tmp_path: Path, monkeypatch
         return made[-1]
 
     monkeypatch.setattr(podium.server, "create_app", capture)
-    with live_server({"plans": small}, SQLiteStore(tmp_path / "p.db")) as url, httpx.Client(base_url=url) as client:
+    with (
+        live_server({"plans": small}, SQLiteStore(tmp_path / "p.db")) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
         for n in range(4):
             task = client.post("/input_task", json={"description": f"Onboard Ada Lovelace{n}"}).json()
             plan_id, session = task["plan_id"], task["session_id"]
