@@ -81,9 +81,11 @@ async def per_step(store_kind: str, runs: int, folder: Path) -> dict[str, float]
     store = MemoryStore() if store_kind == "memory" else SQLiteStore(folder / f"bench-{store_kind}.db")
     written: list[int] = []
     if isinstance(store, SQLiteStore):
-        store._conn.set_trace_callback(
-            lambda sql: (
-                written.append(len(sql.encode())) if sql.startswith("INSERT") or sql.startswith("UPDATE") else None
+        store._on_thread(  # the connection belongs to the store's thread
+            lambda conn: conn.set_trace_callback(
+                lambda sql: (
+                    written.append(len(sql.encode())) if sql.startswith("INSERT") or sql.startswith("UPDATE") else None
+                )
             )
         )
     runtime = Runtime(store)
@@ -99,7 +101,7 @@ async def per_step(store_kind: str, runs: int, folder: Path) -> dict[str, float]
     if isinstance(store, SQLiteStore):
         out["bytes_per_step"] = sum(written) / STEPS
         path = Path(store.path)
-        store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store._on_thread(lambda conn: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"))
         out["file_bytes_per_step"] = path.stat().st_size / (runs * STEPS)
     await store.close()
     return out

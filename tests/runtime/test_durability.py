@@ -185,8 +185,10 @@ async def test_hundred_concurrent_threads_stay_isolated(store: Store) -> None:
 async def test_bytes_written_per_turn_do_not_grow(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "growth.db")
     written: list[int] = []
-    store._conn.set_trace_callback(
-        lambda sql: written.append(len(sql)) if sql.startswith(("INSERT", "UPDATE")) else None
+    store._on_thread(
+        lambda conn: conn.set_trace_callback(
+            lambda sql: written.append(len(sql)) if sql.startswith(("INSERT", "UPDATE")) else None
+        )
     )
 
     def model(messages: list[Message], request: ModelRequest) -> AIMessage:
@@ -236,7 +238,7 @@ def test_corrupt_database_file_is_refused_and_left_alone(tmp_path: Path) -> None
     with pytest.raises(StoreCorrupt, match="not a Podium one"):
         SQLiteStore(foreign)
     newer = tmp_path / "newer.db"
-    SQLiteStore(newer)._conn.execute("PRAGMA user_version=99")
+    SQLiteStore(newer)._on_thread(lambda conn: conn.execute("PRAGMA user_version=99"))
     with pytest.raises(StoreCorrupt, match="newer than this Podium"):
         SQLiteStore(newer)
 

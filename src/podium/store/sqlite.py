@@ -1,8 +1,9 @@
 """The default store: one SQLite file (WAL mode), safe across processes on one machine.
 
-Calls run on the event loop's thread: each is one short local transaction (tens of microseconds), cheaper than a
-hop to a worker thread. ``synchronous=NORMAL`` in WAL mode keeps every committed transaction through a process
-crash (SIGKILL); only a power loss may drop the last ones.
+The store owns one connection, used only by a thread of its own: every call is handed to that thread and awaited,
+so a write lock held by another process (SQLite waits up to ``busy_timeout`` for it) delays the calls of this store,
+never the event loop and the other coroutines of the process. ``synchronous=NORMAL`` in WAL mode keeps every
+committed transaction through a process crash (SIGKILL); only a power loss may drop the last ones.
 
 The schema is versioned with ``PRAGMA user_version`` and migrated forward on open; a file from a newer Podium, or
 one that is not a Podium database, is refused with :class:`StoreCorrupt`.
@@ -10,11 +11,13 @@ one that is not a Podium database, is refused with :class:`StoreCorrupt`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -51,8 +54,20 @@ MIGRATIONS: list[str] = [
 T = TypeVar("T")
 
 
+def _transaction(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
+    """Run ``work`` in one write transaction (on the store's thread)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = work(conn)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return result
+
+
 class SQLiteStore(Store):
-    """A store in one SQLite file."""
+    """A store in one SQLite file, whose statements run on a thread of its own."""
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
         """Open (creating if needed) the database at ``path`` and migrate its schema.
@@ -68,15 +83,57 @@ class SQLiteStore(Store):
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._conn: sqlite3.Connection | None = None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podium-sqlite")
         try:
-            self._conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
+            self._on_thread(lambda _: self._open(busy_timeout), opening=True)
+        except BaseException:
+            self._thread.shutdown(wait=False)
+            raise
+
+    # the store's thread ---------------------------------------------------------------------------------------------
+    def _open(self, busy_timeout: float) -> None:
+        """Connect (on the store's thread, which alone uses the connection) and migrate."""
+        try:
+            conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
+        self._conn = conn
         try:
-            self._setup()
+            self._setup(conn)
         except BaseException:
-            self._conn.close()
+            self._conn = None
+            conn.close()
             raise
+
+    def _guarded(self, work: Callable[[sqlite3.Connection], T], opening: bool) -> T:
+        """Run ``work`` on the connection (called on the store's thread), mapping SQLite's errors."""
+        conn = self._conn
+        if conn is None and not opening:
+            raise StoreError(f"the SQLite store {self.path} is closed")
+        with self._errors():
+            return work(conn)  # type: ignore[arg-type]  # None only while opening, when work ignores it
+
+    def _submit(self, work: Callable[[sqlite3.Connection], T], opening: bool = False) -> Future[T]:
+        try:
+            return self._thread.submit(self._guarded, work, opening)
+        except RuntimeError:  # the thread was shut down by close()
+            raise StoreError(f"the SQLite store {self.path} is closed") from None
+
+    def _on_thread(self, work: Callable[[sqlite3.Connection], T], *, opening: bool = False) -> T:
+        """Run ``work`` on the store's thread and wait for it, blocking (for set-up, not for coroutines)."""
+        return self._submit(work, opening).result()
+
+    async def _call(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` on the store's thread; the event loop serves other coroutines meanwhile."""
+        return await asyncio.wrap_future(self._submit(work))
+
+    async def _tx(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` in one write transaction on the store's thread."""
+        return await self._call(lambda conn: _transaction(conn, work))
+
+    async def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        return await self._call(lambda conn: conn.execute(sql, params).fetchall())
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -95,21 +152,7 @@ class SQLiteStore(Store):
         except sqlite3.DatabaseError as exc:
             raise StoreCorrupt(f"{self.path} is not a usable Podium database: {exc}") from None
 
-    def _tx(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work`` in one write transaction."""
-        conn = self._conn
-        with self._errors():
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(conn)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return result
-
-    def _setup(self) -> None:
-        conn = self._conn
+    def _setup(self, conn: sqlite3.Connection) -> None:
         with self._errors():
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -135,11 +178,8 @@ class SQLiteStore(Store):
             c.execute(f"PRAGMA application_id={APPLICATION_ID}")
             c.execute(f"PRAGMA user_version={len(MIGRATIONS)}")
 
-        self._tx(migrate)
-
-    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         with self._errors():
-            return self._conn.execute(sql, params).fetchall()
+            _transaction(conn, migrate)
 
     # threads
     async def create_thread(self, thread_id: str, metadata: dict[str, Any] | None = None) -> ThreadInfo:
@@ -152,24 +192,23 @@ class SQLiteStore(Store):
             c.execute("INSERT INTO threads VALUES (?,?,?)", (thread_id, info.created, dumps(info.metadata)))
             return info
 
-        return self._tx(work)
+        return await self._tx(work)
 
     async def get_thread(self, thread_id: str) -> ThreadInfo | None:
-        rows = self._query("SELECT created, metadata FROM threads WHERE id=?", (thread_id,))
+        rows = await self._query("SELECT created, metadata FROM threads WHERE id=?", (thread_id,))
         return ThreadInfo(id=thread_id, created=rows[0][0], metadata=json.loads(rows[0][1])) if rows else None
 
     async def list_threads(self, limit: int = 100) -> list[ThreadInfo]:
-        rows = self._query("SELECT id, created, metadata FROM threads ORDER BY created DESC LIMIT ?", (limit,))
+        rows = await self._query("SELECT id, created, metadata FROM threads ORDER BY created DESC LIMIT ?", (limit,))
         return [ThreadInfo(id=r[0], created=r[1], metadata=json.loads(r[2])) for r in rows]
 
     # events
     async def append_events(self, thread_id: str, events: list[Event]) -> None:
         rows = [event_row(thread_id, e) for e in events]
         if len(rows) == 1:  # one statement is its own transaction in autocommit mode: no BEGIN/COMMIT round trips
-            with self._errors():
-                self._conn.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows[0])
+            await self._call(lambda conn: conn.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows[0]))
             return
-        self._tx(lambda c: c.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows))
+        await self._tx(lambda c: c.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows))
 
     async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
         sql = "SELECT seq, run_id, kind, key, ns, body FROM events WHERE thread_id=? AND seq>?"
@@ -177,23 +216,23 @@ class SQLiteStore(Store):
         if run_id is not None:
             sql += " AND run_id=?"
             params += (run_id,)
-        return [event_from_row(*row) for row in self._query(sql + " ORDER BY seq", params)]
+        return [event_from_row(*row) for row in await self._query(sql + " ORDER BY seq", params)]
 
     async def last_seq(self, thread_id: str) -> int:
-        rows = self._query("SELECT max(seq) FROM events WHERE thread_id=?", (thread_id,))
+        rows = await self._query("SELECT max(seq) FROM events WHERE thread_id=?", (thread_id,))
         return int(rows[0][0] or 0)
 
     async def load_messages(
         self, thread_id: str, namespace: str = "", *, exclude_run: str | None = None
     ) -> list[Message]:
-        rows = self._query(
+        rows = await self._query(
             "SELECT body FROM events WHERE thread_id=? AND kind='message' AND ns=? AND run_id IS NOT ? ORDER BY seq",
             (thread_id, namespace, exclude_run),
         )
         return [message_from_row(r[0]) for r in rows]
 
     async def journal(self, run_id: str) -> dict[str, Event]:
-        rows = self._query(
+        rows = await self._query(
             "SELECT seq, run_id, kind, key, ns, body FROM events WHERE run_id=? AND key IS NOT NULL", (run_id,)
         )
         events = [event_from_row(*row) for row in rows]
@@ -202,7 +241,7 @@ class SQLiteStore(Store):
     # runs
     async def create_run(self, run: RunRecord) -> None:
         row = run_row(run)
-        self._tx(lambda c: c.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?)", row))
+        await self._tx(lambda c: c.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?)", row))
 
     async def update_run(self, run_id: str, status: RunStatus, result: dict[str, Any] | None = None) -> None:
         def work(c: sqlite3.Connection) -> None:
@@ -213,18 +252,18 @@ class SQLiteStore(Store):
             if cursor.rowcount == 0:
                 raise StoreError(f"no run {run_id!r}")
 
-        self._tx(work)
+        await self._tx(work)
 
     async def get_run(self, run_id: str) -> RunRecord | None:
-        rows = self._query("SELECT * FROM runs WHERE id=?", (run_id,))
+        rows = await self._query("SELECT * FROM runs WHERE id=?", (run_id,))
         return run_from_row(rows[0]) if rows else None
 
     async def list_runs(self, thread_id: str) -> list[RunRecord]:
-        rows = self._query("SELECT * FROM runs WHERE thread_id=? ORDER BY created, rowid", (thread_id,))
+        rows = await self._query("SELECT * FROM runs WHERE thread_id=? ORDER BY created, rowid", (thread_id,))
         return [run_from_row(r) for r in rows]
 
     async def last_run(self, thread_id: str) -> RunRecord | None:
-        rows = self._query(
+        rows = await self._query(
             "SELECT * FROM runs WHERE thread_id=? ORDER BY created DESC, rowid DESC LIMIT 1", (thread_id,)
         )
         return run_from_row(rows[0]) if rows else None
@@ -256,10 +295,10 @@ class SQLiteStore(Store):
             c.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?)", (thread_id, owner, now + ttl))
             return None
 
-        return self._tx(work)
+        return await self._tx(work)
 
     async def release_thread(self, thread_id: str, owner: str) -> None:
-        self._tx(lambda c: c.execute("DELETE FROM leases WHERE thread_id=? AND owner=?", (thread_id, owner)))
+        await self._tx(lambda c: c.execute("DELETE FROM leases WHERE thread_id=? AND owner=?", (thread_id, owner)))
 
     # state
     async def put_state(self, thread_id: str, key: str, value: Any) -> None:
@@ -267,13 +306,24 @@ class SQLiteStore(Store):
             row = c.execute("SELECT max(version) FROM state WHERE thread_id=? AND key=?", (thread_id, key)).fetchone()
             c.execute("INSERT INTO state VALUES (?,?,?,?)", (thread_id, key, (row[0] or 0) + 1, dumps(value)))
 
-        self._tx(work)
+        await self._tx(work)
 
     async def get_state(self, thread_id: str, key: str) -> Any:
-        rows = self._query(
+        rows = await self._query(
             "SELECT value FROM state WHERE thread_id=? AND key=? ORDER BY version DESC LIMIT 1", (thread_id, key)
         )
         return json.loads(rows[0][0]) if rows else None
 
     async def close(self) -> None:
-        self._conn.close()
+        """Close the connection and stop the store's thread; the store cannot be used afterwards."""
+
+        def shut(conn: sqlite3.Connection) -> None:
+            self._conn = None
+            conn.close()
+
+        try:
+            await self._call(shut)
+        except StoreError:  # closed already
+            return
+        finally:
+            self._thread.shutdown(wait=False)
