@@ -1,17 +1,18 @@
 """A store in PostgreSQL, for conversations shared by processes on several hosts.
 
-Needs the ``postgres`` extra (``pip install 'podium[postgres]'``, psycopg 3 on the system libpq). The URL is any
-libpq connection string (``postgresql://user:password@host:5432/db``); nothing connects until the first call, or
-:meth:`PostgresStore.open` (``await PostgresStore.connect(url)`` does both).
+Needs the ``postgres`` extra (``pip install 'podium[postgres]'``: psycopg 3 on the system libpq, psycopg_pool). The
+URL is any libpq connection string (``postgresql://user:password@host:5432/db``); nothing connects until the first
+call, or :meth:`PostgresStore.open` (``await PostgresStore.connect(url)`` does both).
 
 Rows are encoded as in :mod:`podium.store.sqlite`: compact JSON in ``TEXT`` columns. ``TEXT`` rather than
 ``JSONB`` because events are only ever read back whole, the text is smaller for small events, and JSONB refuses
 strings holding ``\\u0000`` that tool output may contain.
 
-One store holds one connection; calls run one at a time in the order they were made, so the events one process
-appends to a thread commit in sequence order. Leases are taken in one transaction with ``SELECT ... FOR UPDATE`` and
-expire by the *server's* clock, so hosts with skewed clocks agree on them. A lost connection fails the call in
-progress with :class:`StoreError`; the next call reconnects.
+One store holds a pool of connections (``psycopg_pool``, up to ``max_connections``): calls of different runs go
+over different connections at once, and a run's own calls, awaited one after the other, commit in its sequence
+order. Leases are taken in one transaction with ``SELECT ... FOR UPDATE`` and expire by the *server's* clock, so
+hosts with skewed clocks agree on them. A lost connection fails the call in progress with :class:`StoreError`; the
+pool replaces it (and any idle one the server dropped too) for the next call.
 
 The schema is versioned in the table ``podium_schema`` and migrated forward on open (one migrator at a time, under
 an advisory lock); a schema from a newer Podium, or one that holds other tables named like Podium's, is refused
@@ -37,6 +38,7 @@ from podium.store.base import RunRecord, RunStatus, Store, ThreadInfo, owner_is_
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
+    from psycopg_pool import AsyncConnectionPool
 
 __all__ = ["PostgresStore"]
 
@@ -86,10 +88,26 @@ def _redact(text: str, password: str | None) -> str:
     return text.replace(password, "***") if password else text
 
 
-class PostgresStore(Store):
-    """A store in a PostgreSQL database (one connection, opened on first use)."""
+def _psycopg_pool() -> Any:
+    try:
+        import psycopg_pool
+    except ImportError:
+        raise UsageError("PostgreSQL stores need psycopg_pool: pip install 'podium[postgres]'") from None
+    return psycopg_pool
 
-    def __init__(self, url: str, *, schema: str | None = None, connect_timeout: float = 10.0) -> None:
+
+class PostgresStore(Store):
+    """A store in a PostgreSQL database, through a pool of connections opened on first use."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        connect_timeout: float = 10.0,
+        max_connections: int = 10,
+        wait_timeout: float = 30.0,
+    ) -> None:
         """Describe the database; nothing connects until the first call or :meth:`open`.
 
         Args:
@@ -97,12 +115,17 @@ class PostgresStore(Store):
             schema: the schema holding Podium's tables (created if missing); default: the connection's
                 ``search_path`` (normally ``public``).
             connect_timeout: seconds to wait for the server when connecting (unless the URL sets one).
+            max_connections: the most connections the pool opens; calls beyond that many at once wait for one.
+            wait_timeout: seconds a call waits for a free connection before :class:`StoreError`.
 
         Raises:
-            UsageError: psycopg is not installed.
+            UsageError: psycopg or psycopg_pool is not installed, or ``max_connections`` is below 1.
             StoreError: ``url`` is not a valid connection string.
         """
         psycopg = _psycopg()
+        _psycopg_pool()
+        if max_connections < 1:
+            raise UsageError(f"max_connections must be at least 1, not {max_connections}")
         try:
             params: dict[str, Any] = psycopg.conninfo.conninfo_to_dict(url)
         except psycopg.Error as exc:
@@ -118,56 +141,78 @@ class PostgresStore(Store):
         """Where the store is (``user@host:port/dbname``), for messages; never holds the password."""
         self.schema = schema
         """The schema of Podium's tables, or ``None`` for the connection's default."""
-        self._conn: AsyncConnection[Any] | None = None
-        self._lock = asyncio.Lock()
-        self._migrated = False
+        self.max_connections = max_connections
+        """The most connections the store holds at once."""
+        self._wait_timeout = wait_timeout
+        self._pool: AsyncConnectionPool[Any] | None = None
+        self._opening = asyncio.Lock()
         self._closed = False
 
     @classmethod
-    async def connect(cls, url: str, *, schema: str | None = None, connect_timeout: float = 10.0) -> PostgresStore:
+    async def connect(
+        cls, url: str, *, schema: str | None = None, connect_timeout: float = 10.0, max_connections: int = 10
+    ) -> PostgresStore:
         """Create a store and open it now, so a wrong URL or an unreachable server fails here.
 
         Raises:
             StoreError: the server cannot be reached or refuses the login.
             StoreCorrupt: the schema belongs to a newer Podium, or is not a Podium one.
         """
-        store = cls(url, schema=schema, connect_timeout=connect_timeout)
+        store = cls(url, schema=schema, connect_timeout=connect_timeout, max_connections=max_connections)
         await store.open()
         return store
 
     async def open(self) -> None:
-        """Connect and migrate the schema (done by the first call otherwise).
+        """Connect, migrate the schema and start the pool (done by the first call otherwise).
 
         Raises:
             StoreError: the server cannot be reached or refuses the login.
             StoreCorrupt: the schema belongs to a newer Podium, or is not a Podium one.
         """
-
-        async def nothing(conn: AsyncConnection[Any]) -> None:
-            return None
-
-        await self._run(nothing)
+        await self._ready()
 
     async def close(self) -> None:
-        """Close the connection; the store cannot be used afterwards."""
+        """Close the pool's connections; the store cannot be used afterwards."""
         self._closed = True
-        async with self._lock:
-            await self._drop()
+        async with self._opening:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
 
     # connection handling
-    async def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                await conn.close()
-            except Exception:  # already broken: nothing more to release
-                pass
-
-    async def _connection(self) -> AsyncConnection[Any]:
+    async def _ready(self) -> AsyncConnectionPool[Any]:
+        """The pool, opened (after one connection checked the server and migrated the schema) on first use."""
         if self._closed:
             raise StoreError(f"the PostgreSQL store {self.description} is closed")
-        if self._conn is not None and not self._conn.closed:
-            return self._conn
+        pool = self._pool
+        if pool is not None:
+            return pool
+        async with self._opening:
+            if self._closed:
+                raise StoreError(f"the PostgreSQL store {self.description} is closed")
+            if self._pool is None:
+                await self._first_connection()
+                pool = _psycopg_pool().AsyncConnectionPool(
+                    self._conninfo,
+                    kwargs={"autocommit": True},
+                    min_size=1,
+                    max_size=self.max_connections,
+                    open=False,
+                    configure=self._configure,
+                    timeout=self._wait_timeout,
+                    name=f"podium {self.description}",
+                )
+                await pool.open()
+                self._pool = pool
+            return self._pool
+
+    async def _configure(self, conn: AsyncConnection[Any]) -> None:
+        if self.schema is not None:
+            sql = _psycopg().sql
+            await conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
+
+    async def _first_connection(self) -> None:
+        """Connect once, so an unreachable server or a refused login is a clear error, and migrate the schema."""
         psycopg = _psycopg()
         try:
             conn: AsyncConnection[Any] = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
@@ -175,40 +220,41 @@ class PostgresStore(Store):
             reason = _redact(str(exc).strip(), self._password)
             raise StoreError(f"cannot connect to PostgreSQL at {self.description}: {reason}") from None
         try:
-            if self.schema is not None:
-                await conn.execute(psycopg.sql.SQL("SET search_path TO {}").format(psycopg.sql.Identifier(self.schema)))
-            if not self._migrated:
-                await self._migrate(conn)
-                self._migrated = True
-        except BaseException:
+            await self._configure(conn)
+            await self._migrate(conn)
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL {self.description}: {_redact(str(exc).strip(), self._password)}") from None
+        finally:
             await conn.close()
-            raise
-        self._conn = conn
-        return conn
 
     async def _run(self, work: Work[T]) -> T:
-        """Run ``work`` on the connection, alone, mapping database errors to :class:`StoreError`."""
+        """Run ``work`` on a connection of the pool, mapping database errors to :class:`StoreError`.
+
+        A connection left broken or inside a transaction (by a lost server or a cancelled call) is rolled back or
+        replaced by the pool before anyone else gets it.
+        """
         psycopg = _psycopg()
-        idle = psycopg.pq.TransactionStatus.IDLE
-        async with self._lock:
-            conn: AsyncConnection[Any] | None = None
-            try:
-                conn = await self._connection()
+        pool = await self._ready()
+        try:
+            async with pool.connection() as conn:
                 return await work(conn)
-            except psycopg.errors.IntegrityError as exc:
-                raise StoreError(f"PostgreSQL {self.description}: {str(exc).strip()}") from None
-            except psycopg.OperationalError as exc:
-                await self._drop()
-                reason = _redact(str(exc).strip(), self._password)
-                raise StoreError(f"PostgreSQL {self.description} failed (will reconnect): {reason}") from None
-            except psycopg.Error as exc:
-                raise StoreError(f"PostgreSQL {self.description}: {str(exc).strip()}") from None
-            except UnicodeEncodeError as exc:
-                raise StoreError(f"PostgreSQL {self.description}: text that is not valid Unicode: {exc}") from None
-            finally:
-                # cancelled or failed mid-transaction: the connection is in an unknown state, start afresh
-                if conn is not None and self._conn is conn and (conn.closed or conn.info.transaction_status != idle):
-                    await self._drop()
+        except psycopg.errors.IntegrityError as exc:
+            raise StoreError(f"PostgreSQL {self.description}: {str(exc).strip()}") from None
+        except psycopg.OperationalError as exc:
+            reason = _redact(str(exc).strip(), self._password)
+            await pool.check()  # the server may have dropped the idle connections too: replace them now
+            raise StoreError(f"PostgreSQL {self.description} failed (will reconnect): {reason}") from None
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL {self.description}: {str(exc).strip()}") from None
+        except _psycopg_pool().PoolTimeout:
+            raise StoreError(
+                f"PostgreSQL {self.description}: no connection free or reachable within {self._wait_timeout} s "
+                f"({self.max_connections} at most)"
+            ) from None
+        except _psycopg_pool().PoolClosed:
+            raise StoreError(f"the PostgreSQL store {self.description} is closed") from None
+        except UnicodeEncodeError as exc:
+            raise StoreError(f"PostgreSQL {self.description}: text that is not valid Unicode: {exc}") from None
 
     async def _migrate(self, conn: AsyncConnection[Any]) -> None:
         where = f"PostgreSQL {self.description}" + (f" (schema {self.schema})" if self.schema else "")
