@@ -283,7 +283,7 @@ class SQLiteStore(Store):
             c.execute("DELETE FROM events WHERE thread_id=? AND run_id=?", (row[0], run_id))
             c.execute("DELETE FROM runs WHERE id=?", (run_id,))
 
-        self._tx(work)
+        await self._tx(work)
 
     # leases
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
