@@ -146,9 +146,16 @@ def _slow_echo(delay: float) -> FunctionModel:
 
 async def test_second_run_on_a_busy_thread_fails_or_waits_never_interleaves(store: Store) -> None:
     runtime = Runtime(store, busy_poll=0.005)
-    agent = ReactAgent("echo", _slow_echo(0.05))
+    replying = asyncio.Event()
+
+    async def reply(messages: list[Message], request: ModelRequest) -> str:
+        replying.set()  # the first run holds the thread by now (over a pool, calls of two runs may overtake)
+        await asyncio.sleep(0.05)
+        return f"echo: {messages[-1].content}"
+
+    agent = ReactAgent("echo", FunctionModel(reply))
     first = asyncio.create_task(runtime.run(agent, "one", thread_id="t"))
-    await asyncio.sleep(0.01)
+    await replying.wait()
     with pytest.raises(ThreadBusy):
         await runtime.run(agent, "two", thread_id="t")
     waited = await runtime.run(agent, "three", thread_id="t", if_busy="wait")
