@@ -1,9 +1,10 @@
 """A Mermaid drawing of an agent's structure: what ``podium graph APP`` prints.
 
 Agents are boxes labelled with their kind, tools are rounded; arrows go from an orchestrator to what it can use:
-a supervisor to its workers (labelled with the handoff tool), a swarm to its agents (and dotted arrows between
-agents that can hand off to each other), the master agent to its tools and agents, a task to its agent's tools and
-to its sub-tasks, a ReAct agent to its tools. Paste the output into any Mermaid viewer (GitHub renders it).
+a supervisor to its workers (labelled with the handoff tool), a plan agent to its specialists, a swarm to its
+agents (and dotted arrows between agents that can hand off to each other), the master agent to its tools and
+agents, a task to its agent's tools and to its sub-tasks, a ReAct agent to its tools. Paste the output into any
+Mermaid viewer (GitHub renders it).
 """
 
 from __future__ import annotations
@@ -43,12 +44,17 @@ class _Drawing:
 
     def agent(self, agent: Agent) -> str:
         from podium.orchestration.master import AgentTool, MasterAgent
+        from podium.orchestration.plan import PlanAndExecute
         from podium.orchestration.supervisor import Supervisor, Swarm
         from podium.orchestration.tasks import Task
 
-        kind = {Supervisor: "supervisor", Swarm: "swarm", MasterAgent: "master agent", Task: "task"}.get(
-            type(agent), "ReAct agent" if isinstance(agent, ReactAgent) else type(agent).__name__
-        )
+        kind = {
+            Supervisor: "supervisor",
+            Swarm: "swarm",
+            MasterAgent: "master agent",
+            Task: "task",
+            PlanAndExecute: "plan and execute",
+        }.get(type(agent), "ReAct agent" if isinstance(agent, ReactAgent) else type(agent).__name__)
         ident, new = self.node(id(agent), f"{agent.name}<br/><i>{kind}</i>")
         if not new:
             return ident
@@ -75,6 +81,9 @@ class _Drawing:
             self.tools(ident, agent, getattr(agent.agent, "usable", {}))
             for sub in agent.sub_tasks:
                 self.edge(ident, self.agent(sub), "sub-task")
+        elif isinstance(agent, PlanAndExecute):
+            for name, specialist in agent.catalogue.specialists.items():
+                self.edge(ident, self.agent(specialist.agent), f"steps for {name}")
         elif isinstance(agent, ReactAgent):
             self.tools(ident, agent, agent.current_tools())
         return ident

@@ -102,3 +102,12 @@ def test_an_app_without_a_model_is_drawn_with_a_stand_in(tmp_path: Path) -> None
     from podium.graph import draw_app
 
     assert draw_app(str(source)) == 'flowchart TD\n    n1["bare #quot;one#quot;<br/><i>ReAct agent</i>"]\n'
+
+
+def test_a_plan_agent_is_drawn_with_its_specialists(runner: CliRunner) -> None:
+    drawn = runner.invoke(cli, ["graph", "plan-service"]).output.splitlines()
+    assert drawn[1] == '    n1["plan-service<br/><i>plan and execute</i>"]'
+    assert drawn[2] == '    n2["HrAgent<br/><i>ReAct agent</i>"]'
+    steps = [line for line in drawn if "|steps for " in line]
+    assert len(steps) == 7 and all(line.startswith("    n1 -->|steps for ") for line in steps)
+    assert sum(1 for line in drawn if line.endswith('"])')) == 152  # every stand-in tool, once
