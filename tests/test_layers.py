@@ -16,7 +16,7 @@ import podium
 SOURCE = Path(podium.__file__).parent
 
 LAYERS: list[tuple[str, ...]] = [
-    ("podium.errors", "podium.messages", "podium.events"),
+    ("podium.errors", "podium._codec", "podium.messages", "podium.events"),
     ("podium.tools",),
     ("podium.models",),
     ("podium.store",),

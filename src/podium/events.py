@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from podium.errors import InvalidData
-from podium.messages import Message, Usage, message_from_dict, message_to_dict
+from podium import _codec
+from podium.messages import Message, Usage
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 __all__ = [
+    "EVENT_TYPES",
     "Artifact",
     "ErrorEvent",
     "Event",
@@ -111,7 +115,7 @@ class Interrupt:
 
 
 @dataclass(slots=True, kw_only=True)
-class Event:
+class Event(_codec.Tagged):
     """Fields every event has."""
 
     run_id: str = ""
@@ -125,11 +129,8 @@ class Event:
     ts: float = field(default_factory=time.time)
     """Wall-clock time of emission (seconds since the epoch)."""
 
-    kind: ClassVar[str] = "event"
-
-    def body(self) -> dict[str, Any]:
-        """The fields particular to this event type, JSON-ready."""
-        return {}
+    kind: str = "event"
+    """Tag of the variant (each event type narrows it to its own literal)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -140,10 +141,8 @@ class RunStarted(Event):
     """The message that started the run."""
     attempt: int = 1
     """1 for the first execution; higher when resumed after an interrupt or a crash."""
-    kind: ClassVar[str] = "run_started"
-
-    def body(self) -> dict[str, Any]:
-        return {"input": message_to_dict(self.input) if self.input else None, "attempt": self.attempt}
+    kind: Literal["run_started"] = "run_started"
+    """Tag of the variant."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -156,10 +155,8 @@ class RunEnded(Event):
     """Why it stopped, for anything but ``completed``."""
     output: str | None = None
     """The final answer's text, when completed."""
-    kind: ClassVar[str] = "run_ended"
-
-    def body(self) -> dict[str, Any]:
-        return {"status": self.status, "reason": self.reason, "output": self.output}
+    kind: Literal["run_ended"] = "run_ended"
+    """Tag of the variant."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -172,13 +169,8 @@ class MessageAdded(Event):
     """Which history: "" for the thread's, an agent's own namespace for agents that keep their own."""
     usage: Usage | None = None
     """Token usage, when the message is a model reply."""
-    kind: ClassVar[str] = "message"
-
-    def body(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"message": message_to_dict(self.message), "namespace": self.namespace}
-        if self.usage is not None:
-            data["usage"] = self.usage.to_dict()
-        return data
+    kind: Literal["message"] = "message"
+    """Tag of the variant."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -187,10 +179,8 @@ class StepRecorded(Event):
 
     value: Any = None
     """The step's result."""
-    kind: ClassVar[str] = "step"
-
-    def body(self) -> dict[str, Any]:
-        return {"value": self.value}
+    kind: Literal["step"] = "step"
+    """Tag of the variant."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -199,10 +189,8 @@ class TokenDelta(Event):
 
     text: str
     """The new text."""
-    kind: ClassVar[str] = "token"
-
-    def body(self) -> dict[str, Any]:
-        return {"text": self.text}
+    kind: Literal["token"] = "token"
+    """Tag of the variant."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -213,10 +201,8 @@ class ToolStarted(Event):
     """The call's id."""
     name: str
     """The tool's name."""
-    kind: ClassVar[str] = "tool_started"
-
-    def body(self) -> dict[str, Any]:
-        return {"tool_call_id": self.tool_call_id, "name": self.name}
+    kind: Literal["tool_started"] = "tool_started"
+    """Tag of the variant."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -227,10 +213,8 @@ class SideChannel(Event):
     """What to show."""
     channel: Literal["progress", "rationale"] = "progress"
     """``rationale``: why something was chosen; ``progress``: what is happening."""
-    kind: ClassVar[str] = "side"
-
-    def body(self) -> dict[str, Any]:
-        return {"text": self.text, "channel": self.channel}
+    kind: Literal["side"] = "side"
+    """Tag of the variant."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -241,10 +225,8 @@ class Artifact(Event):
     """The artifact (text or JSON data)."""
     title: str = ""
     """A short label."""
-    kind: ClassVar[str] = "artifact"
-
-    def body(self) -> dict[str, Any]:
-        return {"content": self.content, "title": self.title}
+    kind: Literal["artifact"] = "artifact"
+    """Tag of the variant."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -253,10 +235,8 @@ class InterruptRaised(Event):
 
     interrupt: Interrupt
     """The question."""
-    kind: ClassVar[str] = "interrupt"
-
-    def body(self) -> dict[str, Any]:
-        return {"interrupt": self.interrupt.to_dict()}
+    kind: Literal["interrupt"] = "interrupt"
+    """Tag of the variant."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -265,10 +245,8 @@ class InterruptAnswered(Event):
 
     answer: str
     """The answer text."""
-    kind: ClassVar[str] = "answer"
-
-    def body(self) -> dict[str, Any]:
-        return {"answer": self.answer}
+    kind: Literal["answer"] = "answer"
+    """Tag of the variant."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -277,10 +255,8 @@ class TaskStackChanged(Event):
 
     stack: list[Any] = field(default_factory=list)
     """The stack after the change, bottom first, as JSON."""
-    kind: ClassVar[str] = "task_stack"
-
-    def body(self) -> dict[str, Any]:
-        return {"stack": self.stack}
+    kind: Literal["task_stack"] = "task_stack"
+    """Tag of the variant."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -291,71 +267,41 @@ class ErrorEvent(Event):
     """The exception type or error code."""
     message: str
     """What went wrong."""
-    kind: ClassVar[str] = "error"
+    kind: Literal["error"] = "error"
+    """Tag of the variant."""
 
-    def body(self) -> dict[str, Any]:
-        return {"error": self.error, "message": self.message}
+
+EVENT_TYPES: tuple[type[Event], ...] = (
+    RunStarted,
+    RunEnded,
+    MessageAdded,
+    StepRecorded,
+    TokenDelta,
+    ToolStarted,
+    SideChannel,
+    Artifact,
+    InterruptRaised,
+    InterruptAnswered,
+    TaskStackChanged,
+    ErrorEvent,
+)
+"""The event variants, told apart by ``kind``: a new event type is a class above and its name here."""
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
-    """The JSON form of ``event``, one flat object (as ``podium chat --jsonl`` prints it)."""
-    data: dict[str, Any] = {"kind": event.kind, "run_id": event.run_id, "path": list(event.path), "seq": event.seq}
-    if event.key is not None:
-        data["key"] = event.key
-    data["ts"] = round(event.ts, 6)
-    data.update(event.body())
-    return data
-
-
-def _read(kind: str, data: dict[str, Any], common: dict[str, Any]) -> Event:
-    if kind == "message":
-        usage = data.get("usage")
-        return MessageAdded(
-            message=message_from_dict(data["message"]),
-            namespace=data.get("namespace", ""),
-            usage=Usage.from_dict(usage) if usage else None,
-            **common,
-        )
-    if kind == "step":
-        return StepRecorded(value=data.get("value"), **common)
-    if kind == "run_started":
-        raw = data.get("input")
-        return RunStarted(input=message_from_dict(raw) if raw else None, attempt=int(data.get("attempt", 1)), **common)
-    if kind == "run_ended":
-        return RunEnded(status=data["status"], reason=data.get("reason", ""), output=data.get("output"), **common)
-    if kind == "token":
-        return TokenDelta(text=data["text"], **common)
-    if kind == "tool_started":
-        return ToolStarted(tool_call_id=data["tool_call_id"], name=data["name"], **common)
-    if kind == "side":
-        return SideChannel(text=data["text"], channel=data.get("channel", "progress"), **common)
-    if kind == "artifact":
-        return Artifact(content=data.get("content"), title=data.get("title", ""), **common)
-    if kind == "interrupt":
-        return InterruptRaised(interrupt=Interrupt.from_dict(data["interrupt"]), **common)
-    if kind == "answer":
-        return InterruptAnswered(answer=data["answer"], **common)
-    if kind == "task_stack":
-        return TaskStackChanged(stack=list(data.get("stack", ())), **common)
-    if kind == "error":
-        return ErrorEvent(error=data["error"], message=data.get("message", ""), **common)
-    raise InvalidData(f"unknown event kind {kind!r}")
+    """The JSON form of ``event``, one flat object with defaults left out (as ``podium chat --jsonl`` prints it)."""
+    return _codec.dump(event, _events())
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
     """Read an event from :func:`event_to_dict`'s form.
 
     Raises:
-        ValueError: the data is not an event.
+        InvalidData: the data is not an event.
     """
-    try:
-        common = {
-            "run_id": data.get("run_id", ""),
-            "path": tuple(data.get("path", ())),
-            "seq": int(data.get("seq", 0)),
-            "key": data.get("key"),
-            "ts": float(data.get("ts", 0.0)),
-        }
-        return _read(data["kind"], data, common)
-    except (KeyError, TypeError) as exc:
-        raise InvalidData(f"not an event: {data!r:.200}") from exc
+    event: Event = _codec.load(data, _events(), "event")
+    return event
+
+
+def _events() -> TypeAdapter[Event]:
+    return _codec.union_adapter(EVENT_TYPES)

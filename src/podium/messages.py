@@ -1,22 +1,27 @@
 """Message types shared by every orchestration, their JSON form and the OpenAI chat-completions wire format.
 
-Each message is a small dataclass with a literal ``kind`` tag, so one function round-trips any history to JSON
-(:func:`message_to_dict` / :func:`message_from_dict`) and another converts it to and from the wire format
-(:func:`to_openai` / :func:`from_openai`). ``metadata`` carries data that travels with a message but is never sent
-to a model (side-channel notes, UI hints).
+Each message is a small dataclass with a literal ``kind`` tag, so one discriminated adapter round-trips any history
+to JSON (:func:`message_to_dict` / :func:`message_from_dict`) and another function converts it to and from the wire
+format (:func:`to_openai` / :func:`from_openai`). ``metadata`` carries data that travels with a message but is
+never sent to a model (side-channel notes, UI hints).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from podium import _codec
 from podium.errors import InvalidData
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 __all__ = [
     "AIMessage",
     "HumanMessage",
+    "MESSAGE_TYPES",
     "Message",
     "SystemMessage",
     "ToolCall",
@@ -55,17 +60,22 @@ class Usage:
         )
 
     def to_dict(self) -> dict[str, int]:
-        """The JSON form."""
+        """The JSON form (every count written, zeros too)."""
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "requests": self.requests}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
-        """Read the JSON form."""
-        return cls(int(data.get("input_tokens", 0)), int(data.get("output_tokens", 0)), int(data.get("requests", 0)))
+        """Read the JSON form.
+
+        Raises:
+            InvalidData: the data is not token usage.
+        """
+        usage: Usage = _codec.load(data, _codec.adapter(Usage), "Usage")
+        return usage
 
 
 @dataclass(slots=True, kw_only=True)
-class SystemMessage:
+class SystemMessage(_codec.Tagged):
     """Instructions for the model."""
 
     content: str
@@ -77,7 +87,7 @@ class SystemMessage:
 
 
 @dataclass(slots=True, kw_only=True)
-class HumanMessage:
+class HumanMessage(_codec.Tagged):
     """A message written by a person (or by a parent agent speaking as the user)."""
 
     content: str
@@ -115,7 +125,7 @@ class ToolCall:
 
 
 @dataclass(slots=True, kw_only=True)
-class AIMessage:
+class AIMessage(_codec.Tagged):
     """A model's reply: text, tool calls, or both."""
 
     content: str = ""
@@ -131,7 +141,7 @@ class AIMessage:
 
 
 @dataclass(slots=True, kw_only=True)
-class ToolMessage:
+class ToolMessage(_codec.Tagged):
     """The result of one tool call, answering the call with the same ``tool_call_id``."""
 
     content: str
@@ -153,58 +163,28 @@ class ToolMessage:
 Message: TypeAlias = SystemMessage | HumanMessage | AIMessage | ToolMessage
 """Any message of a conversation."""
 
+MESSAGE_TYPES: tuple[type[Message], ...] = (SystemMessage, HumanMessage, AIMessage, ToolMessage)
+"""The variants of :data:`Message` (the one place a new one is added)."""
+
 
 def message_to_dict(message: Message) -> dict[str, Any]:
-    """The JSON-ready form of ``message`` (round-trips through :func:`message_from_dict`)."""
-    data: dict[str, Any] = {"kind": message.kind, "content": message.content}
-    if isinstance(message, HumanMessage | AIMessage) and message.name is not None:
-        data["name"] = message.name
-    if isinstance(message, AIMessage) and message.tool_calls:
-        data["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
-    if isinstance(message, ToolMessage):
-        data["tool_call_id"] = message.tool_call_id
-        data["name"] = message.name
-        if message.is_error:
-            data["is_error"] = True
-        if message.artifact is not None:
-            data["artifact"] = message.artifact
-    if message.metadata:
-        data["metadata"] = message.metadata
-    return data
+    """The JSON-ready form of ``message``, defaults left out (round-trips through :func:`message_from_dict`)."""
+    return _codec.dump(message, _messages())
 
 
 def message_from_dict(data: dict[str, Any]) -> Message:
     """Read a message from its JSON form.
 
     Raises:
-        ValueError: the data is not a message.
+        InvalidData: the data is not a message.
     """
-    try:
-        kind = data["kind"]
-        content = data.get("content", "")
-        metadata = dict(data.get("metadata") or {})
-        if kind == "human":
-            return HumanMessage(content=content, name=data.get("name"), metadata=metadata)
-        if kind == "ai":
-            calls = [
-                ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments", "{}"))
-                for c in data.get("tool_calls", ())
-            ]
-            return AIMessage(content=content, tool_calls=calls, name=data.get("name"), metadata=metadata)
-        if kind == "tool":
-            return ToolMessage(
-                content=content,
-                tool_call_id=data["tool_call_id"],
-                name=data.get("name", ""),
-                is_error=bool(data.get("is_error", False)),
-                artifact=data.get("artifact"),
-                metadata=metadata,
-            )
-        if kind == "system":
-            return SystemMessage(content=content, metadata=metadata)
-    except (KeyError, TypeError) as exc:
-        raise InvalidData(f"not a message: {data!r:.200}") from exc
-    raise InvalidData(f"unknown message kind {kind!r}")
+    message: Message = _codec.load(data, _messages(), "message")
+    return message
+
+
+def _messages() -> TypeAdapter[Message]:
+    """The adapter of :data:`Message`: the variants told apart by ``kind``."""
+    return _codec.union_adapter(MESSAGE_TYPES)
 
 
 def to_openai(message: Message) -> dict[str, Any]:

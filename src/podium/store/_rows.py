@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from podium.errors import InvalidData, StoreCorrupt
-from podium.events import Event, MessageAdded, event_from_dict
+from podium.events import Event, MessageAdded, event_from_dict, event_to_dict
 from podium.messages import Message, message_from_dict
 from podium.store.base import RunRecord
 
@@ -30,20 +30,28 @@ def _path_of_key(key: str | None) -> tuple[str, ...] | None:
 def event_row(thread_id: str, event: Event) -> tuple[Any, ...]:
     """``(thread_id, seq, run_id, kind, key, ns, body)``: the columns, and the rest of the event as JSON.
 
-    Storage only appends, so every byte of a row is paid on every step: the path is left out when the journal key
-    already names it, and token usage is a three-number list.
+    The body is :func:`podium.event_to_dict`'s form less the columns. Storage only appends, so every byte of a row is
+    paid on every step: the path is left out when the journal key already names it, and token usage is a
+    three-number list.
     """
-    body = event.body()
+    body = event_to_dict(event)
+    for column in _COLUMNS:
+        body.pop(column, None)
     ns = None
     if isinstance(event, MessageAdded):
-        ns = body.pop("namespace")
-    usage = body.pop("usage", None)
-    if usage is not None:
-        body["u"] = [usage["input_tokens"], usage["output_tokens"], usage["requests"]]
+        ns = event.namespace
+        body.pop("namespace", None)
+        body.pop("usage", None)
+        if event.usage is not None:
+            body["u"] = [event.usage.input_tokens, event.usage.output_tokens, event.usage.requests]
     if _path_of_key(event.key) != event.path:
         body["p"] = list(event.path)
     body["t"] = round(event.ts, 3)
     return (thread_id, event.seq, event.run_id, event.kind, event.key, ns, dumps(body))
+
+
+_COLUMNS = ("kind", "run_id", "seq", "key", "path", "ts")
+"""Fields of an event kept in columns of their own (or, for the path and time, shortened)."""
 
 
 def event_from_row(seq: int, run_id: str, kind: str, key: str | None, ns: str | None, body: str) -> Event:
