@@ -92,7 +92,7 @@ def test_an_event_round_trips_through_json_and_a_row(event: Event) -> None:
 
 def test_defaults_are_left_out_but_tags_kept() -> None:
     event = MessageAdded(message=HumanMessage(content="hi"), run_id="r", path=("app",), key="app#1", ts=1.0)
-    assert event_to_dict(event) == {
+    assert event_to_dict(event, compact=True) == {
         "kind": "message",
         "run_id": "r",
         "path": ["app"],
@@ -100,9 +100,11 @@ def test_defaults_are_left_out_but_tags_kept() -> None:
         "ts": 1.0,
         "message": {"kind": "human", "content": "hi"},
     }
+    assert event_to_dict(event)["message"] == {"kind": "human", "content": "hi", "name": None, "metadata": {}}
+    assert event_to_dict(event)["seq"] == 0 and event_to_dict(event)["usage"] is None
     assert event_row("t", event)[-1] == '{"message":{"kind":"human","content":"hi"},"t":1.0}'
     assert message_from_row(event_row("t", event)[-1]) == HumanMessage(content="hi")
-    assert message_to_dict(AIMessage()) == {"kind": "ai"}
+    assert message_to_dict(AIMessage(), compact=True) == {"kind": "ai"}
 
 
 def test_values_json_cannot_hold_are_written_as_text() -> None:
@@ -119,7 +121,7 @@ def test_bad_data_is_invalid_data_naming_what_is_wrong() -> None:
         event_from_dict({"kind": "nope"})
     with pytest.raises(InvalidData, match=r"not an event: token\.text: Field required"):
         event_from_dict({"kind": "token"})
-    with pytest.raises(InvalidData, match="not a message: .*discriminator 'kind'"):
+    with pytest.raises(InvalidData, match=r"not a message: .*discriminator 'kind'"):
         message_from_dict({"content": "no kind"})
     with pytest.raises(InvalidData, match=r"not a Usage: requests: Input should be a valid integer"):
         Usage.from_dict({"requests": "many"})

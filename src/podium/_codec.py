@@ -2,8 +2,8 @@
 
 Every type is read and written by a pydantic ``TypeAdapter`` built on first use (pydantic is not imported until then,
 so ``import podium`` stays cheap). Message and event variants are dataclasses with a literal ``kind`` tag, read
-through one discriminated union each; defaults are left out of the written form, except the tag, which every tagged
-value keeps (see :class:`Tagged`).
+through one discriminated union each. The compact form (for storage) leaves defaults out, except the tag, which
+every tagged value keeps (see :class:`Tagged`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ T = TypeVar("T")
 class Tagged:
     """Base of the dataclasses with a ``kind`` tag: their written form always starts with the tag.
 
-    Defaults are left out of the written form to keep stored rows small; the tag is a default too, yet a reader needs
-    it to know the variant, so it is put back first.
+    The compact form leaves defaults out to keep stored rows small; the tag is a default too, yet a reader needs it
+    to know the variant, so it is put back first.
     """
 
     __slots__ = ()
@@ -63,9 +63,15 @@ def union_adapter(variants: tuple[type[Any], ...]) -> TypeAdapter[Any]:
     return TypeAdapter(Annotated[union, Field(discriminator="kind")])
 
 
-def dump(value: Any, codec: TypeAdapter[Any]) -> dict[str, Any]:
-    """The JSON-ready form of ``value``: defaults left out, values JSON cannot hold written as text."""
-    data: dict[str, Any] = codec.dump_python(value, mode="json", exclude_defaults=True, fallback=str)
+def dump(value: Any, codec: TypeAdapter[Any], *, compact: bool = False) -> dict[str, Any]:
+    """The JSON-ready form of ``value``, values JSON cannot hold written as text.
+
+    Args:
+        value: what to write.
+        codec: its adapter.
+        compact: leave fields at their default out (for storage; a reader fills them in again).
+    """
+    data: dict[str, Any] = codec.dump_python(value, mode="json", exclude_defaults=compact, fallback=str)
     return data
 
 

@@ -288,9 +288,14 @@ EVENT_TYPES: tuple[type[Event], ...] = (
 """The event variants, told apart by ``kind``: a new event type is a class above and its name here."""
 
 
-def event_to_dict(event: Event) -> dict[str, Any]:
-    """The JSON form of ``event``, one flat object with defaults left out (as ``podium chat --jsonl`` prints it)."""
-    return _codec.dump(event, _events())
+def event_to_dict(event: Event, *, compact: bool = False) -> dict[str, Any]:
+    """The JSON form of ``event``, one flat object (as ``podium chat --jsonl`` prints it).
+
+    Args:
+        event: the event.
+        compact: leave fields at their default out, as stored rows do.
+    """
+    return _codec.dump(event, _events(), compact=compact)
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:

@@ -167,9 +167,14 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (SystemMessage, HumanMessage, AIMessa
 """The variants of :data:`Message` (the one place a new one is added)."""
 
 
-def message_to_dict(message: Message) -> dict[str, Any]:
-    """The JSON-ready form of ``message``, defaults left out (round-trips through :func:`message_from_dict`)."""
-    return _codec.dump(message, _messages())
+def message_to_dict(message: Message, *, compact: bool = False) -> dict[str, Any]:
+    """The JSON-ready form of ``message`` (round-trips through :func:`message_from_dict`).
+
+    Args:
+        message: the message.
+        compact: leave fields at their default out, as stored rows do.
+    """
+    return _codec.dump(message, _messages(), compact=compact)
 
 
 def message_from_dict(data: dict[str, Any]) -> Message:

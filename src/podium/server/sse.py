@@ -91,7 +91,12 @@ class _Renderer:
         elif isinstance(event, InterruptRaised) and "updates" in self.modes:
             out.append(frame("updates", {"__interrupt__": [interrupt_out(event.interrupt, self.values.calls)]}, seq))
         elif isinstance(event, SideChannel | Artifact) and "custom" in self.modes:
-            out.append(frame("custom", {"kind": event.kind, "path": list(event.path), **event.body()}, seq))
+            body = (
+                {"text": event.text, "channel": event.channel}
+                if isinstance(event, SideChannel)
+                else {"content": event.content, "title": event.title}
+            )
+            out.append(frame("custom", {"kind": event.kind, "path": list(event.path), **body}, seq))
         if "values" in self.modes and (changed or isinstance(event, RunEnded)):
             interrupted = isinstance(event, RunEnded) and event.status == "interrupted"
             out.append(frame("values", self.values.to_dict(with_interrupts=interrupted), seq))

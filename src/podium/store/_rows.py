@@ -30,11 +30,11 @@ def _path_of_key(key: str | None) -> tuple[str, ...] | None:
 def event_row(thread_id: str, event: Event) -> tuple[Any, ...]:
     """``(thread_id, seq, run_id, kind, key, ns, body)``: the columns, and the rest of the event as JSON.
 
-    The body is :func:`podium.event_to_dict`'s form less the columns. Storage only appends, so every byte of a row is
-    paid on every step: the path is left out when the journal key already names it, and token usage is a
+    The body is :func:`podium.event_to_dict`'s compact form less the columns. Storage only appends, so every byte of
+    a row is paid on every step: the path is left out when the journal key already names it, and token usage is a
     three-number list.
     """
-    body = event_to_dict(event)
+    body = event_to_dict(event, compact=True)
     for column in _COLUMNS:
         body.pop(column, None)
     ns = None
