@@ -177,3 +177,23 @@ async def test_paths_and_usage_survive_the_compact_row_encoding(store: Store) ->
     assert [e.path for e in back] == [("sup", "call_1", "a"), ("odd/name",), ("free",), ()]
     first = back[0]
     assert isinstance(first, MessageAdded) and first.usage == Usage(5, 7, 1)
+
+
+async def test_api_keys_are_found_by_digest_listed_and_revoked(store: Store) -> None:
+    from podium.store.base import ApiKey
+
+    first = ApiKey(id="k1", name="ci", user="alice", scopes=["read", "run"], digest="d1", created=1.0)
+    second = ApiKey(id="k2", name="ops", user="bob", scopes=["admin"], digest="d2", created=2.0)
+    await store.add_api_key(first)
+    await store.add_api_key(second)
+    assert await store.find_api_key("d1") == first
+    assert await store.find_api_key("missing") is None
+    with pytest.raises(StoreError):
+        await store.add_api_key(ApiKey(id="k3", name="dup", user="eve", scopes=[], digest="d1"))
+    assert [k.id for k in await store.list_api_keys()] == ["k1", "k2"]
+    assert await store.revoke_api_key("k1") is True
+    assert await store.revoke_api_key("k1") is False  # already revoked
+    assert await store.revoke_api_key("nope") is False
+    revoked = await store.find_api_key("d1")
+    assert revoked is not None and revoked.revoked is not None and revoked.user == "alice"
+    assert [k.revoked is None for k in await store.list_api_keys()] == [False, True]

@@ -30,6 +30,7 @@ from podium import (
     open_store,
 )
 from podium.store.base import new_owner
+from podium.store.postgres import MIGRATIONS
 from podium.testing import FunctionModel, tool_call
 
 psycopg = pytest.importorskip("psycopg")
@@ -104,9 +105,9 @@ async def test_schema_is_created_versioned_and_opened_again_without_changes(post
     for store in stores:
         assert [t.id for t in await store.list_threads()] == ["t"]
         await store.close()
-    assert _sql(url, f'SELECT version FROM "{schema}".podium_schema') == [(1,)]
+    assert _sql(url, f'SELECT version FROM "{schema}".podium_schema') == [(len(MIGRATIONS),)]
     tables = _sql(url, "SELECT table_name FROM information_schema.tables WHERE table_schema=%s ORDER BY 1", (schema,))
-    assert [t[0] for t in tables] == ["events", "leases", "podium_schema", "runs", "state", "threads"]
+    assert [t[0] for t in tables] == ["api_keys", "events", "leases", "podium_schema", "runs", "state", "threads"]
 
 
 async def test_schema_of_a_newer_podium_is_refused_and_left_alone(postgres_schema: Schema) -> None:

@@ -9,9 +9,18 @@ from typing import Any
 from podium.errors import InvalidData, StoreCorrupt
 from podium.events import Event, MessageAdded, event_from_dict, event_to_dict
 from podium.messages import Message, message_from_dict
-from podium.store.base import RunRecord
+from podium.store.base import ApiKey, RunRecord
 
-__all__ = ["dumps", "event_from_row", "event_row", "message_from_row", "run_from_row", "run_row"]
+__all__ = [
+    "api_key_from_row",
+    "api_key_row",
+    "dumps",
+    "event_from_row",
+    "event_row",
+    "message_from_row",
+    "run_from_row",
+    "run_row",
+]
 
 
 def dumps(value: Any) -> str:
@@ -117,4 +126,16 @@ def run_from_row(row: tuple[Any, ...]) -> RunRecord:
         created=row[5],
         updated=row[6],
         result=json.loads(row[7]) if row[7] else None,
+    )
+
+
+def api_key_row(key: ApiKey) -> tuple[Any, ...]:
+    """``(id, name, user, scopes, digest, created, revoked)``."""
+    return (key.id, key.name, key.user, dumps(key.scopes), key.digest, key.created, key.revoked)
+
+
+def api_key_from_row(row: tuple[Any, ...] | Any) -> ApiKey:
+    """An API key from its row (the columns of :func:`api_key_row`)."""
+    return ApiKey(
+        id=row[0], name=row[1], user=row[2], scopes=json.loads(row[3]), digest=row[4], created=row[5], revoked=row[6]
     )

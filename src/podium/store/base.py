@@ -19,7 +19,7 @@ from typing import Any, Literal
 from podium.events import Event
 from podium.messages import Message
 
-__all__ = ["RunRecord", "RunStatus", "Store", "ThreadInfo", "owner_is_alive"]
+__all__ = ["ApiKey", "RunRecord", "RunStatus", "Store", "ThreadInfo", "owner_is_alive"]
 
 RunStatus = Literal["running", "interrupted", "completed", "failed", "limit_exceeded", "cancelled"]
 
@@ -56,6 +56,26 @@ class RunRecord:
     """Last status change."""
     result: dict[str, Any] | None = None
     """The outcome's JSON form once it stopped."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ApiKey:
+    """An API key of the server, as stored: its secret is never kept, only the secret's SHA-256 digest."""
+
+    id: str
+    """The key's public id (shown in listings, used to revoke it)."""
+    name: str
+    """What the key is for (``podium keys create NAME``)."""
+    user: str
+    """The user requests made with the key act as."""
+    scopes: list[str]
+    """What the key may do (``read``, ``run``, ``admin``)."""
+    digest: str
+    """SHA-256 of the secret, hexadecimal: how a presented key is found."""
+    created: float = field(default_factory=time.time)
+    """Creation time."""
+    revoked: float | None = None
+    """When it was revoked, or ``None`` while it is valid."""
 
 
 def _this_host() -> str:
@@ -184,6 +204,27 @@ class Store(ABC):
     @abstractmethod
     async def get_state(self, thread_id: str, key: str) -> Any:
         """The latest value under ``key``, or ``None``."""
+
+    # API keys of the server
+    @abstractmethod
+    async def add_api_key(self, key: ApiKey) -> None:
+        """Record a new API key.
+
+        Raises:
+            StoreError: its id or digest is already recorded.
+        """
+
+    @abstractmethod
+    async def find_api_key(self, digest: str) -> ApiKey | None:
+        """The key whose secret has this digest (revoked or not), or ``None``."""
+
+    @abstractmethod
+    async def list_api_keys(self) -> list[ApiKey]:
+        """Every key, revoked ones too, oldest first."""
+
+    @abstractmethod
+    async def revoke_api_key(self, key_id: str) -> bool:
+        """Revoke a key from now on; whether a valid key with that id was found."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""

@@ -10,7 +10,7 @@ from typing import Any
 from podium.errors import StoreError
 from podium.events import Event, MessageAdded
 from podium.messages import Message
-from podium.store.base import RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
+from podium.store.base import ApiKey, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
 
 __all__ = ["MemoryStore"]
 
@@ -32,6 +32,7 @@ class MemoryStore(Store):
         self._threads: dict[str, _Thread] = {}
         self._runs: dict[str, RunRecord] = {}
         self._journals: dict[str, dict[str, Event]] = {}
+        self._keys: dict[str, ApiKey] = {}
 
     def _thread(self, thread_id: str) -> _Thread:
         try:
@@ -149,3 +150,22 @@ class MemoryStore(Store):
     async def get_state(self, thread_id: str, key: str) -> Any:
         versions = self._thread(thread_id).state.get(key)
         return copy.deepcopy(versions[-1]) if versions else None
+
+    async def add_api_key(self, key: ApiKey) -> None:
+        if key.id in self._keys or any(k.digest == key.digest for k in self._keys.values()):
+            raise StoreError(f"API key {key.id!r} is already recorded")
+        self._keys[key.id] = replace(key, scopes=list(key.scopes))
+
+    async def find_api_key(self, digest: str) -> ApiKey | None:
+        found = next((k for k in self._keys.values() if k.digest == digest), None)
+        return replace(found, scopes=list(found.scopes)) if found else None
+
+    async def list_api_keys(self) -> list[ApiKey]:
+        return [replace(k, scopes=list(k.scopes)) for k in sorted(self._keys.values(), key=lambda k: k.created)]
+
+    async def revoke_api_key(self, key_id: str) -> bool:
+        key = self._keys.get(key_id)
+        if key is None or key.revoked is not None:
+            return False
+        key.revoked = time.time()
+        return True

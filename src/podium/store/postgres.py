@@ -33,8 +33,17 @@ from podium.events import Event
 from podium.messages import Message
 
 # one row encoding for every SQL backend
-from podium.store._rows import dumps, event_from_row, event_row, message_from_row, run_from_row, run_row
-from podium.store.base import RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
+from podium.store._rows import (
+    api_key_from_row,
+    api_key_row,
+    dumps,
+    event_from_row,
+    event_row,
+    message_from_row,
+    run_from_row,
+    run_row,
+)
+from podium.store.base import ApiKey, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -43,7 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["PostgresStore"]
 
 VERSION_TABLE = "podium_schema"
-TABLES = ("threads", "runs", "events", "leases", "state")
+TABLES = ("threads", "runs", "events", "leases", "state", "api_keys")
 
 MIGRATIONS: list[str] = [
     # 1: threads, runs, the event log (also the journal), leases, versioned state
@@ -64,10 +73,18 @@ MIGRATIONS: list[str] = [
         thread_id TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL, value TEXT NOT NULL,
         PRIMARY KEY (thread_id, key, version))
     """,
+    # 2: the server's API keys (a digest of each secret, never the secret)
+    """
+    CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY, name TEXT NOT NULL, "user" TEXT NOT NULL, scopes TEXT NOT NULL,
+        digest TEXT NOT NULL UNIQUE, created DOUBLE PRECISION NOT NULL, revoked DOUBLE PRECISION,
+        n BIGINT GENERATED ALWAYS AS IDENTITY)
+    """,
 ]
 
 _RUN_COLUMNS = "id, thread_id, status, input, agent, created, updated, result"
 _EVENT_COLUMNS = "seq, run_id, kind, key, ns, body"
+_KEY_COLUMNS = 'id, name, "user", scopes, digest, created, revoked'
 _NOW = "extract(epoch FROM clock_timestamp())::float8"
 
 T = TypeVar("T")
@@ -498,3 +515,20 @@ class PostgresStore(Store):
             "SELECT value FROM state WHERE thread_id=%s AND key=%s ORDER BY version DESC LIMIT 1", (thread_id, key)
         )
         return json.loads(rows[0][0]) if rows else None
+
+    # API keys
+    async def add_api_key(self, key: ApiKey) -> None:
+        row = api_key_row(key)
+        await self._rowcount(f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s)", row)
+
+    async def find_api_key(self, digest: str) -> ApiKey | None:
+        rows = await self._rows(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE digest=%s", (digest,))
+        return api_key_from_row(rows[0]) if rows else None
+
+    async def list_api_keys(self) -> list[ApiKey]:
+        rows = await self._rows(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY created, n")
+        return [api_key_from_row(r) for r in rows]
+
+    async def revoke_api_key(self, key_id: str) -> bool:
+        sql = "UPDATE api_keys SET revoked=%s WHERE id=%s AND revoked IS NULL"
+        return await self._rowcount(sql, (time.time(), key_id)) == 1

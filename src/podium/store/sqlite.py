@@ -25,8 +25,17 @@ from typing import Any, TypeVar
 from podium.errors import StoreCorrupt, StoreError, StoreLocked
 from podium.events import Event
 from podium.messages import Message
-from podium.store._rows import dumps, event_from_row, event_row, message_from_row, run_from_row, run_row
-from podium.store.base import RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
+from podium.store._rows import (
+    api_key_from_row,
+    api_key_row,
+    dumps,
+    event_from_row,
+    event_row,
+    message_from_row,
+    run_from_row,
+    run_row,
+)
+from podium.store.base import ApiKey, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
 
 __all__ = ["SQLiteStore"]
 
@@ -48,6 +57,12 @@ MIGRATIONS: list[str] = [
     CREATE TABLE state (
         thread_id TEXT NOT NULL, key TEXT NOT NULL, version INTEGER NOT NULL, value TEXT NOT NULL,
         PRIMARY KEY (thread_id, key, version)) WITHOUT ROWID;
+    """,
+    # 2: the server's API keys (a digest of each secret, never the secret)
+    """
+    CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY, name TEXT NOT NULL, user TEXT NOT NULL, scopes TEXT NOT NULL, digest TEXT NOT NULL UNIQUE,
+        created REAL NOT NULL, revoked REAL);
     """,
 ]
 
@@ -313,6 +328,25 @@ class SQLiteStore(Store):
             "SELECT value FROM state WHERE thread_id=? AND key=? ORDER BY version DESC LIMIT 1", (thread_id, key)
         )
         return json.loads(rows[0][0]) if rows else None
+
+    # API keys
+    async def add_api_key(self, key: ApiKey) -> None:
+        row = api_key_row(key)
+        self._tx(lambda c: c.execute("INSERT INTO api_keys VALUES (?,?,?,?,?,?,?)", row))
+
+    async def find_api_key(self, digest: str) -> ApiKey | None:
+        rows = self._query("SELECT * FROM api_keys WHERE digest=?", (digest,))
+        return api_key_from_row(rows[0]) if rows else None
+
+    async def list_api_keys(self) -> list[ApiKey]:
+        return [api_key_from_row(r) for r in self._query("SELECT * FROM api_keys ORDER BY created, rowid")]
+
+    async def revoke_api_key(self, key_id: str) -> bool:
+        def work(c: sqlite3.Connection) -> bool:
+            sql = "UPDATE api_keys SET revoked=? WHERE id=? AND revoked IS NULL"
+            return c.execute(sql, (time.time(), key_id)).rowcount == 1
+
+        return self._tx(work)
 
     async def close(self) -> None:
         """Close the connection and stop the store's thread; the store cannot be used afterwards."""
