@@ -235,29 +235,138 @@ def _serve_apps(names: list[str]) -> dict[str, Any]:
     return {app.name: app for app in loaded}
 
 
+def _auth_options(
+    jwt_secret: str | None, jwt_public_key: str | None, jwks: str | None, audience: str | None, issuer: str | None
+) -> Any:
+    from pathlib import Path
+
+    from podium.server.auth import AuthConfig
+
+    public_key = None
+    if jwt_public_key:
+        try:
+            public_key = Path(jwt_public_key).read_text()
+        except OSError as exc:
+            raise PodiumError(f"cannot read the JWT public key {jwt_public_key}: {exc.strerror}") from None
+    return AuthConfig(jwt_secret=jwt_secret, jwt_public_key=public_key, jwks=jwks, audience=audience, issuer=issuer)
+
+
 @cli.command()
 def serve(
     apps: Annotated[list[str] | None, typer.Argument(help="Apps to serve (default: every example)")] = None,
     host: Annotated[str, typer.Option("--host", help="Address to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to bind")] = 8000,
     store: StoreOption = None,
+    jwt_secret: Annotated[
+        str | None, typer.Option("--jwt-secret", envvar="PODIUM_JWT_SECRET", help="Accept HS256 JWTs signed with this")
+    ] = None,
+    jwt_public_key: Annotated[
+        str | None,
+        typer.Option("--jwt-public-key", envvar="PODIUM_JWT_PUBLIC_KEY", help="Accept RS256 JWTs: a PEM file"),
+    ] = None,
+    jwks: Annotated[
+        str | None, typer.Option("--jwks", envvar="PODIUM_JWKS", help="Accept RS256 JWTs: a JWKS file or URL")
+    ] = None,
+    jwt_audience: Annotated[str | None, typer.Option("--jwt-audience", envvar="PODIUM_JWT_AUDIENCE")] = None,
+    jwt_issuer: Annotated[str | None, typer.Option("--jwt-issuer", envvar="PODIUM_JWT_ISSUER")] = None,
+    log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error")] = "info",
 ) -> None:
-    """Serve apps over HTTP: the thread and run API (see docs/server.md). Needs the ``server`` extra."""
+    """Serve apps over HTTP: the thread and run API and an OpenAI-compatible endpoint (see docs/server.md).
+
+    Requests need an API key (podium keys create NAME) or a JWT; with neither configured, a loopback address
+    serves in dev mode (one local user) and any other address refuses to start. Needs the ``server`` extra.
+    """
     try:
         import uvicorn
 
         from podium.server import create_app
+        from podium.server.auth import startup_auth
+        from podium.server.ops import configure_logging, uvicorn_log_config
     except ImportError as exc:  # pragma: no cover - the dev extra installs both
         typer.echo(f"error: podium serve needs the server extra (pip install 'podium[server]'): {exc}", err=True)
         raise typer.Exit(2) from None
+    import logging
+
+    log = configure_logging(log_level)
     try:
         served = _serve_apps(apps or [])
+        config = _auth_options(jwt_secret, jwt_public_key, jwks, jwt_audience, jwt_issuer)
+
+        async def decide(opened: Store) -> None:
+            nonlocal config
+            config, said = await startup_auth(config, opened, host)
+            log.info(said)
+
+        _with_store(store, decide)
         opened = open_store(store)
     except PodiumError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    typer.echo(f"serving {', '.join(served)} on http://{host}:{port} (dev mode: one local user)", err=True)
-    uvicorn.run(create_app(served, store=opened, close_store=True), host=host, port=port, log_level="warning")
+    logging.getLogger("podium.server").info("serving %s on http://%s:%d", ", ".join(served), host, port)
+    app = create_app(served, store=opened, auth=config, close_store=True)
+    uvicorn.run(app, host=host, port=port, log_config=uvicorn_log_config(log_level), timeout_graceful_shutdown=10)
+
+
+keys_cli = typer.Typer(help="API keys of the server: create, list, revoke.", no_args_is_help=True)
+cli.add_typer(keys_cli, name="keys")
+
+
+@keys_cli.command("create")
+def keys_create(
+    name: Annotated[str, typer.Argument(help="What the key is for")],
+    user: Annotated[str | None, typer.Option("--user", help="The user it acts as (default: NAME)")] = None,
+    scope: Annotated[
+        list[str] | None, typer.Option("--scope", help="read, run or admin; repeat for several (default: read, run)")
+    ] = None,
+    store: StoreOption = None,
+) -> None:
+    """Create an API key and print it once (only its digest is stored)."""
+    from podium.server.auth import new_api_key
+
+    async def create(opened: Store) -> None:
+        if any(k.name == name and k.revoked is None for k in await opened.list_api_keys()):
+            raise PodiumError(f"a valid key named {name!r} exists; revoke it first or choose another name")
+        secret, key = new_api_key(name, user=user, scopes=scope or ("read", "run"))
+        await opened.add_api_key(key)
+        typer.echo(secret)
+        typer.echo(
+            f"key {key.id} for user {key.user!r}, scopes {' '.join(key.scopes)}: keep it, it is not shown again",
+            err=True,
+        )
+
+    _with_store(store, create)
+
+
+@keys_cli.command("list")
+def keys_list(store: StoreOption = None) -> None:
+    """List the API keys (never their secrets): id, name, user, scopes, created, status."""
+    import datetime
+
+    async def listing(opened: Store) -> None:
+        for key in await opened.list_api_keys():
+            created = datetime.datetime.fromtimestamp(key.created, datetime.UTC).strftime("%Y-%m-%d %H:%M")
+            status = "valid" if key.revoked is None else "revoked"
+            typer.echo(f"{key.id}\t{key.name}\t{key.user}\t{','.join(key.scopes)}\t{created}\t{status}")
+
+    _with_store(store, listing)
+
+
+@keys_cli.command("revoke")
+def keys_revoke(
+    key: Annotated[str, typer.Argument(help="The key's id or name")],
+    store: StoreOption = None,
+) -> None:
+    """Revoke an API key: requests made with it get 401 from now on."""
+
+    async def revoke(opened: Store) -> None:
+        valid = [k for k in await opened.list_api_keys() if k.revoked is None and key in (k.id, k.name)]
+        if not valid:
+            raise PodiumError(f"no valid API key with id or name {key!r} (see podium keys list)")
+        for found in valid:
+            await opened.revoke_api_key(found.id)
+            typer.echo(f"revoked {found.id} ({found.name})")
+
+    _with_store(store, revoke)
 
 
 @cli.command("mcp")

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from podium.runtime.bus import EventBus
     from podium.runtime.runtime import Runtime
     from podium.server.auth import AuthConfig
+    from podium.server.ops import Metrics
     from podium.store.base import Store
 
 
@@ -30,6 +31,7 @@ class ServerState:
     runtime: Runtime
     bus: EventBus
     auth: AuthConfig
+    metrics: Metrics
     executor: Executor = field(init=False)
     agents: dict[str, Agent] = field(default_factory=dict)
     models: list[Model] = field(default_factory=list)

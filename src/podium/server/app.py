@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
 from podium.errors import PodiumError, RunNotFound, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
-from podium.server import assistants, plan, runs, threads
+from podium.server import assistants, ops, plan, runs, threads
 from podium.server._state import ServerState
 from podium.server.auth import AuthConfig
 
@@ -80,7 +80,8 @@ def create_app(
     Args:
         apps: the apps to serve, by assistant id.
         store: where threads, runs and events live.
-        auth: how callers authenticate (default: dev mode, one local user).
+        auth: how callers authenticate (default: dev mode, one local user with every scope; ``podium serve``
+            decides with :func:`~podium.server.auth.startup_auth`).
         close_store: close ``store`` when the server stops (otherwise the caller does).
         bus: where runs publish their events (default: the runtime's in-process bus).
         grace: seconds executing runs get to finish at shutdown; the rest are stopped at their next step and
@@ -90,7 +91,14 @@ def create_app(
     from podium.runtime.runtime import Runtime
 
     runtime = Runtime(store, bus=bus)
-    state = ServerState(apps=dict(apps), store=store, runtime=runtime, bus=runtime.bus, auth=auth or AuthConfig())
+    state = ServerState(
+        apps=dict(apps),
+        store=store,
+        runtime=runtime,
+        bus=runtime.bus,
+        auth=auth or AuthConfig.dev(),
+        metrics=ops.Metrics(),
+    )
     mcp = _mcp_endpoint(state)
 
     @asynccontextmanager
@@ -112,6 +120,8 @@ def create_app(
     app.add_exception_handler(PodiumError, _podium_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.middleware("http")(_body_checks(max_body))
+    app.middleware("http")(ops.timing_middleware(state.metrics))
+    app.include_router(ops.router)
     app.include_router(assistants.router)
     app.include_router(threads.router)
     app.include_router(runs.router)

@@ -1,0 +1,90 @@
+"""Operations over real HTTP: health, info, Prometheus metrics, OpenAPI, JSON logs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.config
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from podium.errors import PodiumError
+from podium.events import RunEnded, RunStarted
+from podium.server.ops import Metrics, configure_logging, uvicorn_log_config
+from podium.store.sqlite import SQLiteStore
+
+
+def test_health_and_info_need_no_credentials(server: str) -> None:
+    assert httpx.get(f"{server}/health").json() == {"status": "ok"}
+    info = httpx.get(f"{server}/info").json()
+    from podium import __version__
+
+    assert info["version"] == __version__ and info["auth"] == "dev" and info["uptime_s"] >= 0
+
+
+def test_health_says_when_the_store_does_not_answer(tmp_path: Path) -> None:
+    from tests.server.conftest import example_apps, live_server
+
+    store = SQLiteStore(tmp_path / "s.db")
+    with live_server(example_apps("trip"), store, close_store=False) as url:
+        store._conn.close()  # the database goes away under the running server
+        response = httpx.get(f"{url}/health")
+    assert response.status_code == 503
+    assert response.json()["status"] == "unavailable" and "the store does not answer" in response.json()["detail"]
+
+
+def test_metrics_count_requests_by_route_template(server: str) -> None:
+    httpx.get(f"{server}/assistants/trip")
+    httpx.get(f"{server}/assistants/nope")
+    response = httpx.get(f"{server}/metrics")
+    assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+    text = response.text
+    assert 'podium_http_requests_total{method="GET",route="/assistants/{assistant_id}",status="200"} 1' in text
+    assert 'podium_http_requests_total{method="GET",route="/assistants/{assistant_id}",status="404"} 1' in text
+    assert re.search(r'podium_http_request_seconds_count\{method="GET",route="/assistants/\{assistant_id\}"\} 2', text)
+    assert "podium_runs_executing 0" in text and "podium_runs_queued 0" in text
+
+
+def test_run_metrics_follow_run_events() -> None:
+    metrics = Metrics()
+    metrics.observe_event(RunStarted(run_id="r1", ts=100.0))
+    metrics.observe_event(RunEnded(run_id="r1", status="completed", ts=100.2))
+    metrics.observe_event(RunEnded(run_id="r2", status="failed", ts=5.0))  # started before this process
+    text = metrics.render(executing=2, queued=3)
+    assert 'podium_runs_total{status="completed"} 1' in text and 'podium_runs_total{status="failed"} 1' in text
+    assert 'podium_run_seconds_bucket{status="completed",le="0.1"} 0' in text
+    assert 'podium_run_seconds_bucket{status="completed",le="0.25"} 1' in text
+    assert (
+        'podium_run_seconds_count{status="completed"} 1' in text
+        and "failed" not in text.split("podium_run_seconds")[-1]
+    )
+    assert "podium_runs_executing 2" in text and "podium_runs_queued 3" in text
+
+
+def test_openapi_lists_the_routes(server: str) -> None:
+    paths = httpx.get(f"{server}/openapi.json").json()["paths"]
+    assert {"/health", "/info", "/metrics", "/assistants/search"} <= set(paths)
+
+
+def test_logs_are_json_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    log = configure_logging("debug")
+    try:
+        log.info("serving %s", "trip", extra={"port": 8000})
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            log.exception("failed")
+        lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+        assert lines[0]["message"] == "serving trip" and lines[0]["port"] == 8000 and lines[0]["level"] == "info"
+        assert lines[0]["logger"] == "podium.server" and "ValueError: boom" in lines[1]["exception"]
+        with pytest.raises(PodiumError, match="unknown log level"):
+            configure_logging("loud")
+        logging.config.dictConfig(uvicorn_log_config("warning"))
+        assert logging.getLogger("uvicorn.access").level == logging.WARNING
+    finally:
+        logging.getLogger("podium").handlers.clear()
+        logging.getLogger("podium").propagate = True
+        logging.getLogger("podium").setLevel(logging.NOTSET)
