@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from podium.models.base import Model
     from podium.runtime.bus import EventBus
     from podium.runtime.runtime import Runtime
+    from podium.server._metrics import Metrics
     from podium.server.auth import AuthConfig
-    from podium.server.ops import Metrics
     from podium.store.base import Store
 
 
