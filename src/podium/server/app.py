@@ -6,6 +6,7 @@ The server owns one :class:`~podium.runtime.runtime.Runtime` on the given store.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
 from podium.errors import PodiumError, RunNotFound, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
-from podium.server import assistants, ops, plan, runs, threads
+from podium.server import assistants, openai_compat, ops, plan, runs, threads
 from podium.server._state import ServerState
 from podium.server.auth import AuthConfig
 
@@ -103,11 +104,13 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        watcher = asyncio.create_task(ops.follow_runs(state), name="podium-metrics")
         await state.executor.recover()
         try:
             async with mcp.run() if mcp is not None else nullcontext():
                 yield
         finally:
+            watcher.cancel()
             await state.executor.shutdown(grace)
             await state.close()
             if close_store:
@@ -122,6 +125,7 @@ def create_app(
     app.middleware("http")(_body_checks(max_body))
     app.middleware("http")(ops.timing_middleware(state.metrics))
     app.include_router(ops.router)
+    app.include_router(openai_compat.router)
     app.include_router(assistants.router)
     app.include_router(threads.router)
     app.include_router(runs.router)

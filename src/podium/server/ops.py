@@ -17,16 +17,27 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
-from podium.errors import PodiumError
+from podium.errors import PodiumError, SubscriberLagged
 from podium.server._metrics import Metrics
 from podium.server.auth import Principal, require
 
 if TYPE_CHECKING:
     from podium.server._state import ServerState
 
-__all__ = ["Metrics", "configure_logging", "router", "uvicorn_log_config"]
+__all__ = ["Metrics", "configure_logging", "follow_runs", "router", "timing_middleware", "uvicorn_log_config"]
 
 router = APIRouter(tags=["operations"])
+
+
+async def follow_runs(state: ServerState) -> None:
+    """Count every run's start and end in ``state.metrics`` (runs until cancelled at shutdown)."""
+    while True:
+        try:
+            async with state.bus.subscribe() as subscription:
+                async for event in subscription:
+                    state.metrics.observe_event(event)
+        except SubscriberLagged:  # some events were dropped: counting goes on from the next ones
+            continue
 
 
 def timing_middleware(
