@@ -32,9 +32,20 @@ def test_the_curl_block_runs(server: str) -> None:
 
 
 def test_the_sdk_block_runs(server: str, capsys: pytest.CaptureFixture[str]) -> None:
-    (block,) = re.findall(r"```python\n(.*?)```", DOC, re.S)
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", DOC, re.S) if "langgraph_sdk" in b]
     exec(compile(block.replace(DOC_URL, server), "docs/server.md", "exec"), {"__name__": "docs"})
     assert capsys.readouterr().out.splitlines() == [
         "Save this note to your trip notebook: 'umbrella for Paris'? ['yes', 'no']",
         "Fine, I did not save it.",
     ]
+
+
+def test_the_openai_block_runs(server: str, capsys: pytest.CaptureFixture[str]) -> None:
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", DOC, re.S) if "from openai import" in b]
+    exec(compile(block.replace(DOC_URL, server), "docs/server.md", "exec"), {"__name__": "docs"})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:] == [
+        "Save this note to your trip notebook: 'pack sunglasses for Lisbon'? [yes / no]",
+        "Done: Saved to the trip notebook: pack sunglasses for Lisbon",
+    ]
+    assert "trip" in lines[0]
