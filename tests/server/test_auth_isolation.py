@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,8 @@ def _call(url: str, method: str, path: str, headers: dict[str, str], **ids: str)
         body = {}
     if path == "/v1/chat/completions":
         body = {"model": "trip", "messages": RUN["input"]["messages"]}
-    concrete = path.format(assistant_id="trip", model="trip", **ids)
+    values = collections.defaultdict(lambda: "unknown-id", {"assistant_id": "trip", "model": "trip", **ids})
+    concrete = path.format_map(values)
     return httpx.request(
         method, f"{url}{concrete}", json=body if method in ("POST", "PATCH") else None, headers=headers, timeout=30
     )
