@@ -28,12 +28,16 @@ def test_health_and_info_need_no_credentials(server: str) -> None:
 def test_health_says_when_the_store_does_not_answer(tmp_path: Path) -> None:
     from tests.server.conftest import example_apps, live_server
 
-    store = SQLiteStore(tmp_path / "s.db")
-    with live_server(example_apps("trip"), store, close_store=False) as url:
-        store._conn.close()  # the database goes away under the running server
+    from podium.errors import StoreError
+
+    class Unreachable(SQLiteStore):  # the database goes away under the running server
+        async def get_thread(self, thread_id: str) -> None:
+            raise StoreError("database is gone")
+
+    with live_server(example_apps("trip"), Unreachable(tmp_path / "s.db")) as url:
         response = httpx.get(f"{url}/health")
     assert response.status_code == 503
-    assert response.json()["status"] == "unavailable" and "the store does not answer" in response.json()["detail"]
+    assert response.json() == {"status": "unavailable", "detail": "the store does not answer: database is gone"}
 
 
 def test_metrics_count_requests_by_route_template(server: str) -> None:

@@ -332,21 +332,21 @@ class SQLiteStore(Store):
     # API keys
     async def add_api_key(self, key: ApiKey) -> None:
         row = api_key_row(key)
-        self._tx(lambda c: c.execute("INSERT INTO api_keys VALUES (?,?,?,?,?,?,?)", row))
+        await self._tx(lambda c: c.execute("INSERT INTO api_keys VALUES (?,?,?,?,?,?,?)", row))
 
     async def find_api_key(self, digest: str) -> ApiKey | None:
-        rows = self._query("SELECT * FROM api_keys WHERE digest=?", (digest,))
+        rows = await self._query("SELECT * FROM api_keys WHERE digest=?", (digest,))
         return api_key_from_row(rows[0]) if rows else None
 
     async def list_api_keys(self) -> list[ApiKey]:
-        return [api_key_from_row(r) for r in self._query("SELECT * FROM api_keys ORDER BY created, rowid")]
+        return [api_key_from_row(r) for r in await self._query("SELECT * FROM api_keys ORDER BY created, rowid")]
 
     async def revoke_api_key(self, key_id: str) -> bool:
         def work(c: sqlite3.Connection) -> bool:
             sql = "UPDATE api_keys SET revoked=? WHERE id=? AND revoked IS NULL"
             return c.execute(sql, (time.time(), key_id)).rowcount == 1
 
-        return self._tx(work)
+        return await self._tx(work)
 
     async def close(self) -> None:
         """Close the connection and stop the store's thread; the store cannot be used afterwards."""
