@@ -11,7 +11,10 @@ variable                    meaning                                          def
 ``PODIUM_API_KEY``          key (``OPENAI_API_KEY`` too)                     none
 ``PODIUM_AZURE_ENDPOINT``   Azure OpenAI endpoint (selects the Azure client) none
 ``PODIUM_API_VERSION``      Azure API version                                none
-``PODIUM_TIMEOUT``          seconds per model request                        60
+``PODIUM_TIMEOUT``          seconds a model request may take in all          60
+                            (a streamed reply included)
+``PODIUM_MAX_TOKENS``       default cap on a reply's length (tokens), for    1024
+                            requests that set none
 ``PODIUM_MAX_RETRIES``      retries of 429s, timeouts and 5xx                2
 ``PODIUM_DATA_DIR``         folder of the SQLite store                       ``~/.podium``
 ``PODIUM_STORE``            ``memory``, a path, ``sqlite:///rel.db``,        the data dir's file
@@ -42,6 +45,7 @@ _FIELDS = {
     "azure_endpoint": ("PODIUM_AZURE_ENDPOINT", "AZURE_OPENAI_ENDPOINT"),
     "api_version": ("PODIUM_API_VERSION", "OPENAI_API_VERSION"),
     "timeout": ("PODIUM_TIMEOUT",),
+    "max_tokens": ("PODIUM_MAX_TOKENS",),
     "max_retries": ("PODIUM_MAX_RETRIES",),
     "data_dir": ("PODIUM_DATA_DIR",),
     "store": ("PODIUM_STORE",),
@@ -63,7 +67,9 @@ class Settings:
     api_version: str | None = None
     """Azure API version."""
     timeout: float = 60.0
-    """Seconds per model request attempt."""
+    """Seconds a model request may take in all, a streamed reply included."""
+    max_tokens: int = 1024
+    """Default cap on a reply's length, in tokens, for requests that set none (``ModelSettings.max_tokens``)."""
     max_retries: int = 2
     """Retries of rate limits, timeouts and server errors."""
     data_dir: Path = Path("~/.podium")
@@ -99,13 +105,14 @@ class Settings:
                 if env.get(variable):
                     values[name] = env[variable]
                     break
-        try:
-            if "timeout" in values:
-                values["timeout"] = float(values["timeout"])
-            if "max_retries" in values:
-                values["max_retries"] = int(values["max_retries"])
-        except ValueError as exc:
-            raise UsageError(f"bad setting: {exc}") from None
+        for name, kind in (("timeout", float), ("max_retries", int), ("max_tokens", int)):
+            if name in values:
+                try:
+                    values[name] = kind(values[name])
+                except ValueError as exc:
+                    raise UsageError(f"bad setting {name}: {exc}") from None
+        if values.get("max_tokens", 1) < 1:
+            raise UsageError(f"bad setting: max_tokens must be at least 1, not {values['max_tokens']}")
         if "data_dir" in values:
             values["data_dir"] = Path(values["data_dir"])
         return cls(**values)
@@ -124,6 +131,7 @@ class Settings:
             api_version=self.api_version,
             timeout=self.timeout,
             max_retries=self.max_retries,
+            max_tokens=self.max_tokens,
         )
 
 

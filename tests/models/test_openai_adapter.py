@@ -124,6 +124,7 @@ async def test_text_reply_and_the_request_on_the_wire(standin: StandIn, make_mod
         "temperature": 0.25,
         "parallel_tool_calls": False,
         "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+        "max_tokens": 1024,  # the default reply cap
     }
 
 

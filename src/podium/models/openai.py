@@ -45,6 +45,7 @@ class OpenAIModel(Model):
         api_version: str | None = None,
         timeout: float = 60.0,
         max_retries: int = 2,
+        max_tokens: int | None = 1024,
         client: Any = None,
     ) -> None:
         """Configure the endpoint; no connection is made until the first request.
@@ -55,8 +56,10 @@ class OpenAIModel(Model):
             api_key: the key (default: the ``openai`` client's own lookup of ``OPENAI_API_KEY``).
             azure_endpoint: an Azure OpenAI resource endpoint; selects the Azure client.
             api_version: the Azure API version.
-            timeout: seconds allowed per request attempt.
+            timeout: seconds a request may take in all (a streamed reply too, however steadily it trickles).
             max_retries: retries of rate limits, timeouts and server errors.
+            max_tokens: the reply cap of requests whose settings give none (``None``: the server's default,
+                which for many local servers is unbounded).
             client: a ready ``openai.AsyncOpenAI`` (or Azure) client to use instead.
 
         Raises:
@@ -76,6 +79,9 @@ class OpenAIModel(Model):
         self.api_version = api_version
         self.timeout = timeout
         self.max_retries = max_retries
+        if max_tokens is not None and max_tokens < 1:
+            raise UsageError(f"max_tokens must be at least 1, not {max_tokens}")
+        self.max_tokens = max_tokens
         self._client = client
         self._own_client = client is None
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -131,10 +137,16 @@ class OpenAIModel(Model):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        body = request.to_openai()
+        if self.max_tokens is not None:
+            body.setdefault("max_tokens", self.max_tokens)
+        return body
+
     async def reply(self, request: ModelRequest) -> ModelResponse:
         client = self._get_client()
         try:
-            completion = await client.chat.completions.create(model=self.name, **request.to_openai())
+            completion = await client.chat.completions.create(model=self.name, **self._body(request))
         except Exception as exc:
             raise _model_error(exc, self.name) from exc
         if not completion.choices:
@@ -155,7 +167,7 @@ class OpenAIModel(Model):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         client = self._get_client()
-        body = request.to_openai()
+        body = self._body(request)
         body["stream"] = True
         body.setdefault("stream_options", {"include_usage": True})
         text: list[str] = []

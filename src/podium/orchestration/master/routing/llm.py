@@ -21,7 +21,10 @@ from podium.tools import ToolSpec
 if TYPE_CHECKING:
     from podium.runtime.context import RunContext
 
-__all__ = ["CONTROL_TOOLS", "LLMClassifier"]
+__all__ = ["CONTROL_TOOLS", "LLMClassifier", "ROUTING_MAX_TOKENS"]
+
+ROUTING_MAX_TOKENS = 256
+"""The classifier's default reply cap: a routing decision is one short tool call, never an essay."""
 
 _TEXT = {
     "type": "string",
@@ -70,13 +73,16 @@ class LLMClassifier(Classifier):
         Args:
             model: the model to ask.
             title: the assistant's name, used in the prompt.
-            settings: request options (default: a required, single tool call).
+            settings: request options (default: a required, single tool call of at most
+                :data:`ROUTING_MAX_TOKENS` tokens).
             max_retries: how often an unusable reply goes back to the model with the error.
             max_chars: the message is cut to this many characters in the prompt.
         """
         self.model = model
         self.title = title
-        self.settings = settings or ModelSettings(tool_choice="required", parallel_tool_calls=False)
+        self.settings = settings or ModelSettings(
+            tool_choice="required", parallel_tool_calls=False, max_tokens=ROUTING_MAX_TOKENS
+        )
         self.max_retries = max_retries
         self.max_chars = max_chars
 
