@@ -8,6 +8,7 @@ behaviours, in order:
 - :func:`completion`: a JSON chat completion (text and/or tool calls, with usage);
 - :func:`stream`: an SSE stream (text pieces, tool-call deltas split across chunks, a usage chunk when the request
   asks for ``stream_options.include_usage``, then ``data: [DONE]``), or one that breaks off with an error event;
+  ``gap`` makes it slow (seconds between chunks) and ``finish_reason="length"`` cuts it off;
 - :func:`error`: an HTTP error status with an OpenAI-style JSON error body and optional ``Retry-After``.
 
 Every behaviour takes ``delay`` (seconds to wait before answering, to provoke client timeouts). A request that
@@ -58,6 +59,8 @@ class Behaviour:
     """Streams: send an error event with this message after the text pieces, instead of finishing."""
     delay: float = 0.0
     """Seconds to wait before answering."""
+    gap: float = 0.0
+    """Streams: seconds to wait before each chunk after the first (a slow model on CPU)."""
 
 
 def completion(
@@ -91,8 +94,10 @@ def stream(
     argument_piece: int = 4,
     fail: str | None = None,
     delay: float = 0.0,
+    gap: float = 0.0,
 ) -> Behaviour:
-    """An SSE stream: one chunk per text piece, then each tool call over several chunks (or ``fail``'s error)."""
+    """An SSE stream: one chunk per text piece, then each tool call over several chunks (or ``fail``'s error);
+    ``gap`` seconds pass between two chunks."""
     return Behaviour(
         kind="stream",
         text=list(pieces or ()),
@@ -103,6 +108,7 @@ def stream(
         argument_piece=argument_piece,
         fail=fail,
         delay=delay,
+        gap=gap,
     )
 
 
@@ -282,7 +288,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
-        for chunk in _stream_chunks(behaviour, include_usage):
+        for n, chunk in enumerate(_stream_chunks(behaviour, include_usage)):
+            if n and behaviour.gap and self.owner._closing.wait(behaviour.gap):
+                return
             self._chunk(f"data: {json.dumps(chunk)}\n\n".encode())
         self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")

@@ -176,9 +176,21 @@ class OpenAIModel(Model):
         finish_reason: str | None = None
         model_name = self.name
         chunks: Any = None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout  # the whole reply, not the gap between two chunks
         try:
             chunks = await client.chat.completions.create(model=self.name, **body)
-            async for chunk in chunks:
+            pieces = aiter(chunks)
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(anext(pieces), max(deadline - loop.time(), 0.0))
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    raise ModelError(
+                        f"model {self.name!r} did not finish its reply within {self.timeout:g} s "
+                        "(PODIUM_TIMEOUT bounds a streamed reply's total time)"
+                    ) from None
                 model_name = chunk.model or model_name
                 if chunk.usage is not None:
                     usage = _usage(chunk.usage)
