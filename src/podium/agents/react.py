@@ -8,12 +8,12 @@ gives up with :class:`ToolRetriesExceeded`. ``max_steps`` bounds the model calls
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from podium.agents.base import Agent, AgentResult, Toolset
 from podium.errors import StepLimitExceeded, ToolRetriesExceeded, UsageError
-from podium.messages import AIMessage, HumanMessage, Message, SystemMessage
-from podium.models.base import Model, ModelRequest, ModelSettings
+from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
+from podium.models.base import Model, ModelRequest, ModelSettings, cut_off
 from podium.runtime.context import RunContext
 from podium.tools import Tool, as_tool
 
@@ -150,7 +150,10 @@ class ReactAgent(Agent):
             messages.append(reply)
             if not reply.tool_calls:
                 return messages[start:]
-            results = await ctx.call_tools(tools, reply.tool_calls, handle_errors=self.handle_tool_errors)
+            if cut_off(reply):  # arguments cut short by the length limit: never run them, tell the model
+                results = [cast(ToolMessage, await ctx.add_message(_cut_off_call(c))) for c in reply.tool_calls]
+            else:
+                results = await ctx.call_tools(tools, reply.tool_calls, handle_errors=self.handle_tool_errors)
             messages.extend(results)
             if all(r.is_error for r in results):
                 failing_rounds += 1
@@ -159,3 +162,13 @@ class ReactAgent(Agent):
             else:
                 failing_rounds = 0
         raise StepLimitExceeded(self.name, self.max_steps)
+
+
+def _cut_off_call(call: ToolCall) -> ToolMessage:
+    return ToolMessage(
+        content=f"Your reply was cut off by the length limit (max_tokens) before the call of {call.name} was "
+        "complete, so it was not run. Call it again with shorter arguments.",
+        tool_call_id=call.id,
+        name=call.name,
+        is_error=True,
+    )

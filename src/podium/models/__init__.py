@@ -15,6 +15,7 @@ from podium.models.base import (
     TextDelta,
     ToolCallDelta,
     allow_model_requests,
+    cut_off,
 )
 from podium.models.replay import RecordingModel, ReplayModel
 
@@ -34,6 +35,7 @@ __all__ = [
     "TextDelta",
     "ToolCallDelta",
     "allow_model_requests",
+    "cut_off",
 ]
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "ToolCallDelta",
     "allow_model_requests",
     "check_allowed",
+    "cut_off",
 ]
 
 
@@ -94,6 +95,15 @@ class ModelResponse:
     """Which model answered."""
     finish_reason: str | None = None
     """Why the model stopped (``stop``, ``tool_calls``, ``length`` ...)."""
+
+    def __post_init__(self) -> None:
+        if self.finish_reason == "length":  # travels with the message into the events and the journal
+            self.message.metadata["finish_reason"] = "length"
+
+
+def cut_off(message: AIMessage) -> bool:
+    """True when ``message`` was cut off by the reply length limit (``finish_reason="length"``): not an answer."""
+    return message.metadata.get("finish_reason") == "length"
 
 
 @dataclass(slots=True, frozen=True)

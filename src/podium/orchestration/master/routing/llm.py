@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolMessage
-from podium.models.base import Model, ModelRequest, ModelSettings
+from podium.models.base import Model, ModelRequest, ModelSettings, cut_off
 from podium.orchestration.master.routing.base import Classifier, Decision, DecisionKind, Query
 from podium.orchestration.master.routing.router import describe_expectation
 from podium.tools import ToolSpec
@@ -160,6 +160,8 @@ class LLMClassifier(Classifier):
         )
 
     def _read(self, reply: AIMessage, known: set[str]) -> tuple[Decision | None, str]:
+        if cut_off(reply):
+            return None, "Your reply was cut off by the length limit. Call exactly one tool, with short arguments."
         if not reply.tool_calls:
             return None, "Call exactly one of the tools; do not answer with text."
         call = reply.tool_calls[0]
