@@ -16,6 +16,14 @@ from podium.testing import block_model_requests
 if TYPE_CHECKING:
     from podium.store.base import Store
 
+_LIVE_MODEL_ENV: dict[str, str] = (
+    {k: v for k, v in os.environ.items() if k.startswith(("PODIUM_", "OPENAI_", "AZURE_OPENAI_"))}
+    if os.environ.get("PODIUM_MODEL")
+    else {}
+)
+"""The model settings the suite started with (empty without ``PODIUM_MODEL``): only the opt-in smoke suite
+(``tests/smoke``, marker ``smoke``) uses them, through the ``live_model_env`` fixture; every other test runs offline."""
+
 os.environ["PODIUM_BLOCK_MODEL_REQUESTS"] = "1"
 for variable in ("PODIUM_MODEL", "OPENAI_API_KEY", "PODIUM_STORE", "PODIUM_SETTINGS"):
     os.environ.pop(variable, None)
@@ -68,3 +76,11 @@ def postgres_schema() -> Iterator[tuple[str, str]]:
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+@pytest.fixture
+def live_model_env() -> dict[str, str]:
+    """The real model's settings the suite started with; skips the test when ``PODIUM_MODEL`` was not set."""
+    if not _LIVE_MODEL_ENV:
+        pytest.skip("set PODIUM_MODEL (and PODIUM_BASE_URL) to run the smoke suite")
+    return dict(_LIVE_MODEL_ENV)
