@@ -52,3 +52,20 @@ async def test_a_question_is_elicited_over_http(base_url: str) -> None:
         await session.initialize()
         done = data(await session.call_tool("trip", {"input": "Save a note: pack sunglasses for Lisbon"}))
         assert done["output"] == "Done: Saved to the trip notebook: pack sunglasses for Lisbon"
+
+
+def test_mcp_is_not_served_when_callers_authenticate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With API keys required, /mcp (whose conversations are not yet per user) is not mounted: 404, no tool call."""
+    import httpx
+
+    from podium.server.auth import AuthConfig
+
+    monkeypatch.chdir(Path(__file__).parents[2])
+    with live_server(example_apps("trip"), MemoryStore(), close_store=True, auth=AuthConfig()) as url:
+        response = httpx.post(
+            f"{url}/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Accept": "application/json, text/event-stream"},
+        )
+        assert response.status_code in (401, 404)
+        assert "jsonrpc" not in response.text

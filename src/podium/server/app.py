@@ -100,7 +100,9 @@ def create_app(
         auth=auth or AuthConfig.dev(),
         metrics=ops.Metrics(),
     )
-    mcp = _mcp_endpoint(state)
+    # /mcp has no per-user records yet (its conversations are not scoped to a principal), so it is served only in dev
+    # mode, where there is one user; with API keys or JWT configured it is not mounted at all.
+    mcp = _mcp_endpoint(state) if state.auth.dev_user is not None else None
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
