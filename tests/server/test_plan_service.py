@@ -24,12 +24,11 @@ JESSICA = "Onboard Jessica Smith, who starts next week as a data analyst"
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Store]:
     """A function opening the test's store (the same data each time)."""
     if request.param == "postgres":
-        import asyncio
-
         from podium.store.postgres import PostgresStore
 
         url, schema = request.getfixturevalue("postgres_schema")
-        return lambda: asyncio.run(PostgresStore.connect(url, schema=schema))
+        # opened lazily, on the server's own event loop: a connection pool belongs to the loop that opened it
+        return lambda: PostgresStore(url, schema=schema)
     from podium.store.sqlite import SQLiteStore
 
     return lambda: SQLiteStore(tmp_path / "plans.db")
