@@ -115,9 +115,10 @@ class PlanAndExecute(Agent):
             ]
         if previous is not None and previous.overall_status == PlanStatus.in_progress:
             await record.set_plan(ctx, previous, PlanStatus.superseded, f"replaced by version {version}")
+        if draft is None:  # stored failed at once: a reader never sees it "in progress" first
+            plan.overall_status, plan.reason = PlanStatus.failed, failure
         await record.add_plan(ctx, plan)
         if draft is None:
-            await record.set_plan(ctx, plan, PlanStatus.failed, failure)
             content = f"Planning failed: {failure}"
         else:
             steps = "; ".join(f"{s.order}. {s.agent}: {s.action}" for s in plan.steps)

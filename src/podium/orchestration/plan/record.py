@@ -83,8 +83,9 @@ class SessionRecord:
     async def add_plan(self, ctx: RunContext[Any], plan: PlanWithSteps) -> None:
         """Store a new plan (version)."""
         self.plans.append(plan)
-        self.session.current_status = "active"
-        await self._store(ctx, {"plan_id": plan.id, "version": plan.version, "status": plan.overall_status.value})
+        self.session.current_status = "active" if plan.overall_status == PlanStatus.in_progress else "idle"
+        change = {"plan_id": plan.id, "version": plan.version, "status": plan.overall_status.value}
+        await self._store(ctx, change | ({"reason": plan.reason} if plan.reason else {}))
 
     async def set_plan(self, ctx: RunContext[Any], plan: PlanWithSteps, status: PlanStatus, reason: str = "") -> None:
         """Store a plan's new status (and why)."""
