@@ -14,7 +14,8 @@ from typing import Any, Literal, Protocol
 from podium.errors import AgentError, LimitReached, StepLimitExceeded, Suspended, UsageError
 from podium.events import ErrorEvent, Event, Interrupt, InterruptAnswered, InterruptRaised, RunEnded, RunStarted
 from podium.messages import HumanMessage, Usage, message_from_dict
-from podium.runtime.context import RunContext, RunState
+from podium.runtime.context import RunContext
+from podium.runtime.journal import RunState
 from podium.store.base import RunRecord, RunStatus
 
 __all__ = ["Cancelled", "IfBusy", "RunResult"]

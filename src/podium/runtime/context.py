@@ -1,4 +1,4 @@
-"""The run context handed to agents and tools, and the journal that makes runs durable.
+"""The run context: what agents and tools see of a run (deps, ask, progress, artifact, state, steps).
 
 Every step with an effect (a model call, a tool call, a message added, a side-channel note, a question to the
 human) goes through the context, which gives it a *key*: the agent path plus a counter of that context. A step
@@ -7,19 +7,17 @@ whole resume mechanism (see docs/architecture.md, "The journal is the event log"
 runtime executes the run again from its input, completed steps replay from the journal in microseconds, and the
 run continues exactly where it stopped. Agent code must therefore be deterministic given its steps' results
 (anything random or time-dependent belongs in a step).
+
+Recording, the lease and the live subscribers are in :mod:`podium.runtime.journal`; model and tool calls are
+executed by :mod:`podium.runtime.execution`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import logging
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from podium.errors import LimitReached, ModelError, ModelRetry, StoreError, Suspended
+from podium.errors import Suspended
 from podium.events import (
     Artifact,
     Event,
@@ -30,122 +28,17 @@ from podium.events import (
     MessageAdded,
     SideChannel,
     StepRecorded,
-    TokenDelta,
-    ToolStarted,
 )
-from podium.messages import AIMessage, Message, ToolCall, ToolMessage, Usage, valid_history
-from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDelta
-from podium.tools import Injectable, Tool, ToolArgumentsError, ToolReturn, result_to_text
-
-if TYPE_CHECKING:
-    from podium.runtime.bus import EventBus
-    from podium.store.base import Store
-
-_log = logging.getLogger("podium.runtime")
+from podium.messages import Message, ToolCall, ToolMessage, Usage, valid_history
+from podium.models.base import Model, ModelRequest, ModelResponse
+from podium.runtime.execution import call_model, call_tools
+from podium.runtime.journal import Limits, RunState
+from podium.tools import Injectable, Tool
 
 __all__ = ["AskHandler", "Limits", "RunContext"]
 
 DepsT = TypeVar("DepsT")
 T = TypeVar("T")
-
-
-@dataclass(slots=True, kw_only=True)
-class Limits:
-    """Bounds of one run; reaching one ends the run with status ``limit_exceeded`` and says which."""
-
-    max_model_calls: int | None = 200
-    """Model calls in the whole run, all agents together."""
-    max_tokens: int | None = None
-    """Input plus output tokens in the whole run."""
-    timeout: float | None = None
-    """Wall-clock seconds for one execution of the run."""
-
-
-@dataclass(slots=True, kw_only=True)
-class RunState:
-    """What all contexts of one run execution share."""
-
-    store: Store
-    thread_id: str
-    run_id: str
-    journal: dict[str, Event]
-    seq: int
-    limits: Limits
-    owner: str
-    lease_ttl: float
-    sinks: list[Callable[[Event], Any]] = field(default_factory=list)
-    bus: EventBus | None = None
-    usage: Usage = field(default_factory=Usage)
-    model_calls: int = 0
-    last_renewal: float = field(default_factory=time.monotonic)
-    stream_tokens: bool = False
-    lost_to: str | None = None
-    """Set when another owner took the thread over; the run must not write again."""
-
-    async def record(self, event: Event) -> None:
-        """Store ``event`` as the next entry of the thread's log and publish it."""
-        event.run_id = self.run_id
-        self.seq += 1
-        event.seq = self.seq
-        if self.lost_to is not None or time.monotonic() - self.last_renewal > self.lease_ttl / 3:
-            holder = self.lost_to or await self.store.acquire_thread(self.thread_id, self.owner, self.lease_ttl)
-            if holder is not None:  # our lease expired and another process took the thread over: write nothing more
-                self.lost_to = holder
-                raise StoreError(f"run {self.run_id!r} lost thread {self.thread_id!r} to {holder}; it stops here")
-            self.last_renewal = time.monotonic()
-        await self.store.append_events(self.thread_id, [event])
-        if event.key is not None:
-            self.journal[event.key] = event
-        await self.publish(event)
-
-    async def publish(self, event: Event) -> None:
-        """Hand ``event`` to the live subscribers only: the run's ``on_event`` callbacks and the bus.
-
-        A subscriber can neither fail nor stall the run: a callback that raises is logged and dropped, one that
-        returns an awaitable has it run as a separate task, and the bus never waits on a subscriber.
-        """
-        event.run_id = self.run_id
-        for sink in self.sinks:
-            try:
-                outcome = sink(event)
-            except Exception:
-                _log.exception("an on_event callback of run %s raised; it gets no more events", self.run_id)
-                self.sinks = [s for s in self.sinks if s is not sink]
-                continue
-            if outcome is not None and inspect.isawaitable(outcome):
-                _spawn(outcome, self.run_id)
-        if self.bus is not None:
-            await self.bus.publish(self.thread_id, event)
-
-    def count_model_call(self, usage: Usage) -> None:
-        """Add a model call's usage to the run's totals."""
-        self.usage = self.usage + usage
-        self.model_calls += 1
-
-    def check_limits(self) -> None:
-        """Raise :class:`LimitReached` if the next model call would exceed a limit."""
-        limits = self.limits
-        if limits.max_model_calls is not None and self.model_calls >= limits.max_model_calls:
-            raise LimitReached("model_calls", f"the run made its limit of {limits.max_model_calls} model calls")
-        if limits.max_tokens is not None and self.usage.total_tokens >= limits.max_tokens:
-            raise LimitReached(
-                "tokens", f"the run used {self.usage.total_tokens} tokens, reaching its budget of {limits.max_tokens}"
-            )
-
-
-_background: set[asyncio.Task[Any]] = set()
-
-
-def _spawn(awaitable: Awaitable[Any], run_id: str) -> None:
-    async def guarded() -> None:
-        try:
-            await awaitable
-        except Exception:
-            _log.exception("an async on_event callback of run %s raised", run_id)
-
-    task = asyncio.ensure_future(guarded())
-    _background.add(task)
-    task.add_done_callback(_background.discard)
 
 
 AskHandler = Callable[[Interrupt], Awaitable[str]]
@@ -334,33 +227,9 @@ class RunContext(Injectable, Generic[DepsT]):
             LimitReached: the run's model-call or token budget is spent.
         """
         key = self._next_key()
-        state = self._state
-        done = state.journal.get(key)
-        if isinstance(done, MessageAdded) and isinstance(done.message, AIMessage):
-            usage = done.usage or Usage()
-            state.count_model_call(usage)
-            return ModelResponse(message=done.message, usage=usage)
-        state.check_limits()
-        if state.stream_tokens:
-            response = None
-            async for item in model.stream(request):
-                if isinstance(item, TextDelta):
-                    await state.publish(TokenDelta(text=item.text, path=self.path))
-                elif isinstance(item, Done):
-                    response = item.response
-            if response is None:
-                raise ModelError(f"model {model.name!r} ended its stream without a Done event")
-        else:
-            response = await model.reply(request)
-        if name is not None:
-            response.message.name = name
-        state.count_model_call(response.usage)
-        await state.record(
-            MessageAdded(
-                message=response.message, namespace=self.namespace, usage=response.usage, key=key, path=self.path
-            )
+        return await call_model(
+            self._state, model, request, key=key, path=self.path, namespace=self.namespace, name=name
         )
-        return response
 
     async def call_tools(
         self,
@@ -377,61 +246,17 @@ class RunContext(Injectable, Generic[DepsT]):
         calls are gathered into one suspension after the others finish.
         """
         keys = [self._next_key() for _ in calls]
-        if len(calls) == 1:  # the common case: no tasks to spawn
-            return [await self._call_tool(tools, calls[0], keys[0], handle_errors)]
-        results = await asyncio.gather(
-            *(self._call_tool(tools, call, key, handle_errors) for call, key in zip(calls, keys, strict=True)),
-            return_exceptions=True,
+        return await call_tools(
+            self._state,
+            tools,
+            calls,
+            keys=keys,
+            path=self.path,
+            namespace=self.namespace,
+            tool_context=self._tool_context,
+            handle_errors=handle_errors,
         )
-        interrupts: list[Interrupt] = []
-        messages: list[ToolMessage] = []
-        for result in results:
-            if isinstance(result, Suspended):
-                interrupts.extend(result.interrupts)
-            elif isinstance(result, BaseException):
-                raise result
-            else:
-                messages.append(result)
-        if interrupts:
-            raise Suspended(interrupts)
-        return messages
 
-    async def _call_tool(self, tools: Mapping[str, Tool], call: ToolCall, key: str, handle_errors: bool) -> ToolMessage:
-        state = self._state
-        done = state.journal.get(key)
-        if isinstance(done, MessageAdded) and isinstance(done.message, ToolMessage):
-            return done.message
-        message = await self._execute_tool(tools, call, handle_errors)
-        await state.record(MessageAdded(message=message, namespace=self.namespace, key=key, path=self.path))
-        return message
-
-    async def _execute_tool(self, tools: Mapping[str, Tool], call: ToolCall, handle_errors: bool) -> ToolMessage:
-        def error(text: str) -> ToolMessage:
-            return ToolMessage(content=text, tool_call_id=call.id, name=call.name, is_error=True)
-
-        tool = tools.get(call.name)
-        if tool is None:
-            available = ", ".join(sorted(tools)) or "none"
-            return error(f"Unknown tool '{call.name}'. Available tools: {available}. Call one of these instead.")
-        try:
-            kwargs = tool.validate(call.arguments)
-        except ToolArgumentsError as exc:
-            return error(str(exc))
-        await self._state.publish(ToolStarted(tool_call_id=call.id, name=call.name, path=self.path))
-        try:
-            value = await tool.run(self.child(call.id), kwargs)
-        except ModelRetry as exc:
-            return error(exc.message)
-        except Exception as exc:
-            if not handle_errors:
-                raise
-            return error(f"Error: tool '{call.name}' failed with {type(exc).__name__}: {exc}")
-        if isinstance(value, ToolReturn):
-            return ToolMessage(
-                content=result_to_text(value.content),
-                tool_call_id=call.id,
-                name=call.name,
-                artifact=value.artifact,
-                metadata=dict(value.metadata),
-            )
-        return ToolMessage(content=result_to_text(value), tool_call_id=call.id, name=call.name)
+    def _tool_context(self, call: ToolCall, key: str) -> RunContext[DepsT]:
+        """The context a tool call runs in (a child named by the call's id)."""
+        return self.child(call.id)

@@ -2,7 +2,7 @@
 
 A *run* processes one input on a thread until it completes, waits for the human, fails, or reaches a limit.
 :meth:`Runtime.run` starts one; :meth:`Runtime.resume` answers a waiting run, or finishes one whose process died.
-Both execute the agent from the run's input again: the journal (see :mod:`podium.runtime.context`) replays the
+Both execute the agent from the run's input again: the journal (see :mod:`podium.runtime.journal`) replays the
 completed steps, so nothing is repeated and nothing is lost.
 """
 
@@ -39,7 +39,7 @@ from podium.runtime._run import (
     pending_interrupts,
 )
 from podium.runtime.bus import EventBus, InProcessBus
-from podium.runtime.context import Limits, RunState
+from podium.runtime.journal import Limits, RunState
 from podium.store.base import RunRecord, RunStatus, Store, new_owner
 
 __all__ = ["Cancelled", "IfBusy", "RunResult", "Runtime"]

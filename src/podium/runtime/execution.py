@@ -1,0 +1,163 @@
+"""Journaled execution of model calls and tool calls (what :class:`~podium.runtime.RunContext` does for agents).
+
+A model reply and each tool result are recorded under the step key the context gives them; when the key is
+already in the journal the recorded message is returned instead of calling again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from podium.errors import ModelError, ModelRetry, Suspended
+from podium.events import Interrupt, MessageAdded, TokenDelta, ToolStarted
+from podium.messages import AIMessage, ToolCall, ToolMessage, Usage
+from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDelta
+from podium.tools import Injectable, Tool, ToolArgumentsError, ToolReturn, result_to_text
+
+if TYPE_CHECKING:
+    from podium.runtime.journal import RunState
+
+__all__ = ["call_model", "call_tools"]
+
+ToolContext = Callable[[ToolCall, str], Injectable]
+"""Makes the context a tool call runs in, from the call and its step key."""
+
+
+async def call_model(
+    state: RunState,
+    model: Model,
+    request: ModelRequest,
+    *,
+    key: str,
+    path: tuple[str, ...],
+    namespace: str,
+    name: str | None,
+) -> ModelResponse:
+    """Ask ``model`` once per run under ``key``: the reply is journaled (in ``namespace``) or replayed.
+
+    Raises:
+        LimitReached: the run's model-call or token budget is spent.
+        ModelError: a streaming model ended without its final response.
+    """
+    done = state.journal.get(key)
+    if isinstance(done, MessageAdded) and isinstance(done.message, AIMessage):
+        usage = done.usage or Usage()
+        state.count_model_call(usage)
+        return ModelResponse(message=done.message, usage=usage)
+    state.check_limits()
+    if state.stream_tokens:
+        response = None
+        async for item in model.stream(request):
+            if isinstance(item, TextDelta):
+                await state.publish(TokenDelta(text=item.text, path=path))
+            elif isinstance(item, Done):
+                response = item.response
+        if response is None:
+            raise ModelError(f"model {model.name!r} ended its stream without a Done event")
+    else:
+        response = await model.reply(request)
+    if name is not None:
+        response.message.name = name
+    state.count_model_call(response.usage)
+    await state.record(
+        MessageAdded(message=response.message, namespace=namespace, usage=response.usage, key=key, path=path)
+    )
+    return response
+
+
+async def call_tools(
+    state: RunState,
+    tools: Mapping[str, Tool],
+    calls: Sequence[ToolCall],
+    *,
+    keys: Sequence[str],
+    path: tuple[str, ...],
+    namespace: str,
+    tool_context: ToolContext,
+    handle_errors: bool,
+) -> list[ToolMessage]:
+    """Run tool calls concurrently, each once per run under its key; one result per call, in the calls' order.
+
+    Questions to the human raised by several calls are gathered into one :class:`Suspended` after the others finish.
+    """
+    if len(calls) == 1:  # the common case: no tasks to spawn
+        return [await _call_tool(state, tools, calls[0], keys[0], path, namespace, tool_context, handle_errors)]
+    results = await asyncio.gather(
+        *(
+            _call_tool(state, tools, call, key, path, namespace, tool_context, handle_errors)
+            for call, key in zip(calls, keys, strict=True)
+        ),
+        return_exceptions=True,
+    )
+    interrupts: list[Interrupt] = []
+    messages: list[ToolMessage] = []
+    for result in results:
+        if isinstance(result, Suspended):
+            interrupts.extend(result.interrupts)
+        elif isinstance(result, BaseException):
+            raise result
+        else:
+            messages.append(result)
+    if interrupts:
+        raise Suspended(interrupts)
+    return messages
+
+
+async def _call_tool(
+    state: RunState,
+    tools: Mapping[str, Tool],
+    call: ToolCall,
+    key: str,
+    path: tuple[str, ...],
+    namespace: str,
+    tool_context: ToolContext,
+    handle_errors: bool,
+) -> ToolMessage:
+    done = state.journal.get(key)
+    if isinstance(done, MessageAdded) and isinstance(done.message, ToolMessage):
+        return done.message
+    message = await _execute_tool(state, tools, call, key, path, tool_context, handle_errors)
+    await state.record(MessageAdded(message=message, namespace=namespace, key=key, path=path))
+    return message
+
+
+async def _execute_tool(
+    state: RunState,
+    tools: Mapping[str, Tool],
+    call: ToolCall,
+    key: str,
+    path: tuple[str, ...],
+    tool_context: ToolContext,
+    handle_errors: bool,
+) -> ToolMessage:
+    def error(text: str) -> ToolMessage:
+        return ToolMessage(content=text, tool_call_id=call.id, name=call.name, is_error=True)
+
+    tool = tools.get(call.name)
+    if tool is None:
+        available = ", ".join(sorted(tools)) or "none"
+        return error(f"Unknown tool '{call.name}'. Available tools: {available}. Call one of these instead.")
+    try:
+        kwargs = tool.validate(call.arguments)
+    except ToolArgumentsError as exc:
+        return error(str(exc))
+    await state.publish(ToolStarted(tool_call_id=call.id, name=call.name, path=path))
+    try:
+        value = await tool.run(tool_context(call, key), kwargs)
+    except ModelRetry as exc:
+        return error(exc.message)
+    except Exception as exc:
+        if not handle_errors:
+            raise
+        return error(f"Error: tool '{call.name}' failed with {type(exc).__name__}: {exc}")
+    if isinstance(value, ToolReturn):
+        return ToolMessage(
+            content=result_to_text(value.content),
+            tool_call_id=call.id,
+            name=call.name,
+            artifact=value.artifact,
+            metadata=dict(value.metadata),
+        )
+    return ToolMessage(content=result_to_text(value), tool_call_id=call.id, name=call.name)

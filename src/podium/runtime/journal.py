@@ -1,0 +1,129 @@
+"""The journal and the lease: what all contexts of one run execution share, and how an event is recorded.
+
+Every step with an effect is recorded by :meth:`RunState.record` as the next event of the thread's log (the
+journal is that log's keyed events; see docs/architecture.md, "The journal is the event log"), after checking that
+the run still holds the thread's write lease (renewed every third of its time to live; a run whose lease another
+process took writes nothing more). Recorded and streamed-only events go to the live subscribers, which can neither
+fail nor stall the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from podium.errors import LimitReached, StoreError
+from podium.events import Event
+from podium.messages import Usage
+
+if TYPE_CHECKING:
+    from podium.runtime.bus import EventBus
+    from podium.store.base import Store
+
+_log = logging.getLogger("podium.runtime")
+
+__all__ = ["Limits", "RunState"]
+
+
+@dataclass(slots=True, kw_only=True)
+class Limits:
+    """Bounds of one run; reaching one ends the run with status ``limit_exceeded`` and says which."""
+
+    max_model_calls: int | None = 200
+    """Model calls in the whole run, all agents together."""
+    max_tokens: int | None = None
+    """Input plus output tokens in the whole run."""
+    timeout: float | None = None
+    """Wall-clock seconds for one execution of the run."""
+
+
+@dataclass(slots=True, kw_only=True)
+class RunState:
+    """What all contexts of one run execution share."""
+
+    store: Store
+    thread_id: str
+    run_id: str
+    journal: dict[str, Event]
+    seq: int
+    limits: Limits
+    owner: str
+    lease_ttl: float
+    sinks: list[Callable[[Event], Any]] = field(default_factory=list)
+    bus: EventBus | None = None
+    usage: Usage = field(default_factory=Usage)
+    model_calls: int = 0
+    last_renewal: float = field(default_factory=time.monotonic)
+    stream_tokens: bool = False
+    lost_to: str | None = None
+    """Set when another owner took the thread over; the run must not write again."""
+
+    async def record(self, event: Event) -> None:
+        """Store ``event`` as the next entry of the thread's log and publish it."""
+        event.run_id = self.run_id
+        self.seq += 1
+        event.seq = self.seq
+        if self.lost_to is not None or time.monotonic() - self.last_renewal > self.lease_ttl / 3:
+            holder = self.lost_to or await self.store.acquire_thread(self.thread_id, self.owner, self.lease_ttl)
+            if holder is not None:  # our lease expired and another process took the thread over: write nothing more
+                self.lost_to = holder
+                raise StoreError(f"run {self.run_id!r} lost thread {self.thread_id!r} to {holder}; it stops here")
+            self.last_renewal = time.monotonic()
+        await self.store.append_events(self.thread_id, [event])
+        if event.key is not None:
+            self.journal[event.key] = event
+        await self.publish(event)
+
+    async def publish(self, event: Event) -> None:
+        """Hand ``event`` to the live subscribers only: the run's ``on_event`` callbacks and the bus.
+
+        A subscriber can neither fail nor stall the run: a callback that raises is logged and dropped, one that
+        returns an awaitable has it run as a separate task, and the bus never waits on a subscriber.
+        """
+        event.run_id = self.run_id
+        for sink in self.sinks:
+            try:
+                outcome = sink(event)
+            except Exception:
+                _log.exception("an on_event callback of run %s raised; it gets no more events", self.run_id)
+                self.sinks = [s for s in self.sinks if s is not sink]
+                continue
+            if outcome is not None and inspect.isawaitable(outcome):
+                _spawn(outcome, self.run_id)
+        if self.bus is not None:
+            await self.bus.publish(self.thread_id, event)
+
+    def count_model_call(self, usage: Usage) -> None:
+        """Add a model call's usage to the run's totals."""
+        self.usage = self.usage + usage
+        self.model_calls += 1
+
+    def check_limits(self) -> None:
+        """Raise :class:`LimitReached` if the next model call would exceed a limit."""
+        limits = self.limits
+        if limits.max_model_calls is not None and self.model_calls >= limits.max_model_calls:
+            raise LimitReached("model_calls", f"the run made its limit of {limits.max_model_calls} model calls")
+        if limits.max_tokens is not None and self.usage.total_tokens >= limits.max_tokens:
+            raise LimitReached(
+                "tokens", f"the run used {self.usage.total_tokens} tokens, reaching its budget of {limits.max_tokens}"
+            )
+
+
+_background: set[asyncio.Task[Any]] = set()
+
+
+def _spawn(awaitable: Awaitable[Any], run_id: str) -> None:
+    async def guarded() -> None:
+        try:
+            await awaitable
+        except Exception:
+            _log.exception("an async on_event callback of run %s raised", run_id)
+
+    task = asyncio.ensure_future(guarded())
+    _background.add(task)
+    task.add_done_callback(_background.discard)
