@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from pathlib import Path
@@ -14,6 +15,7 @@ from podium import (
     AIMessage,
     Expectation,
     HumanMessage,
+    Limits,
     Message,
     ModelRequest,
     ReactAgent,
@@ -25,6 +27,7 @@ from podium import (
     ToolMessage,
     UsageError,
 )
+from podium.orchestration.supervisor import Supervisor, SupervisorOptions, SwarmOptions
 from podium.orchestration.supervisor.handoff import create_handoff_tool, history_problems, repair_history
 from podium.orchestration.supervisor.supervisor import create_supervisor
 from podium.testing import FunctionModel, tool_call
@@ -205,8 +208,7 @@ async def test_a_supervisor_that_keeps_handing_off_stops_at_the_guard() -> None:
 async def test_token_budget_ends_the_run_with_a_typed_outcome() -> None:
     model = FunctionModel(seed_reply)
     supervisor = build(model, "scoped")
-    supervisor.max_tokens = 600
-    result = await Runtime().run(supervisor, QUESTION)
+    result = await Runtime().run(supervisor, QUESTION, limits=Limits(max_tokens=600))
     assert result.status == "limit_exceeded" and result.limit == "tokens"
     assert 1 < len(model.requests) < 9
 
@@ -324,3 +326,18 @@ async def test_parallel_workers_asking_at_once_suspend_together_and_resume() -> 
     assert done.status == "completed"
     assert done.output == "FAANG: 1,977,586 people & not searched"
     assert history_problems(await runtime.messages("t")) == []
+
+
+def test_options_are_one_validated_object_shared_by_the_factory_and_the_class() -> None:
+    model = FunctionModel(seed_reply)
+    worker = ReactAgent("w", model)
+    made = create_supervisor([worker], model=model, max_handoffs=3, context="shared", output_mode="full_history")
+    assert made.options == SupervisorOptions(max_handoffs=3, context="shared", output_mode="full_history")
+    direct = Supervisor([worker], model, options=made.options)
+    assert direct.options is made.options and direct.worker_rounds is None  # rounds fold in the scoped policy only
+    with pytest.raises(UsageError, match="worker_rounds"):
+        SupervisorOptions(worker_rounds=0)
+    with pytest.raises(UsageError, match="max_steps"):
+        SwarmOptions(max_steps=0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.options.max_steps = 3  # type: ignore[misc]

@@ -116,7 +116,6 @@ class ReactAgent(Agent):
         messages: list[Message],
         *,
         shown: Callable[[list[Message]], list[Message]] | None = None,
-        before_model: Callable[[], None] | None = None,
         after_model: Callable[[AIMessage], AIMessage] | None = None,
     ) -> list[Message]:
         """Run the model-and-tools loop on ``messages`` (extended in place); return the messages it added.
@@ -128,7 +127,6 @@ class ReactAgent(Agent):
             ctx: the context the steps are journaled in (and the history recorded to).
             messages: the history to continue.
             shown: what the model is shown of the history (a context policy); default: all of it.
-            before_model: called before each model call (a budget check may raise there).
             after_model: applied to each reply before it joins the history (the recorded reply is the model's).
 
         Raises:
@@ -138,8 +136,6 @@ class ReactAgent(Agent):
         start = len(messages)
         failing_rounds = 0
         for _ in range(self.max_steps):
-            if before_model is not None:
-                before_model()
             view = messages if shown is None else shown(messages)
             tools = self.current_tools()
             specs = self._specs if tools is self.tools else [t.spec for t in tools.values()]

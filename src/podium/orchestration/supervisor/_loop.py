@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from podium.agents.react import ReactAgent
-from podium.errors import AgentError, LimitReached
+from podium.errors import AgentError
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
 from podium.orchestration.supervisor.handoff import canonical_calls
@@ -22,7 +22,6 @@ from podium.runtime.context import RunContext
 
 __all__ = [
     "Prompt",
-    "check_budget",
     "compact_rounds",
     "maybe_await",
     "record",
@@ -81,18 +80,6 @@ async def structured_response(
     return value
 
 
-def check_budget(ctx: RunContext[Any], max_tokens: int | None, owner: str) -> None:
-    """Stop the run when its tokens reached ``owner``'s budget.
-
-    Raises:
-        LimitReached: the budget is spent (the run ends with status ``limit_exceeded``, limit ``tokens``).
-    """
-    if max_tokens is not None and ctx.usage.total_tokens >= max_tokens:
-        raise LimitReached(
-            "tokens", f"{owner} stopped: the run used {ctx.usage.total_tokens} tokens of its budget of {max_tokens}"
-        )
-
-
 def _call_text(call: ToolCall) -> str:
     try:
         arguments = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.parsed_arguments().items())
@@ -139,7 +126,6 @@ async def run_react(
     agent: ReactAgent,
     messages: list[Message],
     *,
-    max_tokens: int | None = None,
     keep_rounds: int | None = None,
 ) -> list[Message]:
     """Run ``agent``'s loop (:meth:`ReactAgent.loop`) on a history the supervisor built; return what it added.
@@ -151,13 +137,11 @@ async def run_react(
     Raises:
         StepLimitExceeded: ``agent.max_steps`` model calls without an answer.
         ToolRetriesExceeded: more consecutive all-failing tool rounds than ``agent.max_tool_retries``.
-        LimitReached: ``max_tokens`` is spent.
     """
     start = len(messages)
     return await agent.loop(
         ctx,
         messages,
         shown=None if keep_rounds is None else (lambda view: compact_rounds(view, start, keep_rounds)),
-        before_model=lambda: check_budget(ctx, max_tokens, f"agent {agent.name!r}"),
         after_model=canonical_calls,
     )

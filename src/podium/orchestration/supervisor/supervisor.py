@@ -25,9 +25,9 @@ is answered by exactly one tool message right after it, in call order.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any
 
 from podium.agents.base import Agent, AgentResult
 from podium.agents.react import ReactAgent
@@ -36,7 +36,6 @@ from podium.messages import AIMessage, HumanMessage, Message, ToolCall, ToolMess
 from podium.models.base import Model, ModelRequest, ModelSettings
 from podium.orchestration.supervisor._loop import (
     Prompt,
-    check_budget,
     compact_rounds,
     maybe_await,
     record,
@@ -58,24 +57,18 @@ from podium.orchestration.supervisor.handoff import (
     supervisor_tools,
     without_calls,
 )
+from podium.orchestration.supervisor.options import (
+    AfterModel,
+    BeforeModel,
+    ContextPolicy,
+    OutputMode,
+    ResponseFormat,
+    SupervisorOptions,
+)
 from podium.runtime.context import RunContext
 from podium.tools import Tool, ToolArgumentsError
 
-if TYPE_CHECKING:
-    from pydantic import BaseModel
-
-__all__ = ["AfterModel", "BeforeModel", "ContextPolicy", "OutputMode", "Supervisor", "create_supervisor"]
-
-ContextPolicy = Literal["scoped", "shared"]
-"""What delegated agents see: a task (``scoped``) or the whole shared conversation (``shared``)."""
-OutputMode = Literal["last_message", "full_history"]
-"""What of an agent's work enters the shared conversation (``shared`` policy)."""
-BeforeModel = Callable[[ModelRequest], ModelRequest | Awaitable[ModelRequest]]
-"""A hook that may change each request of the supervisor's model (trimming, redaction)."""
-AfterModel = Callable[[AIMessage], AIMessage | Awaitable[AIMessage]]
-"""A hook that may change each reply of the supervisor's model (guardrails); it must be deterministic."""
-ResponseFormat: TypeAlias = "type[BaseModel] | dict[str, Any]"
-"""A pydantic model or a JSON schema for the structured final response."""
+__all__ = ["Supervisor", "create_supervisor"]
 
 
 class _Job:
@@ -104,62 +97,30 @@ class Supervisor(Agent):
         tools: Sequence[Tool | HandoffTool | ForwardMessageTool | Callable[..., Any]] = (),
         name: str = "supervisor",
         description: str = "",
-        context: ContextPolicy = "scoped",
-        output_mode: OutputMode = "last_message",
-        add_handoff_messages: bool = True,
-        add_handoff_back_messages: bool | None = None,
-        handoff_tool_prefix: str | None = None,
-        forward_message: bool = False,
-        parallel_tool_calls: bool = False,
-        response_format: ResponseFormat | tuple[str, ResponseFormat] | None = None,
-        before_model: BeforeModel | None = None,
-        after_model: AfterModel | None = None,
-        max_handoffs: int = 20,
-        max_tokens: int | None = None,
-        max_steps: int = 25,
-        share_question: bool = True,
-        worker_rounds: int | None = 1,
-        settings: ModelSettings | None = None,
-        include_agent_name: AgentNameMode | None = None,
+        options: SupervisorOptions | None = None,
     ) -> None:
-        """Build the supervisor; the arguments are those of :func:`create_supervisor`."""
-        if context not in ("scoped", "shared"):
-            raise UsageError(f"context must be 'scoped' or 'shared', not {context!r}")
-        if output_mode not in ("last_message", "full_history"):
-            raise UsageError(f"output_mode must be 'last_message' or 'full_history', not {output_mode!r}")
-        if context == "scoped" and output_mode == "full_history":
-            raise UsageError("output_mode='full_history' shares agents' internals: use it with context='shared'")
-        if max_handoffs < 0 or max_steps < 1:
-            raise UsageError("max_handoffs must be at least 0 and max_steps at least 1")
+        """Build the supervisor (:func:`create_supervisor` describes the arguments).
+
+        Raises:
+            UsageError: duplicate names, or a handoff tool naming an unknown agent.
+        """
+        self.options = options = options or SupervisorOptions()
         self.name = name
         self.description = description
-        self.model = with_agent_name(model, include_agent_name) if include_agent_name is not None else model
+        mode = options.include_agent_name
+        self.model = with_agent_name(model, mode) if mode is not None else model
         self.prompt = prompt
-        self.context = context
-        self.output_mode = output_mode
-        self.add_handoff_messages = add_handoff_messages
-        self.add_handoff_back_messages = (
-            add_handoff_messages if add_handoff_back_messages is None else add_handoff_back_messages
-        )
-        self.before_model = before_model
-        self.after_model = after_model
-        self.max_handoffs = max_handoffs
-        self.max_tokens = max_tokens
-        self.max_steps = max_steps
-        self.share_question = share_question
-        if worker_rounds is not None and worker_rounds < 1:
-            raise UsageError("worker_rounds must be at least 1 (or None to show every round in full)")
-        self.worker_rounds = worker_rounds if context == "scoped" else None
-        base = settings or ModelSettings()
+        self.worker_rounds = options.worker_rounds if options.context == "scoped" else None
+        base = options.settings or ModelSettings()
         self.settings = base if base.parallel_tool_calls is not None else replace(base, parallel_tool_calls=False)
-        if parallel_tool_calls:
+        if options.parallel_tool_calls:
             self.settings = replace(self.settings, parallel_tool_calls=True)
         self.response_prompt: str | None = None
         self.response_format: ResponseFormat | None = None
-        if isinstance(response_format, tuple):
-            self.response_prompt, self.response_format = response_format
+        if isinstance(options.response_format, tuple):
+            self.response_prompt, self.response_format = options.response_format
         else:
-            self.response_format = response_format
+            self.response_format = options.response_format
 
         self.agents: dict[str, Agent] = {}
         for agent in agents:
@@ -167,9 +128,13 @@ class Supervisor(Agent):
                 raise UsageError(f"agent names must be unique and differ from the supervisor's: {agent.name!r}")
             self.agents[agent.name] = agent
         given = [t for t in tools if not isinstance(t, ForwardMessageTool)]
-        self.forward_message = forward_message or len(given) < len(tools)
+        self.forward_message = options.forward_message or len(given) < len(tools)
         self.tools, self.handoffs, specs = supervisor_tools(
-            list(self.agents), given, prefix=handoff_tool_prefix, task=context == "scoped", forward=self.forward_message
+            list(self.agents),
+            given,
+            prefix=options.handoff_tool_prefix,
+            task=options.context == "scoped",
+            forward=self.forward_message,
         )
         self._specs = specs
 
@@ -195,34 +160,33 @@ class Supervisor(Agent):
         handoffs = 0
         # When a reply may be changed (a hook) or partly hidden (hidden handoffs, a forwarded answer), the model's
         # raw reply is journaled apart and the conversation records only what a client should read.
-        hides = self.after_model is not None or self.forward_message or not self.add_handoff_messages
+        hides = self.options.after_model is not None or self.forward_message or not self.options.add_handoff_messages
         raw_ctx = ctx.child("raw", namespace=f"{ctx.namespace}#raw") if hides else ctx
-        for _ in range(self.max_steps):
-            check_budget(ctx, self.max_tokens, f"supervisor {self.name!r}")
+        for _ in range(self.options.max_steps):
             shown = view if self.worker_rounds is None else compact_rounds(view, turn, self.worker_rounds)
             request = ModelRequest(
                 messages=system_prompt(self.prompt, shown) + shown, tools=self._specs, settings=self.settings
             )
-            if self.before_model is not None:
-                request = await maybe_await(self.before_model(request))
+            if self.options.before_model is not None:
+                request = await maybe_await(self.options.before_model(request))
             reply = (await raw_ctx.call_model(self.model, request, name=self.name)).message
-            if self.after_model is not None:
-                reply = await maybe_await(self.after_model(reply))
+            if self.options.after_model is not None:
+                reply = await maybe_await(self.options.after_model(reply))
             reply = canonical_calls(reply)
             if not reply.tool_calls:
                 view.append(await record(ctx, reply) if hides else reply)
                 data = await self._structured(ctx, view) if self.response_format is not None else None
                 return AgentResult(output=reply.content, messages=view[start:], data=data)
             handoffs += sum(1 for c in reply.tool_calls if c.name in self.handoffs)
-            if handoffs > self.max_handoffs:
+            if handoffs > self.options.max_handoffs:
                 raise LimitReached(
                     "handoffs",
-                    f"supervisor {self.name!r} reached its limit of {self.max_handoffs} handoffs in one turn",
+                    f"supervisor {self.name!r} reached its limit of {self.options.max_handoffs} handoffs in one turn",
                 )
             final = await self._round(ctx, view, reply, question, segments, record_reply=hides)
             if final is not None:
                 return AgentResult(output=final.content, messages=view[start:])
-        raise StepLimitExceeded(self.name, self.max_steps)
+        raise StepLimitExceeded(self.name, self.options.max_steps)
 
     async def _structured(self, ctx: RunContext[Any], view: list[Message]) -> Any:
         """Ask the model for the final answer in the response schema; return it parsed."""
@@ -247,7 +211,7 @@ class Supervisor(Agent):
 
         ``record_reply``: the reply was journaled apart, so record what the conversation shows of it here.
         """
-        shared = self.context == "shared"
+        shared = self.options.context == "shared"
         answers: dict[str, ToolMessage] = {}
         jobs: list[_Job] = []
         regular: list[ToolCall] = []
@@ -277,7 +241,7 @@ class Supervisor(Agent):
             jobs = []
         # Hidden handoffs and a successful forward leave no trace in the conversation (langgraph-supervisor's
         # layout): the forwarded answer ends the turn as the supervisor's own message.
-        hidden = {j.call.id for j in jobs} if not self.add_handoff_messages else set()
+        hidden = {j.call.id for j in jobs} if not self.options.add_handoff_messages else set()
         shown = reply if not (hidden or forward_ids) else without_calls(reply, hidden | forward_ids)
         if record_reply and (shown.tool_calls or shown.content):
             shown = await record(ctx, shown)
@@ -286,7 +250,7 @@ class Supervisor(Agent):
             for result in await ctx.call_tools(self.tools, regular):
                 answers[result.tool_call_id] = result
                 recorded.add(result.tool_call_id)
-        acked = {j.call.id: j.handoff.agent for j in jobs} if shared and self.add_handoff_messages else {}
+        acked = {j.call.id: j.handoff.agent for j in jobs} if shared and self.options.add_handoff_messages else {}
         for call in reply.tool_calls:  # record the other answers in call order (deterministic journal keys)
             if call.id in recorded:
                 continue
@@ -327,13 +291,13 @@ class Supervisor(Agent):
         question: str,
     ) -> list[Message]:
         """What the agent of ``job`` is shown."""
-        if self.context == "scoped":
+        if self.options.context == "scoped":
             task = job.task or question
-            if self.share_question and question and question not in task:
+            if self.options.share_question and question and question not in task:
                 task = f"{task}\n\nThe user's request: {question}"
             return [HumanMessage(content=task)]
         worker_view = list(view)
-        if self.add_handoff_messages:
+        if self.options.add_handoff_messages:
             if len(reply.tool_calls) == 1:
                 worker_view.append(shown)
             else:  # parallel calls: this agent sees only its own handoff, answered
@@ -345,10 +309,10 @@ class Supervisor(Agent):
 
     def _returned(self, job: _Job) -> list[Message]:
         """What of ``job``'s work enters the conversation after the tool results."""
-        if self.context == "scoped":  # handoff messages hidden: the result stands as the agent's answer
+        if self.options.context == "scoped":  # handoff messages hidden: the result stands as the agent's answer
             return [AIMessage(content=job.outputs[-1].content, name=job.handoff.agent)]
-        out = list(job.outputs) if self.output_mode == "full_history" else job.outputs[-1:]
-        if self.add_handoff_back_messages:
+        out = list(job.outputs) if self.options.output_mode == "full_history" else job.outputs[-1:]
+        if self.options.hand_back:
             out.extend(handoff_back_messages(job.handoff.agent, self.name, job.segment))
         return out
 
@@ -377,9 +341,7 @@ class Supervisor(Agent):
         start = len(job.view)
         try:
             if isinstance(agent, ReactAgent):
-                return await run_react(
-                    child, agent, job.view, max_tokens=self.max_tokens, keep_rounds=self.worker_rounds
-                )
+                return await run_react(child, agent, job.view, keep_rounds=self.worker_rounds)
             if isinstance(agent, Supervisor):
                 return (await agent.run_view(child, job.view, start=start)).messages
             text = next((m.content for m in reversed(job.view) if isinstance(m, HumanMessage)), "")
@@ -407,7 +369,6 @@ def create_supervisor(
     before_model: BeforeModel | None = None,
     after_model: AfterModel | None = None,
     max_handoffs: int = 20,
-    max_tokens: int | None = None,
     max_steps: int = 25,
     share_question: bool = True,
     worker_rounds: int | None = 1,
@@ -425,47 +386,17 @@ def create_supervisor(
             without a custom handoff tool get ``transfer_to_<agent>``. :func:`create_forward_message_tool` here is
             ``forward_message=True``.
         supervisor_name: its name (on its messages and in ``transfer_back_to_<name>``).
-        context: ``scoped`` (default: handoffs carry a task, agents see only what they need) or ``shared``
-            (everyone sees the conversation, exactly as langgraph-supervisor builds it).
-        output_mode: ``shared`` policy: add an agent's ``last_message`` or its ``full_history`` to the conversation.
-        add_handoff_messages: keep the handoff calls in the conversation, answered by ``Successfully transferred to
-            <agent>`` (``shared``) or by the agent's result (``scoped``). Off, the calls are left out and the
-            agent's answer stands as its own message (fewer characters; the model no longer sees what it asked).
-        add_handoff_back_messages: ``shared`` policy: add the hand-back pair after an agent's answer (default:
-            ``add_handoff_messages``).
-        handoff_tool_prefix: prefix of the default handoff tools' names (default ``transfer_to_``).
-        forward_message: give the supervisor a ``forward_message`` tool that passes an agent's answer to the user
-            verbatim and ends the turn without another model call.
-        parallel_tool_calls: let the model hand off to several agents at once (they run concurrently).
-        response_format: a pydantic model or JSON schema (or ``(prompt, schema)``): after the final answer one more
-            model call produces it; it is the result's ``data`` and is sent as an artifact.
-        before_model: a hook changing each request of the supervisor's model.
-        after_model: a hook changing each reply of the supervisor's model (deterministic; its result is recorded).
-        max_handoffs: handoffs allowed in one turn; one more ends the run with status ``limit_exceeded`` and limit
-            ``handoffs``.
-        max_tokens: token budget of the run, checked before each model call of the supervisor and its agents;
-            reaching it ends the run with limit ``tokens``.
-        max_steps: model calls of the supervisor in one turn before :class:`~podium.StepLimitExceeded`.
-        share_question: ``scoped`` policy: add the user's message to a task that does not quote it.
-        worker_rounds: ``scoped`` policy: the supervisor and its ``ReactAgent`` workers are shown the latest
-            ``worker_rounds`` tool rounds of the current turn in full and the earlier ones as one line each (call and
-            result) under the turn's message; ``None`` shows every round in full. The recorded history is complete
-            either way.
         description: what the supervisor does, for a parent choosing among agents.
-        settings: request options of the supervisor's model (``parallel_tool_calls`` set from the option above).
-        include_agent_name: ``"inline"`` shows the supervisor's model each agent's name inside its messages' text
-            (:func:`~podium.orchestration.supervisor.with_agent_name`), for providers that ignore ``name``.
+        context, output_mode, add_handoff_messages, add_handoff_back_messages, handoff_tool_prefix, forward_message,
+            parallel_tool_calls, response_format, before_model, after_model, max_handoffs, max_steps,
+            share_question, worker_rounds, settings, include_agent_name: the supervisor's options, each described
+            in :class:`~podium.orchestration.supervisor.SupervisorOptions` (its defaults are these). A token budget
+            is the run's :class:`~podium.Limits` (``max_tokens``).
 
     Raises:
         UsageError: duplicate names, an unknown option value, or a handoff tool naming an unknown agent.
     """
-    return Supervisor(
-        agents,
-        model,
-        prompt=prompt,
-        tools=tools,
-        name=supervisor_name,
-        description=description,
+    options = SupervisorOptions(
         context=context,
         output_mode=output_mode,
         add_handoff_messages=add_handoff_messages,
@@ -477,10 +408,12 @@ def create_supervisor(
         before_model=before_model,
         after_model=after_model,
         max_handoffs=max_handoffs,
-        max_tokens=max_tokens,
         max_steps=max_steps,
         share_question=share_question,
         worker_rounds=worker_rounds,
         settings=settings,
         include_agent_name=include_agent_name,
+    )
+    return Supervisor(
+        agents, model, prompt=prompt, tools=tools, name=supervisor_name, description=description, options=options
     )

@@ -18,8 +18,9 @@ from podium.agents.react import ReactAgent
 from podium.errors import LimitReached, StepLimitExceeded, UsageError
 from podium.messages import AIMessage, HumanMessage, ToolMessage
 from podium.models.base import ModelRequest
-from podium.orchestration.supervisor._loop import check_budget, system_prompt
+from podium.orchestration.supervisor._loop import system_prompt
 from podium.orchestration.supervisor.handoff import HandoffTool, canonical_calls, create_handoff_tool, repair_history
+from podium.orchestration.supervisor.options import SwarmOptions
 from podium.runtime.context import RunContext
 from podium.tools import ToolSpec
 
@@ -56,14 +57,16 @@ class Swarm(Agent, Generic[S]):
         default_active_agent: str,
         name: str = "swarm",
         description: str = "",
-        handoffs: Mapping[str, Sequence[str]] | None = None,
-        handoff_tool_prefix: str | None = None,
-        max_handoffs: int = 10,
-        max_tokens: int | None = None,
-        max_steps: int = 50,
         state_schema: type[S] | None = None,
+        options: SwarmOptions | None = None,
     ) -> None:
-        """Build the swarm; the arguments are those of :func:`create_swarm`."""
+        """Build the swarm (:func:`create_swarm` describes the arguments).
+
+        Raises:
+            UsageError: duplicate names, an unknown agent, a handoff tool clashing with an agent's tool, or a
+                ``state_schema`` without ``active_agent``.
+        """
+        self.options = options = options or SwarmOptions()
         self.name = name
         self.description = description
         self.agents = {a.name: a for a in agents}
@@ -71,12 +74,7 @@ class Swarm(Agent, Generic[S]):
             raise UsageError("agent names in a swarm must be unique")
         if default_active_agent not in self.agents:
             raise UsageError(f"default_active_agent {default_active_agent!r} is not one of the swarm's agents")
-        if max_handoffs < 0 or max_steps < 1:
-            raise UsageError("max_handoffs must be at least 0 and max_steps at least 1")
         self.default_active_agent = default_active_agent
-        self.max_handoffs = max_handoffs
-        self.max_tokens = max_tokens
-        self.max_steps = max_steps
         self.state_key = f"swarm:{name}:active" if state_schema is None else f"swarm:{name}:state"
         """The thread-state key holding the last active agent (the whole state, with a ``state_schema``)."""
         self.state_schema = state_schema
@@ -84,6 +82,7 @@ class Swarm(Agent, Generic[S]):
         self._handoffs: dict[str, dict[str, HandoffTool]] = {}
         self._specs: dict[str, list[ToolSpec]] = {}
         for agent in agents:
+            handoffs = options.handoffs
             targets = (
                 handoffs.get(agent.name, ()) if handoffs is not None else [n for n in self.agents if n != agent.name]
             )
@@ -93,7 +92,7 @@ class Swarm(Agent, Generic[S]):
             unknown = [t for t in targets if t not in self.agents]
             if unknown:
                 raise UsageError(f"agent {agent.name!r} hands off to unknown agents {unknown}")
-            tools = own or [create_handoff_tool(t, prefix=handoff_tool_prefix) for t in targets]
+            tools = own or [create_handoff_tool(t, prefix=options.handoff_tool_prefix) for t in targets]
             clash = [t.name for t in tools if t.name in agent.tools]
             if clash:
                 raise UsageError(f"agent {agent.name!r} already has tools named {clash}")
@@ -110,9 +109,8 @@ class Swarm(Agent, Generic[S]):
         activations = {active: 1}
         actx = ctx.child(active)
         handoffs = 0
-        for _ in range(self.max_steps):
+        for _ in range(self.options.max_steps):
             agent = self.agents[active]
-            check_budget(ctx, self.max_tokens, f"swarm {self.name!r}")
             request = ModelRequest(
                 messages=system_prompt(agent.prompt, view) + view, tools=self._specs[active], settings=agent.settings
             )
@@ -125,14 +123,14 @@ class Swarm(Agent, Generic[S]):
             view.extend(results)
             if target is not None:
                 handoffs += 1
-                if handoffs > self.max_handoffs:
-                    raise LimitReached(
-                        "handoffs", f"swarm {self.name!r} reached its limit of {self.max_handoffs} handoffs in one turn"
-                    )
+                if handoffs > self.options.max_handoffs:
+                    limit = self.options.max_handoffs
+                    reason = f"swarm {self.name!r} reached its limit of {limit} handoffs in one turn"
+                    raise LimitReached("handoffs", reason)
                 active = target
                 count = activations[active] = activations.get(active, 0) + 1
                 actx = ctx.child(active if count == 1 else f"{active}~{count}")
-        raise StepLimitExceeded(self.name, self.max_steps)
+        raise StepLimitExceeded(self.name, self.options.max_steps)
 
     async def _active(self, ctx: RunContext[Any]) -> str:
         """The agent that was active at the end of the previous turn (from the thread's state)."""
@@ -211,7 +209,6 @@ def create_swarm(
     handoffs: Mapping[str, Sequence[str]] | None = None,
     handoff_tool_prefix: str | None = None,
     max_handoffs: int = 10,
-    max_tokens: int | None = None,
     max_steps: int = 50,
     state_schema: type[S] | None = None,
 ) -> Swarm[S]:
@@ -222,12 +219,9 @@ def create_swarm(
         default_active_agent: who answers the first turn (and any turn of a thread without a recorded agent).
         name: the swarm's name (its path, and the thread-state key ``swarm:<name>:active``).
         description: what the swarm does, for a parent choosing among agents.
-        handoffs: who may hand off to whom (default: everyone to everyone else).
-        handoff_tool_prefix: prefix of the handoff tools' names (default ``transfer_to_``).
-        max_handoffs: handoffs allowed in one turn; one more ends the run with limit ``handoffs``.
-        max_tokens: token budget of the run, checked before each model call; reaching it ends the run with limit
-            ``tokens``.
-        max_steps: model calls in one turn before :class:`~podium.StepLimitExceeded`.
+        handoffs, handoff_tool_prefix, max_handoffs, max_steps: the swarm's options, each described in
+            :class:`~podium.orchestration.supervisor.SwarmOptions` (its defaults are these). A token budget is the
+            run's :class:`~podium.Limits` (``max_tokens``).
         state_schema: a pydantic model, dataclass or TypedDict with an ``active_agent`` field (and the
             application's fields): the swarm's state is kept in the thread as that type, :meth:`Swarm.state`
             reads it, and :meth:`Swarm.invoke` returns it as ``AgentResult.data``. Tools change their fields with
@@ -237,15 +231,14 @@ def create_swarm(
         UsageError: duplicate names, an unknown agent, a handoff tool clashing with an agent's tool, or a
             ``state_schema`` without ``active_agent``.
     """
+    options = SwarmOptions(
+        handoffs=handoffs, handoff_tool_prefix=handoff_tool_prefix, max_handoffs=max_handoffs, max_steps=max_steps
+    )
     return Swarm(
         agents,
         default_active_agent=default_active_agent,
         name=name,
         description=description,
-        handoffs=handoffs,
-        handoff_tool_prefix=handoff_tool_prefix,
-        max_handoffs=max_handoffs,
-        max_tokens=max_tokens,
-        max_steps=max_steps,
         state_schema=state_schema,
+        options=options,
     )
