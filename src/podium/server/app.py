@@ -135,7 +135,17 @@ def create_app(
     app.include_router(plan.router, prefix="/api")
     if mcp is not None:
         app.router.routes.extend(mcp.routes)
+    _mount_a2a(app, state)
     return app
+
+
+def _mount_a2a(app: FastAPI, state: ServerState) -> None:
+    """Every app as an A2A agent (``podium.server.a2a``), when the ``a2a`` extra is installed."""
+    try:
+        from podium.server import a2a
+    except ImportError:  # pragma: no cover - the dev extra installs it
+        return
+    a2a.mount(app, state)
 
 
 def _mcp_endpoint(state: ServerState) -> Any:
