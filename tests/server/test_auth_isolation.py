@@ -17,6 +17,8 @@ from podium.server.auth import AuthConfig, new_api_key
 from podium.store.sqlite import SQLiteStore
 
 PUBLIC = {"/health", "/info", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
+# A2A agent cards are public (discovery); they announce the bearer scheme the A2A endpoints require
+PUBLIC |= {"/.well-known/agent-card.json", "/a2a/{name}/.well-known/agent-card.json"}
 RUN = {"assistant_id": "trip", "input": {"messages": [{"role": "user", "content": "What's the weather in Lisbon?"}]}}
 BODIES: dict[str, Any] = {
     "/threads/{thread_id}": {"metadata": {"stolen": True}},
@@ -59,7 +61,9 @@ def _call(url: str, method: str, path: str, headers: dict[str, str], **ids: str)
         body = {}
     if path == "/v1/chat/completions":
         body = {"model": "trip", "messages": RUN["input"]["messages"]}
-    values = collections.defaultdict(lambda: "unknown-id", {"assistant_id": "trip", "model": "trip", **ids})
+    values = collections.defaultdict(
+        lambda: "unknown-id", {"assistant_id": "trip", "model": "trip", "name": "trip", **ids}
+    )
     concrete = path.format_map(values)
     return httpx.request(
         method, f"{url}{concrete}", json=body if method in ("POST", "PATCH") else None, headers=headers, timeout=30
