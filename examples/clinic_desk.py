@@ -19,18 +19,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from podium import Expectation, Model, RunContext, ToolMetadata
+from podium import Expectation, Model, RunContext, Settings, ToolMetadata
 from podium.app import App
 from podium.orchestration.master import (
-    Classifier,
     FunctionTool,
-    HybridClassifier,
-    LLMClassifier,
     MasterAgent,
     MasterTool,
-    Router,
     ToolContent,
     ToolInput,
+    classifier_for,
     fit_expectation,
 )
 
@@ -206,14 +203,11 @@ HOURS = FunctionTool(
 
 
 def build(model: Model | None = None) -> MasterAgent:
-    """The Clinic Desk: the offline router without a model (or with an empty replay), else the hybrid."""
-    from podium.models.replay import ReplayModel
+    """The Clinic Desk: the offline router without a model (or with an empty replay), else the hybrid.
 
-    classifier: Classifier
-    if model is None or isinstance(model, ReplayModel):
-        classifier = Router()
-    else:
-        classifier = HybridClassifier(LLMClassifier(model, title=TITLE))
+    ``PODIUM_CLASSIFIER`` (``router``, ``llm``, ``hybrid``) chooses another.
+    """
+    classifier = classifier_for(model, Settings.load().classifier, title=TITLE)
     return MasterAgent(
         [AppointmentBooking(), PrescriptionRefill(), BillingEnquiry(), HOURS],
         name="clinic_desk",

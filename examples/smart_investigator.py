@@ -26,17 +26,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from podium import AIMessage, Expectation, Message, Model, ModelRequest, RunContext, ToolMetadata
+from podium import AIMessage, Expectation, Message, Model, ModelRequest, RunContext, Settings, ToolMetadata
 from podium.app import App
 from podium.orchestration.master import (
-    Classifier,
-    HybridClassifier,
-    LLMClassifier,
     MasterAgent,
     MasterTool,
-    Router,
     ToolContent,
     ToolInput,
+    classifier_for,
     fit_expectation,
     harmful_term,
 )
@@ -154,14 +151,11 @@ class SmartStrategy(MasterTool):
 
 
 def build(model: Model | None = None) -> MasterAgent:
-    """The SmartInvestigator: the offline router without a model (or with the empty replay), else the hybrid."""
-    from podium.models.replay import ReplayModel
+    """The SmartInvestigator: the offline router without a model (or with the empty replay), else the hybrid.
 
-    classifier: Classifier
-    if model is None or isinstance(model, ReplayModel):
-        classifier = Router()
-    else:
-        classifier = HybridClassifier(LLMClassifier(model, title=TITLE))
+    ``PODIUM_CLASSIFIER`` (``router``, ``llm``, ``hybrid``) chooses another.
+    """
+    classifier = classifier_for(model, Settings.load().classifier, title=TITLE)
     return MasterAgent(
         [DeclineLetterAssistance(), SmartStrategy()],
         name="smart_investigator",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,14 +61,34 @@ def _examples_dirs() -> list[Path]:
     return [folder / "examples" for folder in (here, *here.parents) if (folder / "examples").is_dir()]
 
 
+def _failure(path: Path, exc: BaseException) -> UsageError:
+    """One line for an app file that failed to import: the file (and its line that raised) and the exception."""
+    where = str(path)
+    target = path.resolve()
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename and Path(frame.filename).resolve() == target:
+            where = f"{path}:{frame.lineno}"
+            break
+    detail = str(exc).splitlines()[0] if str(exc) else ""
+    return UsageError(f"cannot load the app file {where}: {type(exc).__name__}" + (f": {detail}" if detail else ""))
+
+
 def _load_file(path: Path) -> ModuleType:
+    """The file as a module; its folder goes on ``sys.path`` (as for ``python file.py``) so it can import siblings."""
     name = f"podium_app_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise UsageError(f"cannot load {path}")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise _failure(path, exc) from exc
     return module
 
 
@@ -79,7 +100,10 @@ def _load_example(folder: Path, stem: str) -> ModuleType:
     root = str(folder.parent)
     if root not in sys.path:
         sys.path.insert(0, root)
-    return importlib.import_module(f"{folder.name}.{stem}")
+    try:
+        return importlib.import_module(f"{folder.name}.{stem}")
+    except Exception as exc:
+        raise _failure(folder / f"{stem}.py", exc) from exc
 
 
 def example_names() -> list[str]:
@@ -112,6 +136,8 @@ def load_app(spec: str) -> App:
                 module = importlib.import_module(module_name)
             except ImportError as exc:
                 raise UsageError(f"cannot import app module {module_name!r}: {exc}") from None
+            except Exception as exc:
+                raise UsageError(f"cannot import app module {module_name!r}: {type(exc).__name__}: {exc}") from exc
     if module is None:
         raise UsageError(f"no app {spec!r}; examples found here: {', '.join(example_names()) or 'none'}")
     found = getattr(module, attribute, None)

@@ -16,6 +16,9 @@ variable                    meaning                                          def
 ``PODIUM_MAX_TOKENS``       default cap on a reply's length (tokens), for    1024
                             requests that set none
 ``PODIUM_MAX_RETRIES``      retries of 429s, timeouts and 5xx                2
+``PODIUM_CLASSIFIER``       the master agent's classifier: ``router``,      router offline, else
+                            ``llm`` or ``hybrid`` (apps building it with     hybrid
+                            ``classifier_for``)
 ``PODIUM_DATA_DIR``         folder of the SQLite store                       ``~/.podium``
 ``PODIUM_STORE``            ``memory``, a path, ``sqlite:///rel.db``,        the data dir's file
                             ``postgresql://user:pw@host/db``
@@ -47,6 +50,7 @@ _FIELDS = {
     "timeout": ("PODIUM_TIMEOUT",),
     "max_tokens": ("PODIUM_MAX_TOKENS",),
     "max_retries": ("PODIUM_MAX_RETRIES",),
+    "classifier": ("PODIUM_CLASSIFIER",),
     "data_dir": ("PODIUM_DATA_DIR",),
     "store": ("PODIUM_STORE",),
 }
@@ -72,6 +76,9 @@ class Settings:
     """Default cap on a reply's length, in tokens, for requests that set none (``ModelSettings.max_tokens``)."""
     max_retries: int = 2
     """Retries of rate limits, timeouts and server errors."""
+    classifier: str | None = None
+    """The master agent's intent classifier, ``router``, ``llm`` or ``hybrid``; ``None``: the router offline, the
+    hybrid with a real model (see ``podium.orchestration.master.classifier_for``)."""
     data_dir: Path = Path("~/.podium")
     """Folder of the default SQLite store."""
     store: str | None = None
@@ -113,6 +120,8 @@ class Settings:
                     raise UsageError(f"bad setting {name}: {exc}") from None
         if values.get("max_tokens", 1) < 1:
             raise UsageError(f"bad setting: max_tokens must be at least 1, not {values['max_tokens']}")
+        if values.get("classifier") not in (None, "router", "llm", "hybrid"):
+            raise UsageError(f"bad setting classifier: {values['classifier']!r}; choose router, llm or hybrid")
         if "data_dir" in values:
             values["data_dir"] = Path(values["data_dir"])
         return cls(**values)

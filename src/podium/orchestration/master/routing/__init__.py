@@ -18,7 +18,7 @@ from podium.orchestration.master.routing.base import (
     ToolCatalog,
     ToolProfile,
 )
-from podium.orchestration.master.routing.hybrid import HybridClassifier
+from podium.orchestration.master.routing.hybrid import CLASSIFIERS, HybridClassifier, classifier_for
 from podium.orchestration.master.routing.intents import harm_cue
 from podium.orchestration.master.routing.llm import CONTROL_TOOLS, LLMClassifier
 from podium.orchestration.master.routing.router import Router, describe_expectation
@@ -32,6 +32,7 @@ from podium.orchestration.master.routing.rules import (
 from podium.orchestration.master.routing.scoring import Calibration
 
 __all__ = [
+    "CLASSIFIERS",
     "CONTROL_TOOLS",
     "Calibration",
     "Classifier",
@@ -44,6 +45,7 @@ __all__ = [
     "Router",
     "ToolCatalog",
     "ToolProfile",
+    "classifier_for",
     "describe_expectation",
     "fit_expectation",
     "harm_cue",

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from podium.errors import UsageError
 from podium.orchestration.master.routing.base import Classifier, Decision, Query
 from podium.orchestration.master.routing.router import Router
 
 if TYPE_CHECKING:
+    from podium.models.base import Model
     from podium.runtime.context import RunContext
 
-__all__ = ["HybridClassifier"]
+__all__ = ["CLASSIFIERS", "HybridClassifier", "classifier_for"]
+
+CLASSIFIERS = ("router", "llm", "hybrid")
+"""The classifiers a setting can name (``PODIUM_CLASSIFIER``)."""
 
 
 _UNSURE = frozenset({"switch", "low_margin", "harmful", "contradiction"})
@@ -47,3 +52,28 @@ class HybridClassifier(Classifier):
         if decision.confidence >= self.min_confidence and decision.reason not in _UNSURE:
             return decision
         return await self.llm.classify(ctx, query)
+
+
+def classifier_for(model: Model | None, kind: str | None = None, *, title: str = "the assistant") -> Classifier:
+    """The classifier named by ``kind`` (the ``classifier`` setting: ``router``, ``llm`` or ``hybrid``).
+
+    Without one: the offline router when there is no real model (``None``, or the replay of a cassette), else the
+    hybrid. ``title`` names the assistant to the LLM classifier.
+
+    Raises:
+        UsageError: an unknown kind, or ``llm``/``hybrid`` without a real model.
+    """
+    from podium.models.replay import ReplayModel
+
+    offline = model is None or isinstance(model, ReplayModel)
+    kind = kind or ("router" if offline else "hybrid")
+    if kind not in CLASSIFIERS:
+        raise UsageError(f"unknown classifier {kind!r}; choose one of {', '.join(CLASSIFIERS)}")
+    if kind == "router":
+        return Router()
+    if model is None or offline:
+        raise UsageError(f"the {kind} classifier needs a model: set PODIUM_MODEL (or choose the router classifier)")
+    from podium.orchestration.master.routing.llm import LLMClassifier
+
+    llm = LLMClassifier(model, title=title)
+    return llm if kind == "llm" else HybridClassifier(llm)

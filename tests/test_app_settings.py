@@ -1,0 +1,72 @@
+"""Settings reach the choices users make (issue 17 item 6): the classifier is a setting, an app file that fails to
+import is one ``error:`` line, and an app loaded by path imports its sibling modules."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from podium import Settings, UsageError
+from podium.app import load_app
+from podium.cli import cli
+from podium.models.replay import ReplayModel
+from podium.models.test import ScriptedModel
+from podium.orchestration.master import HybridClassifier, LLMClassifier, Router, classifier_for
+
+ROOT = Path(__file__).parents[1]
+
+
+def test_the_classifier_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from examples.smart_investigator import build
+
+    model = ScriptedModel([])
+    monkeypatch.delenv("PODIUM_CLASSIFIER", raising=False)
+    assert isinstance(build(model).classifier, HybridClassifier)  # a real model: the hybrid by default
+    assert isinstance(build().classifier, Router)  # offline: the router
+    monkeypatch.setenv("PODIUM_CLASSIFIER", "router")
+    assert isinstance(build(model).classifier, Router)
+    monkeypatch.setenv("PODIUM_CLASSIFIER", "llm")
+    chosen = build(model).classifier
+    assert isinstance(chosen, LLMClassifier) and chosen.model is model
+    with pytest.raises(UsageError, match="the llm classifier needs a model: set PODIUM_MODEL"):
+        build(ReplayModel(ROOT / "examples" / "cassettes" / "smart_investigator.json"))
+    monkeypatch.setenv("PODIUM_CLASSIFIER", "smart")
+    with pytest.raises(UsageError, match="bad setting classifier: 'smart'; choose router, llm or hybrid"):
+        Settings.load()
+    with pytest.raises(UsageError, match="unknown classifier 'smart'; choose one of router, llm, hybrid"):
+        classifier_for(model, "smart")
+    assert Settings.load(env={"PODIUM_CLASSIFIER": "hybrid"}).classifier == "hybrid"
+
+
+def test_an_app_file_that_fails_to_import_is_one_error_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PODIUM_STORE", "memory")
+    broken = tmp_path / "broken_app.py"
+    broken.write_text('"""An app with a bug."""\n\nLIMIT = {"a": 1}["b"]\n')
+    result = CliRunner().invoke(cli, ["chat", str(broken)], input="hi\n")
+    assert result.exit_code != 0
+    assert result.output.strip().splitlines() == [f"error: cannot load the app file {broken}:3: KeyError: 'b'"]
+    missing = tmp_path / "missing_dep.py"
+    missing.write_text("import no_such_module_for_podium\n")
+    with pytest.raises(UsageError) as raised:
+        load_app(str(missing))
+    assert str(raised.value) == (
+        f"cannot load the app file {missing}:1: ModuleNotFoundError: No module named 'no_such_module_for_podium'"
+    )
+
+
+def test_an_app_loaded_by_path_imports_its_siblings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "myproject"
+    folder.mkdir()
+    (folder / "podium_sibling_tools.py").write_text("GREETING = 'hello from a sibling'\n")
+    (folder / "bot.py").write_text(
+        "from podium_sibling_tools import GREETING\n"
+        "from podium.app import App\n"
+        "app = App(name='bot', build=lambda model: None, welcome=GREETING)\n"
+    )
+    monkeypatch.chdir(tmp_path)  # the repo root: the app is named by its path
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "podium_sibling_tools", raising=False)
+    assert load_app("myproject/bot.py").welcome == "hello from a sibling"
