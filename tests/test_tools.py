@@ -9,7 +9,8 @@ import pytest
 from pydantic import BaseModel
 
 from podium import RunContext, Tool, ToolArgumentsError, ToolDefinitionError, ToolMetadata, tool
-from podium.tools import result_to_text
+from podium.orchestration.tasks import AgentState
+from podium.tools import Injectable, result_to_text
 
 
 def add(a: float, b: float) -> float:
@@ -70,9 +71,41 @@ async def test_context_is_injected_by_type_and_hidden_from_the_schema() -> None:
 
     made = Tool(lookup)
     assert made.takes_context and list(made.parameters["properties"]) == ["key"]
-    marker: Any = object()
+
+    class Holder(Injectable):
+        def injected(self, kind: type[Injectable]) -> Injectable | None:
+            return self if kind is RunContext else None
+
+    marker: Any = Holder()
     assert await made.run(marker, made.validate({"key": "k"})) == "k"
     assert seen == [marker]
+    with pytest.raises(ToolDefinitionError, match="no RunContext to hand to the tool"):
+        await made.run(None, made.validate({"key": "k"}))
+
+
+class Ledger(Injectable):
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        self.entries: list[str] = []
+
+
+async def test_any_injectable_type_is_handed_what_the_context_provides() -> None:
+    def note(ledger: Ledger, text: str) -> str:
+        """Note a line."""
+        ledger.entries.append(text)
+        return "noted"
+
+    made = Tool(note)
+    assert list(made.parameters["properties"]) == ["text"]  # the injected parameter is not the model's to give
+    ledger = Ledger()
+
+    class Provider(Injectable):
+        def injected(self, kind: type[Injectable]) -> Injectable | None:
+            return ledger if kind is Ledger else None
+
+    assert await made.run(Provider(), made.validate({"text": "one"})) == "noted"
+    assert ledger.entries == ["one"]
 
 
 async def test_sync_and_async_functions_both_run() -> None:
@@ -138,3 +171,14 @@ def test_tools_of_the_same_signature_share_validation_but_not_their_schema() -> 
     first.parameters["properties"]["a"]["description"] = "edited"
     assert "description" not in second.parameters["properties"]["a"]
     assert Tool(add, strict=True)._args_model is not first._args_model
+
+
+async def test_a_task_state_parameter_outside_a_task_agent_gets_a_fresh_state() -> None:
+    def count(state: AgentState) -> int:
+        """Count calls."""
+        state.data["n"] = state.data.get("n", 0) + 1
+        return int(state.data["n"])
+
+    made = Tool(count)
+    assert made.parameters["properties"] == {}
+    assert await made.run(None, {}) == 1 and await made.run(None, {}) == 1  # nothing provided: nothing kept

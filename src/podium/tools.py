@@ -2,8 +2,9 @@
 
 The JSON schema of the arguments comes from the signature, the description from the docstring (its first
 paragraph; Google-style ``Args:`` lines describe the parameters). A parameter annotated with
-a subclass of :class:`Injectable` (above all :class:`podium.RunContext`) receives the run's context instead of a
-model argument: dependencies are injected by annotation, never by parameter name.
+a subclass of :class:`Injectable` receives a value of the run instead of a model argument: the run context for
+:class:`podium.RunContext`, or what the context provides for another type (a task agent's state). Injection is by
+annotation only, never by parameter name, context variable or rewritten signature.
 
 Arguments from a model are validated before the function runs; what is wrong is reported with
 :class:`ToolArgumentsError`, whose text is written for the model to act on.
@@ -35,6 +36,19 @@ class Injectable:
 
     __slots__ = ()
 
+    def injected(self, kind: type[Injectable]) -> Injectable | None:
+        """What a parameter annotated ``kind`` receives when this is the run context (``None``: nothing here)."""
+        return self if isinstance(self, kind) else None
+
+    @classmethod
+    def when_missing(cls) -> Injectable:
+        """The value a parameter of this type gets when the run provides none.
+
+        Raises:
+            ToolDefinitionError: the type has no such value (the default): the tool cannot run here.
+        """
+        raise ToolDefinitionError(f"no {cls.__name__} to hand to the tool: it runs only where one is provided")
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolMetadata:
@@ -48,6 +62,9 @@ class ToolMetadata:
     """The tool may leave a task pending (push onto an orchestrator's task stack)."""
     examples: list[str] = field(default_factory=list)
     """Example user requests this tool serves (used by routers)."""
+    result_type: Any = None
+    """The type of the tool's structured result (a pydantic model or dataclass), rebuilt from its JSON when an
+    orchestration reads the result back (a task agent's handler value after a resume); ``None``: kept as JSON."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Anything else an application wants to attach."""
 
@@ -172,7 +189,7 @@ class Tool:
 
     __slots__ = (
         "_args_model",
-        "_context_param",
+        "_injected",
         "_is_async",
         "description",
         "function",
@@ -221,13 +238,13 @@ class Tool:
         except Exception as exc:
             raise ToolDefinitionError(f"cannot read the annotations of {self.name!r}: {exc}") from exc
         fields: dict[str, Any] = {}
-        self._context_param: str | None = None
+        self._injected: dict[str, type[Injectable]] = {}
         for pname, param in inspect.signature(function).parameters.items():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise ToolDefinitionError(f"tool {self.name!r}: *args and **kwargs are not supported ({pname})")
             annotation = hints.get(pname, inspect.Parameter.empty)
             if is_injected(annotation):
-                self._context_param = pname
+                self._injected[pname] = get_origin(annotation) or annotation
                 continue
             if annotation is inspect.Parameter.empty:
                 raise ToolDefinitionError(
@@ -246,8 +263,8 @@ class Tool:
 
     @property
     def takes_context(self) -> bool:
-        """True when the function declares a parameter annotated with the run context (an :class:`Injectable`)."""
-        return self._context_param is not None
+        """True when the function declares a parameter that is injected (an :class:`Injectable`)."""
+        return bool(self._injected)
 
     def validate(self, arguments: str | dict[str, Any]) -> dict[str, Any]:
         """Check model arguments against the signature and return the keyword arguments to call with.
@@ -285,9 +302,19 @@ class Tool:
         return dict(model.__dict__)
 
     async def run(self, ctx: Injectable | None, kwargs: dict[str, Any]) -> Any:
-        """Call the function with validated ``kwargs`` (and ``ctx`` when it asks for it); return its result."""
-        if self._context_param is not None:
-            kwargs = {**kwargs, self._context_param: ctx}
+        """Call the function with validated ``kwargs`` and its injected parameters; return its result.
+
+        Each injected parameter gets what ``ctx`` holds for its annotation (:meth:`Injectable.injected`), else its
+        type's :meth:`Injectable.when_missing` value.
+
+        Raises:
+            ToolDefinitionError: an injected parameter has nothing to receive.
+        """
+        if self._injected:
+            kwargs = dict(kwargs)
+            for pname, kind in self._injected.items():
+                found = ctx.injected(kind) if ctx is not None else None
+                kwargs[pname] = found if found is not None else kind.when_missing()
         if self._is_async:
             return await cast(Callable[..., Awaitable[Any]], self.function)(**kwargs)
         return self.function(**kwargs)

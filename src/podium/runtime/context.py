@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from podium.errors import Suspended
+from podium.errors import Suspended, UsageError
 from podium.events import (
     Artifact,
     Event,
@@ -32,7 +32,7 @@ from podium.events import (
 from podium.messages import Message, ToolCall, ToolMessage, Usage, valid_history
 from podium.models.base import Model, ModelRequest, ModelResponse
 from podium.runtime.execution import call_model, call_tools
-from podium.runtime.journal import Limits, RunState
+from podium.runtime.journal import Budget, Limits, RunState
 from podium.tools import Injectable, Tool
 
 __all__ = ["AskHandler", "Limits", "RunContext"]
@@ -51,7 +51,7 @@ class RunContext(Injectable, Generic[DepsT]):
     A tool receives one when it declares a parameter annotated ``RunContext`` (or ``RunContext[MyDeps]``).
     """
 
-    __slots__ = ("_counter", "_on_ask", "_state", "deps", "namespace", "path")
+    __slots__ = ("_budgets", "_counter", "_on_ask", "_provided", "_state", "deps", "namespace", "path")
 
     def __init__(
         self,
@@ -61,10 +61,14 @@ class RunContext(Injectable, Generic[DepsT]):
         namespace: str,
         deps: DepsT,
         on_ask: AskHandler | None = None,
+        budgets: tuple[Budget, ...] = (),
+        provided: Mapping[type, Injectable] | None = None,
     ) -> None:
         self._state = state
         self._counter = 0
         self._on_ask = on_ask
+        self._budgets = budgets
+        self._provided: Mapping[type, Injectable] = provided or {}
         self.path = path
         """Where this context sits: agent names and tool call ids, outermost first."""
         self.namespace = namespace
@@ -97,7 +101,11 @@ class RunContext(Injectable, Generic[DepsT]):
         return self._state.usage
 
     def child(
-        self, *segments: str, namespace: str | None = None, on_ask: AskHandler | None = None
+        self,
+        *segments: str,
+        namespace: str | None = None,
+        on_ask: AskHandler | None = None,
+        limits: Limits | None = None,
     ) -> RunContext[DepsT]:
         """A context one level deeper (a nested agent or a tool call) with its own step counter.
 
@@ -107,14 +115,38 @@ class RunContext(Injectable, Generic[DepsT]):
             on_ask: who answers :meth:`ask` in the child and its descendants (default: this context's handler,
                 or the human through a durable interrupt). An orchestrator that wants its tools' questions handed to
                 it (the master agent's task stack) passes one.
+            limits: a budget of its own for the child and everything below it (``max_model_calls``,
+                ``max_tokens``), besides the run's; reaching it ends the run with status ``limit_exceeded``.
+
+        Raises:
+            UsageError: ``limits`` sets a ``timeout`` (a timeout bounds a whole run: give it to the run).
         """
+        budgets = self._budgets
+        if limits is not None:
+            if limits.timeout is not None:
+                raise UsageError("a child context's limits bound model calls and tokens; give timeouts to the run")
+            path = self.path + segments
+            budgets = (*budgets, Budget(limits, owner="/".join(path) or "the run"))
         return RunContext(
             self._state,
             path=self.path + segments,
             namespace=self.namespace if namespace is None else namespace,
             deps=self.deps,
             on_ask=on_ask or self._on_ask,
+            budgets=budgets,
+            provided=self._provided,
         )
+
+    def provide(self, value: Injectable) -> None:
+        """Hand ``value`` to the tools run from this context (and contexts made from it afterwards) whose parameter
+        is annotated with its type, as the run context itself is handed to a parameter annotated ``RunContext``."""
+        self._provided = {**self._provided, type(value): value}
+
+    def injected(self, kind: type[Injectable]) -> Injectable | None:
+        """What a tool parameter annotated ``kind`` receives here: this context, or a value :meth:`provide` gave."""
+        if isinstance(self, kind):
+            return self
+        return self._provided.get(kind)
 
     def _next_key(self) -> str:
         self._counter += 1
@@ -224,11 +256,19 @@ class RunContext(Injectable, Generic[DepsT]):
         ``name`` is set on the reply (the agent's name). Streams tokens to live subscribers when a client listens.
 
         Raises:
-            LimitReached: the run's model-call or token budget is spent.
+            LimitReached: the run's model-call or token budget is spent, or the budget of this context or one above
+                it (:meth:`child` with ``limits``).
         """
         key = self._next_key()
         return await call_model(
-            self._state, model, request, key=key, path=self.path, namespace=self.namespace, name=name
+            self._state,
+            model,
+            request,
+            key=key,
+            path=self.path,
+            namespace=self.namespace,
+            name=name,
+            budgets=self._budgets,
         )
 
     async def call_tools(

@@ -17,7 +17,7 @@ from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDel
 from podium.tools import Injectable, Tool, ToolArgumentsError, ToolReturn, result_to_text
 
 if TYPE_CHECKING:
-    from podium.runtime.journal import RunState
+    from podium.runtime.journal import Budget, RunState
 
 __all__ = ["call_model", "call_tools"]
 
@@ -34,19 +34,25 @@ async def call_model(
     path: tuple[str, ...],
     namespace: str,
     name: str | None,
+    budgets: Sequence[Budget] = (),
 ) -> ModelResponse:
     """Ask ``model`` once per run under ``key``: the reply is journaled (in ``namespace``) or replayed.
 
     Raises:
-        LimitReached: the run's model-call or token budget is spent.
+        LimitReached: the run's model-call or token budget is spent, or one of ``budgets`` (the calling context's
+            and its ancestors' own) is.
         ModelError: a streaming model ended without its final response.
     """
     done = state.journal.get(key)
     if isinstance(done, MessageAdded) and isinstance(done.message, AIMessage):
         usage = done.usage or Usage()
         state.count_model_call(usage)
+        for budget in budgets:
+            budget.count(usage)
         return ModelResponse(message=done.message, usage=usage)
     state.check_limits()
+    for budget in budgets:
+        budget.check()
     if state.stream_tokens:
         response = None
         async for item in model.stream(request):
@@ -61,6 +67,8 @@ async def call_model(
     if name is not None:
         response.message.name = name
     state.count_model_call(response.usage)
+    for budget in budgets:
+        budget.count(response.usage)
     await state.record(
         MessageAdded(message=response.message, namespace=namespace, usage=response.usage, key=key, path=path)
     )

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger("podium.runtime")
 
-__all__ = ["Limits", "RunState"]
+__all__ = ["Budget", "Limits", "RunState"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -40,6 +40,37 @@ class Limits:
     """Input plus output tokens in the whole run."""
     timeout: float | None = None
     """Wall-clock seconds for one execution of the run."""
+
+
+@dataclass(slots=True)
+class Budget:
+    """The bounds of one part of a run (a context given its own :class:`Limits`), counted apart from the run's.
+
+    The model calls made in that context and below it count against it; reaching a bound ends the run with status
+    ``limit_exceeded``, like the run's own limits, with a reason naming the part.
+    """
+
+    limits: Limits
+    owner: str
+    """Whose budget it is (the context's path), for the reason of the outcome."""
+    usage: Usage = field(default_factory=Usage)
+    model_calls: int = 0
+
+    def count(self, usage: Usage) -> None:
+        """Add one model call's usage."""
+        self.usage = self.usage + usage
+        self.model_calls += 1
+
+    def check(self) -> None:
+        """Raise :class:`LimitReached` if the next model call would exceed this budget."""
+        limits = self.limits
+        if limits.max_model_calls is not None and self.model_calls >= limits.max_model_calls:
+            raise LimitReached("model_calls", f"{self.owner} made its limit of {limits.max_model_calls} model calls")
+        if limits.max_tokens is not None and self.usage.total_tokens >= limits.max_tokens:
+            raise LimitReached(
+                "tokens",
+                f"{self.owner} used {self.usage.total_tokens} tokens, reaching its budget of {limits.max_tokens}",
+            )
 
 
 @dataclass(slots=True, kw_only=True)

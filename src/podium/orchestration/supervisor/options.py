@@ -5,8 +5,9 @@ take the options as keyword arguments (the familiar call) and build these object
 :class:`~podium.orchestration.supervisor.Supervisor` and :class:`~podium.orchestration.supervisor.Swarm` take the
 objects themselves. Each option is described, and checked, here only.
 
-Token budgets are not options of an orchestration: give the run a :class:`~podium.Limits` (``max_tokens``), or a
-part of it its own budget with ``ctx.child(..., limits=Limits(...))``.
+Token and model-call budgets are :class:`~podium.Limits` only: the run's (``Runtime.run(..., limits=...)``), and,
+scoped to a part of the run, a child context's (``ctx.child(..., limits=...)``); a supervisor gives each handoff its
+own with ``agent_limits``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from podium.errors import UsageError
 from podium.messages import AIMessage
 from podium.models.base import ModelRequest, ModelSettings
 from podium.orchestration.supervisor.agent_name import AgentNameMode
+from podium.runtime.journal import Limits
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -87,6 +89,9 @@ class SupervisorOptions:
     """Handoffs allowed in one turn; one more ends the run with status ``limit_exceeded`` and limit ``handoffs``."""
     max_steps: int = 25
     """Model calls of the supervisor in one turn before :class:`~podium.StepLimitExceeded`."""
+    agent_limits: Limits | None = None
+    """A budget of each handoff (model calls and tokens of the agent it runs and everything below it), besides the
+    run's :class:`~podium.Limits`; reaching it ends the run with status ``limit_exceeded``."""
     share_question: bool = True
     """``scoped`` policy: add the user's message to a task that does not quote it."""
     worker_rounds: int | None = 1
@@ -109,6 +114,8 @@ class SupervisorOptions:
         _check_counts(self.max_handoffs, self.max_steps)
         if self.worker_rounds is not None and self.worker_rounds < 1:
             raise UsageError("worker_rounds must be at least 1 (or None to show every round in full)")
+        if self.agent_limits is not None and self.agent_limits.timeout is not None:
+            raise UsageError("agent_limits bound model calls and tokens; give timeouts to the run's Limits")
 
     @property
     def hand_back(self) -> bool:

@@ -66,6 +66,7 @@ from podium.orchestration.supervisor.options import (
     SupervisorOptions,
 )
 from podium.runtime.context import RunContext
+from podium.runtime.journal import Limits
 from podium.tools import Tool, ToolArgumentsError
 
 __all__ = ["Supervisor", "create_supervisor"]
@@ -337,7 +338,7 @@ class Supervisor(Agent):
         """Run one agent in a child context (its own path and history); return the messages it added."""
         agent = self.agents[job.handoff.agent]
         namespace = f"{ctx.namespace}/{job.segment}/{agent.name}" if ctx.namespace else f"{job.segment}/{agent.name}"
-        child = ctx.child(job.segment, agent.name, namespace=namespace)
+        child = ctx.child(job.segment, agent.name, namespace=namespace, limits=self.options.agent_limits)
         start = len(job.view)
         try:
             if isinstance(agent, ReactAgent):
@@ -370,6 +371,7 @@ def create_supervisor(
     after_model: AfterModel | None = None,
     max_handoffs: int = 20,
     max_steps: int = 25,
+    agent_limits: Limits | None = None,
     share_question: bool = True,
     worker_rounds: int | None = 1,
     description: str = "",
@@ -388,7 +390,7 @@ def create_supervisor(
         supervisor_name: its name (on its messages and in ``transfer_back_to_<name>``).
         description: what the supervisor does, for a parent choosing among agents.
         context, output_mode, add_handoff_messages, add_handoff_back_messages, handoff_tool_prefix, forward_message,
-            parallel_tool_calls, response_format, before_model, after_model, max_handoffs, max_steps,
+            parallel_tool_calls, response_format, before_model, after_model, max_handoffs, max_steps, agent_limits,
             share_question, worker_rounds, settings, include_agent_name: the supervisor's options, each described
             in :class:`~podium.orchestration.supervisor.SupervisorOptions` (its defaults are these). A token budget
             is the run's :class:`~podium.Limits` (``max_tokens``).
@@ -409,6 +411,7 @@ def create_supervisor(
         after_model=after_model,
         max_handoffs=max_handoffs,
         max_steps=max_steps,
+        agent_limits=agent_limits,
         share_question=share_question,
         worker_rounds=worker_rounds,
         settings=settings,

@@ -24,7 +24,7 @@ from podium.errors import UsageError
 from podium.events import Expectation
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
-from podium.orchestration.tasks.tools import META_KEY, current_state, handler_tool, tool_guide
+from podium.orchestration.tasks.tools import META_KEY, handler_tool, tool_guide
 from podium.orchestration.tasks.types import (
     AGENT,
     LLM,
@@ -173,9 +173,7 @@ class ResponderAgent:
                     self.usable[made.name] = made
         self.specs = [t.spec for t in self.usable.values()]
         self.value_types = {
-            n: t.metadata.extra["task_value_type"]
-            for n, t in self.handlers.items()
-            if "task_value_type" in t.metadata.extra
+            n: t.metadata.result_type for n, t in self.handlers.items() if t.metadata.result_type is not None
         }
 
     def __repr__(self) -> str:
@@ -278,11 +276,11 @@ class ResponderAgent:
         target = message.namespace or f"{session.namespace}:tools"
         saved = ctx.namespace
         ctx.namespace = target  # results answer the calls in the history of the model that made them
-        token = current_state.set(session.state)
+        if session.state is not None:
+            ctx.provide(session.state)  # handlers annotated AgentState receive it (injected like the run context)
         try:
             results = await ctx.call_tools(session.handlers, message.tool_calls, handle_errors=self.handle_errors)
         finally:
-            current_state.reset(token)
             ctx.namespace = saved
         history = session.histories.get(target)
         if history is None and target == session.namespace:

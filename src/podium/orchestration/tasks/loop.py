@@ -144,8 +144,8 @@ async def _session(task: _Task, ctx: RunContext[Any], scope: Scope, namespace: s
         session.handlers = {**agent.handlers, final.name: final}
         session.specs = [*agent.specs, final.spec]
         session.system = agent.system_message([final])
-        if "task_value_type" in final.metadata.extra:
-            session.value_types = {**agent.value_types, final.name: final.metadata.extra["task_value_type"]}
+        if final.metadata.result_type is not None:
+            session.value_types = {**agent.value_types, final.name: final.metadata.result_type}
     return session
 
 

@@ -2,8 +2,9 @@
 
 A handler is an ordinary :class:`podium.tools.Tool` (or a plain typed function). Two things are added here:
 
-- a parameter annotated :class:`AgentState` receives the agent's state for the conversation (injected by type, like
-  :class:`podium.RunContext`), and is left out of the schema the model sees;
+- a parameter annotated :class:`AgentState` receives the agent's state for the conversation (injected by annotation,
+  like :class:`podium.RunContext`: the agent provides it to the run context), and is left out of the schema the
+  model sees;
 - the handler may return anything: text as it is, data (pydantic objects, dataclasses, dicts, numbers) shown to the
   model as JSON and kept as the message's ``value``, :class:`TaskDone` / :class:`FinalResult` to end tasks, or a
   :class:`TaskMessage` to address someone. The value rides in the tool message's metadata (JSON), so a resumed run
@@ -21,10 +22,10 @@ Tools as results: a handler may return a :class:`ResultTool` (ends the task with
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import json
 from collections.abc import Callable, Iterable, Sequence
-from contextvars import ContextVar
 from typing import Any, Optional, get_type_hints
 
 from pydantic import BaseModel, ConfigDict
@@ -50,9 +51,6 @@ __all__ = [
 
 META_KEY = "task"
 """Key of a tool message's metadata holding the handler's value and signals."""
-
-current_state: ContextVar[AgentState | None] = ContextVar("podium_task_agent_state", default=None)
-"""The state handed to handlers of the tool round in progress (set by the agent around its tool calls)."""
 
 
 def _jsonable(value: Any) -> Any:
@@ -129,7 +127,7 @@ def _value_type(annotation: Any) -> Any:
 
 
 def handler_tool(item: Tool | Callable[..., Any]) -> tuple[Tool, bool]:
-    """``item`` as a handler tool, and whether it takes the agent's state.
+    """``item`` as a handler tool (its result made a tool message), and whether it takes the agent's state.
 
     Raises:
         ToolDefinitionError: the function cannot be made into a tool.
@@ -140,23 +138,17 @@ def handler_tool(item: Tool | Callable[..., Any]) -> tuple[Tool, bool]:
         hints = get_type_hints(function)
     except Exception as exc:
         raise ToolDefinitionError(f"cannot read the annotations of {function!r}: {exc}") from exc
-    signature = inspect.signature(function)
-    state_param = next((n for n in signature.parameters if hints.get(n) is AgentState), None)
-    value_type = (base.metadata.extra.get("task_value_type") if base else None) or _value_type(hints.get("return"))
+    takes_state = any(hint is AgentState for name, hint in hints.items() if name != "return")
+    result_type = (base.metadata.result_type if base else None) or _value_type(hints.get("return"))
 
+    @functools.wraps(function)
     async def call(**kwargs: Any) -> Any:
-        if state_param is not None:
-            kwargs[state_param] = current_state.get() or AgentState()
         result = function(**kwargs)
         if inspect.isawaitable(result):
             result = await result
         return to_tool_return(result)
 
-    params = [p for name, p in signature.parameters.items() if name != state_param]
-    call.__signature__ = signature.replace(parameters=params, return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]
-    call.__annotations__ = {n: t for n, t in hints.items() if n not in (state_param, "return")}
-    call.__doc__ = function.__doc__
-    call.__name__ = getattr(function, "__name__", "handler")
+    call.__annotations__ = dict(hints)  # resolved, so the wrapper reads as the function does from any module
     made = Tool(
         call,
         name=base.name if base else None,
@@ -165,9 +157,8 @@ def handler_tool(item: Tool | Callable[..., Any]) -> tuple[Tool, bool]:
         parameters=base.parameters if base else None,
         strict=base.strict if base else False,
     )
-    if value_type is not None:
-        made.metadata.extra["task_value_type"] = value_type
-    return made, state_param is not None
+    made.metadata.result_type = result_type
+    return made, takes_state
 
 
 def with_guidance(item: Tool | Callable[..., Any], *, instructions: str = "", examples: Sequence[Any] = ()) -> Tool:
@@ -278,7 +269,7 @@ def final_result_tool(output_type: Any = str, *, name: str = "final_result") -> 
         final_value.__annotations__ = {"result": output_type}
         made = Tool(final_value, name=name, description="Give the final result; this ends the whole task.")
     if _value_type(output_type) is not None:
-        made.metadata.extra["task_value_type"] = output_type
+        made.metadata.result_type = output_type
     return made
 
 

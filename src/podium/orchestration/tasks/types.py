@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeAlias
 from podium.errors import AgentError, UsageError
 from podium.events import Interrupt
 from podium.messages import ToolCall, ToolMessage, Usage
+from podium.tools import Injectable
 
 __all__ = [
     "AGENT",
@@ -239,7 +240,7 @@ class KillSwitch:
         return self._reason or ""
 
 
-class AgentState:
+class AgentState(Injectable):
     """An agent's own JSON state for one conversation, handed to handlers that declare a parameter of this type.
 
     It lives in the store (per thread, per task name) when the task keeps its history, and starts afresh on every
@@ -252,6 +253,11 @@ class AgentState:
         """Wrap ``data`` (a JSON object)."""
         self.data: dict[str, Any] = data if data is not None else {}
         """The values, JSON only."""
+
+    @classmethod
+    def when_missing(cls) -> AgentState:
+        """A fresh, empty state: a handler called outside a task agent keeps nothing."""
+        return cls()
 
     def get(self, key: str, default: Any = None) -> Any:
         """The value under ``key``, or ``default``."""
