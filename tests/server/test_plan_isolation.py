@@ -80,11 +80,19 @@ def test_approving_answers_at_once_and_a_server_stopped_mid_step_resumes_it(
         body = {"plan_id": task["plan_id"], "session_id": "s1", "approved": True}
         # the step blocks until the gate opens: the request could not answer if it ran the step itself
         assert client.post("/approve_step_or_steps", json=body).status_code == 200
+        again = client.post("/approve_step_or_steps", json=body)  # a double click, before or after the plan took it
+        assert again.status_code == 409, again.text
+        assert "earlier answer" in again.json()["detail"] or "waits for no verdict" in again.json()["detail"]
         _until(lambda: _steps(client, task["plan_id"])[0]["status"] == "action_requested")
+        step = {**body, "step_id": _steps(client, task["plan_id"])[0]["id"]}
+        repeated = client.post("/human_feedback", json=step)
+        assert repeated.status_code == 409 and "step 1 is action_requested" in repeated.json()["detail"]
     gate.write_text("open")
     with live_server({"plans": small}, make_store()) as url, httpx.Client(base_url=url, timeout=60) as client:
         plan = _until(lambda: (p := _plan(client, "s1"))["overall_status"] == "completed" and p)
         assert [s["status"] for s in plan["steps"]] == ["completed"] * 3
+        said = client.get("/agent_messages/s1").json()
+        assert [m["source"] for m in said] == ["PlannerAgent", "Hr", "Procurement", "Generic"]  # each step once
 
 
 def _free_port() -> int:

@@ -93,7 +93,14 @@ async def _answer(state: ServerState, session_id: str, answer: str) -> None:
     last = await state.store.last_run(session_id)
     assert last is not None  # a question is pending, so a run exists
     job = Job(run_id=last.id, thread_id=session_id, assistant_id=name, answer=answer, resume=True)
-    await state.executor.submit(job, "reject", {"assistant_id": name, "created_at": time.time()})
+    try:
+        await state.executor.submit(job, "reject", {"assistant_id": name, "created_at": time.time()})
+    except HTTPException as exc:  # a repeated verdict sent before the plan took the first one
+        if exc.status_code != 409:
+            raise
+        raise HTTPException(
+            409, f"session {session_id!r} is still acting on an earlier answer; this one was not applied"
+        ) from None
 
 
 @router.post("/input_task")
