@@ -15,7 +15,6 @@ from tests.orchestration.plan_support import MARKER, agent, catalogue
 
 from podium import AIMessage, Artifact, Event, Runtime, SQLiteStore, ToolMessage
 from podium.orchestration.plan import (
-    RECORD_KEY,
     LLMPlanner,
     OfflineAgentModel,
     PlanConflict,
@@ -32,7 +31,7 @@ SUPPORT = Path(__file__).parent / "plan_support.py"
 
 
 async def _record(runtime: Runtime, thread: str) -> SessionRecord:
-    return SessionRecord.from_json(await runtime.store.get_state(thread, RECORD_KEY), thread)
+    return SessionRecord.from_events(thread, await runtime.store.read_events(thread))
 
 
 def _changes(events: list[Event]) -> list[tuple[Any, ...]]:
@@ -41,6 +40,32 @@ def _changes(events: list[Event]) -> list[tuple[Any, ...]]:
         for e in events
         if isinstance(e, Artifact) and e.title == "plan" and "order" in e.content
     ]
+
+
+async def test_the_record_is_rebuilt_from_the_changes_each_transition_stored() -> None:
+    runtime, plans = Runtime(), agent()
+    result = await runtime.run(plans, "Onboard Ada Lovelace")
+    result = await runtime.resume(plans, result.thread_id, "reject: not needed")
+    stored = await runtime.store.read_events(result.thread_id)
+    changes = [e.content for e in stored if isinstance(e, Artifact) and e.title == "plan"]
+    assert [c["kind"] for c in changes] == ["plan", "step", "step", "step"]
+    assert "plan" not in changes[1] and changes[2]["fields"] == {
+        "human_feedback": "not needed",
+        "human_approval_status": "rejected",
+    }  # a transition stores only what changed
+    noise = [
+        Artifact(content="not a change", title="plan"),
+        Artifact(content={"status": "old form, no kind"}, title="plan"),
+        Artifact(content={"kind": "step", "plan_id": "elsewhere", "step_id": "x", "status": "completed"}, title="plan"),
+        Artifact(content={"kind": "step", "plan_id": changes[0]["plan_id"], "step_id": "x", "status": "failed"}),
+    ]
+    record = SessionRecord.from_events(result.thread_id, [*stored, *noise])
+    (plan,) = record.plans
+    assert [s.status for s in plan.steps] == ["rejected", "awaiting_feedback", "planned"]
+    assert (plan.steps[0].human_feedback, plan.rejected) == ("not needed", 1)
+    assert record.session.message_to_user == "reject: not needed"
+    record.apply({"kind": "step", "plan_id": plan.id, "step_id": "unknown", "status": "failed"})
+    assert [s.status for s in record.plans[0].steps] == ["rejected", "awaiting_feedback", "planned"]
 
 
 async def test_each_step_is_asked_about_in_order_and_runs_with_its_agent() -> None:

@@ -18,6 +18,7 @@ from podium.orchestration.plan import (
     OfflineAgentModel,
     OfflinePlanner,
     PlanRequest,
+    SessionRecord,
     Specialist,
     facts,
     words,
@@ -125,8 +126,9 @@ async def test_onboarding_jessica_smith_runs_end_to_end_offline_in_the_example_a
     while result.status == "interrupted":
         result = await runtime.resume(plans, result.thread_id, "approve")
     assert result.output == "Plan completed: 6 of 6 steps done. 6 steps by HrAgent, TechSupportAgent."
-    stored = await runtime.store.get_state(result.thread_id, RECORD_KEY)
-    replies = [s["agent_reply"] for s in stored["plans"][0]["steps"]]
+    stored = SessionRecord.from_events(result.thread_id, await runtime.store.read_events(result.thread_id))
+    assert await runtime.store.get_state(result.thread_id, RECORD_KEY) == {"plan_id": stored.plans[0].id, "version": 1}
+    replies = [s.agent_reply for s in stored.plans[0].steps]
     assert replies[0] == (
         "[demo stand-in, nothing was changed] Would create the HR record of an employee when onboarding someone who "
         "starts (employee_name=Jessica Smith, start_date=next week)."

@@ -58,7 +58,7 @@ def _plan_app(state: ServerState) -> tuple[str, PlanAndExecute]:
 
 async def _record(state: ServerState, session_id: str, user: str) -> SessionRecord:
     await owned_thread(state.store, session_id, user)
-    record = SessionRecord.from_json(await state.store.get_state(session_id, RECORD_KEY), session_id)
+    record = SessionRecord.from_events(session_id, await state.store.read_events(session_id))
     record.session.user_id = user
     return record
 

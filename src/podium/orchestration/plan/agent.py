@@ -22,8 +22,8 @@ from podium.events import Expectation
 from podium.messages import AIMessage, HumanMessage
 from podium.orchestration.plan.catalogue import Catalogue
 from podium.orchestration.plan.planner import DoneStep, Planner, PlanRequest
-from podium.orchestration.plan.record import RECORD_KEY, SessionRecord, Verdict, feedback_status, parse_verdict
-from podium.orchestration.plan.types import AgentMessage, PlanStatus, PlanWithSteps, Step, StepStatus
+from podium.orchestration.plan.record import SessionRecord, Verdict, feedback_status, parse_verdict
+from podium.orchestration.plan.types import AgentMessage, PlanStatus, PlanWithSteps, Session, Step, StepStatus
 from podium.runtime.context import RunContext
 
 __all__ = ["PlanAndExecute"]
@@ -53,7 +53,7 @@ class PlanAndExecute(Agent):
         self.description = description or "Plans a task, asks the human about each step, and runs approved ones."
 
     async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
-        record = SessionRecord.from_json(await ctx.load_state(RECORD_KEY), ctx.thread_id)
+        record = SessionRecord(Session(id=ctx.thread_id), [])  # this run's plans; the log holds the session's
         added = [await ctx.add_message(input)]
         request = PlanRequest(task=input.content)
         plan = await self._plan(ctx, record, request, None)

@@ -1,9 +1,12 @@
 """A session's stored record, its transitions, and the human's verdicts.
 
-The record (the session, its plans with their steps) lives in the thread's state under :data:`RECORD_KEY`; every
-transition stores a new version of it (earlier versions are kept) and emits an :class:`~podium.events.Artifact`
-titled ``plan`` saying what changed. Agent messages are artifacts titled ``agent_message``. Both are journaled, so
-a run executed again after a crash or an interrupt neither repeats nor loses one.
+The record (the session, its plans with their steps) is stored as the changes that made it: every transition is
+one :class:`~podium.events.Artifact` titled ``plan`` in the thread's event log, holding only what changed (a new
+plan version whole; a plan's new status; a step's new status and the fields that changed with it), so a transition
+costs one stored event. :meth:`SessionRecord.from_events` rebuilds the record from the log. Agent messages are
+artifacts titled ``agent_message``. Both are journaled, so a run executed again after a crash or an interrupt
+neither repeats nor loses one. The thread state key :data:`RECORD_KEY` marks a thread as a plan session; it holds
+the newest plan's id and version.
 
 A verdict reaches the plan as the answer to its pending interrupt: JSON (``{"approved": true, "all": false,
 "human_feedback": ..., "updated_action": ...}`` or ``{"clarification": ...}``) or, typed in a chat, words:
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from podium.events import Artifact, Event, Interrupt
@@ -35,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["RECORD_KEY", "SessionRecord", "Verdict", "agent_messages", "answer_for", "parse_verdict"]
 
 RECORD_KEY = "plan.session"
-"""The thread state key of a session's record."""
+"""The thread state key marking a plan session (the newest plan's id and version)."""
 
 _MOVES: dict[StepStatus, frozenset[StepStatus]] = {
     StepStatus.planned: frozenset({StepStatus.awaiting_feedback}),
@@ -49,7 +53,7 @@ _MOVES: dict[StepStatus, frozenset[StepStatus]] = {
 
 
 class SessionRecord:
-    """A session and its plans, as stored; changed only through methods that store and emit each change."""
+    """A session and its plans; changed only through methods that store and emit each change."""
 
     def __init__(self, session: Session, plans: list[PlanWithSteps]) -> None:
         """Wrap a loaded record."""
@@ -58,10 +62,27 @@ class SessionRecord:
 
     @classmethod
     def from_json(cls, data: Any, session_id: str) -> SessionRecord:
-        """Read a stored record, or start a new one for ``session_id``."""
+        """Read a record in its :meth:`to_json` form, or start a new one for ``session_id``."""
         if not data:
             return cls(Session(id=session_id), [])
         return cls(Session.model_validate(data["session"]), [PlanWithSteps.model_validate(p) for p in data["plans"]])
+
+    @classmethod
+    def from_events(cls, session_id: str, events: list[Event]) -> SessionRecord:
+        """The record the ``plan`` artifacts among a thread's stored events make, applied in order."""
+        record = cls(Session(id=session_id), [])
+        for event in events:
+            if not isinstance(event, Artifact) or not isinstance(event.content, dict):
+                continue
+            if event.title == "plan" and "kind" in event.content:
+                if not record.plans:
+                    record.session.ts = event.ts
+                record.apply(event.content)
+            elif event.title == "agent_message":
+                record.session.message_to_user = event.content.get("content")
+        for plan in record.plans:
+            plan.update_step_counts()
+        return record
 
     def to_json(self) -> dict[str, Any]:
         """The stored form."""
@@ -74,26 +95,49 @@ class SessionRecord:
         """The plan with this id, or ``None``."""
         return next((p for p in self.plans if p.id == plan_id), None)
 
-    async def _store(self, ctx: RunContext[Any], change: dict[str, Any]) -> None:
-        for plan in self.plans:
-            plan.update_step_counts()
-        await ctx.save_state(RECORD_KEY, self.to_json())
+    def apply(self, change: dict[str, Any]) -> None:
+        """Apply one stored change (the content of a ``plan`` artifact) to the record."""
+        kind = change["kind"]
+        if kind == "plan":
+            plan = PlanWithSteps.model_validate(change["plan"])
+            self.plans = [p for p in self.plans if p.id != plan.id] + [plan]
+            self.session.current_status = "active" if plan.overall_status == PlanStatus.in_progress else "idle"
+            return
+        found = self.plan(change["plan_id"])
+        if found is None:
+            return
+        if kind == "plan_status":
+            found.overall_status = PlanStatus(change["status"])
+            found.reason = change.get("reason") or found.reason
+            if found.overall_status != PlanStatus.in_progress:
+                self.session.current_status = "idle"
+            return
+        step = next((s for s in found.steps if s.id == change["step_id"]), None)
+        if step is not None:
+            fields = change.get("fields", {}) | {"status": change["status"]}
+            checked = Step.model_validate(step.model_dump() | fields)
+            for name in fields:
+                setattr(step, name, getattr(checked, name))
+
+    async def _emit(self, ctx: RunContext[Any], change: dict[str, Any]) -> None:
         await ctx.emit(Artifact(content=change, title="plan"))
 
     async def add_plan(self, ctx: RunContext[Any], plan: PlanWithSteps) -> None:
-        """Store a new plan (version)."""
+        """Store a new plan (version), whole, and mark the thread as a plan session (:data:`RECORD_KEY`)."""
         self.plans.append(plan)
         self.session.current_status = "active" if plan.overall_status == PlanStatus.in_progress else "idle"
-        change = {"plan_id": plan.id, "version": plan.version, "status": plan.overall_status.value}
-        await self._store(ctx, change | ({"reason": plan.reason} if plan.reason else {}))
+        plan.update_step_counts()
+        change = {"kind": "plan", "plan_id": plan.id, "version": plan.version, "status": plan.overall_status.value}
+        change |= {"reason": plan.reason} if plan.reason else {}
+        await self._emit(ctx, change | {"plan": plan.model_dump(mode="json")})
+        await ctx.save_state(RECORD_KEY, {"plan_id": plan.id, "version": plan.version})
 
     async def set_plan(self, ctx: RunContext[Any], plan: PlanWithSteps, status: PlanStatus, reason: str = "") -> None:
         """Store a plan's new status (and why)."""
-        plan.overall_status = status
-        plan.reason = reason or plan.reason
-        if status != PlanStatus.in_progress:
-            self.session.current_status = "idle"
-        await self._store(ctx, {"plan_id": plan.id, "version": plan.version, "status": status.value, "reason": reason})
+        change = {"kind": "plan_status", "plan_id": plan.id, "version": plan.version, "status": status.value}
+        change["reason"] = reason
+        self.apply(change)
+        await self._emit(ctx, change)
 
     async def move(self, ctx: RunContext[Any], step: Step, status: StepStatus, **fields: Any) -> None:
         """Store a step's transition to ``status`` with changed ``fields``.
@@ -103,15 +147,13 @@ class SessionRecord:
         """
         if status not in _MOVES[step.status]:
             raise PlanConflict(f"step {step.order} cannot go from {step.status.value} to {status.value}")
-        previous = step.status
-        step.status = status
-        for name, value in fields.items():
-            setattr(step, name, value)
-        change = {"plan_id": step.plan_id, "step_id": step.id, "order": step.order, "status": status.value}
-        change["previous"] = previous.value
-        if step.error:
-            change["error"] = step.error
-        await self._store(ctx, change)
+        change: dict[str, Any] = {"kind": "step", "plan_id": step.plan_id, "step_id": step.id, "order": step.order}
+        change |= {"status": status.value, "previous": step.status.value}
+        change["fields"] = {k: v.value if isinstance(v, Enum) else v for k, v in fields.items() if v is not None}
+        if fields.get("error"):
+            change["error"] = fields["error"]
+        self.apply(change)
+        await self._emit(ctx, change)
 
     async def say(self, ctx: RunContext[Any], message: AgentMessage) -> None:
         """Record an agent message (and tell the user)."""
