@@ -2,7 +2,10 @@
 
 Offline (no ``PODIUM_MODEL``) the deterministic :class:`~podium.orchestration.plan.OfflinePlanner` plans and each
 specialist's model is :class:`~podium.orchestration.plan.OfflineAgentModel` (it calls the tool its step names);
-with ``PODIUM_MODEL`` set, the model plans (shown only the relevant tools) and drives every specialist.
+with ``PODIUM_MODEL`` set, the model plans (shown only the relevant tools) and drives every specialist. With
+``PODIUM_PLAN_REPLAY=1`` (and no model) the LLM planner and the specialists run on the replay model over the
+cassette of the four demo tasks (``examples/cassettes/plan_service.json``, written by ``examples/plan/cassette.py``):
+the model path (structured output, validation, a retry) offline, for those tasks only.
 
     podium chat plan-service
     > Onboard Jessica Smith, who starts next week as a data analyst
@@ -11,7 +14,9 @@ with ``PODIUM_MODEL`` set, the model plans (shown only the relevant tools) and d
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from examples.plan.tools import TABLES, build_tools
 from podium.agents.base import Agent
@@ -28,7 +33,13 @@ from podium.orchestration.plan import (
 )
 from podium.settings import Settings
 
-__all__ = ["DEMO_TASKS", "app", "build", "catalogue"]
+__all__ = ["CASSETTE", "DEMO_TASKS", "REPLAY", "app", "build", "catalogue"]
+
+REPLAY = "PODIUM_PLAN_REPLAY"
+"""Set to ``1`` (with no ``PODIUM_MODEL``) to run the demo tasks' cassette through the LLM planner."""
+
+CASSETTE = Path(__file__).resolve().parent / "cassettes" / "plan_service.json"
+"""The demo tasks' cassette (see ``examples/plan/cassette.py``)."""
 
 _SPECIALISTS: list[tuple[str, str, int]] = [
     ("HrAgent", "Human resources: employee records, onboarding, payroll, benefits, leave, hiring.", 10),
@@ -86,10 +97,18 @@ def build(model: Model) -> Agent:
 
 @dataclass(slots=True, kw_only=True)
 class _PlanApp(App):
-    """Runs offline with no cassette: the offline planner and agents need no recorded replies."""
+    """Runs offline with no cassette (the offline planner and agents need no recorded replies), or on the demo
+    tasks' cassette when :data:`REPLAY` asks for it."""
 
     def model(self, settings: Settings) -> Model:
-        return settings.model_or_none() or OfflineAgentModel()
+        real = settings.model_or_none()
+        if real is not None:
+            return real
+        if os.environ.get(REPLAY, "").strip().lower() in ("1", "true", "yes", "on"):
+            from podium.models.replay import ReplayModel
+
+            return ReplayModel(CASSETTE)
+        return OfflineAgentModel()
 
 
 app = _PlanApp(

@@ -143,3 +143,15 @@ def test_the_example_plans_with_the_model_when_one_is_set() -> None:
     assert isinstance(build(ScriptedModel([])).planner, LLMPlanner)  # type: ignore[attr-defined]
     assert isinstance(agent().planner, OfflinePlanner)
     assert isinstance(Specialist, type)
+
+
+def test_a_re_plan_leaves_out_done_work_even_when_the_clarification_changes_the_details() -> None:
+    from podium.orchestration.plan import DoneStep
+
+    planner = OfflinePlanner(demo_catalogue(OfflineAgentModel()))
+    first = planner.draft(PlanRequest(task="Onboard Ada Lovelace"))
+    done = [DoneStep(action=s.action, agent=s.agent, result="ok") for s in first.steps[:2]]
+    again = planner.draft(PlanRequest(task="Onboard Ada Lovelace", clarifications=["she starts 2026-12-01"], done=done))
+    assert len(again.steps) == len(first.steps) - 2
+    assert not any("[create_employee_record]" in s.action or "[set_up_payroll]" in s.action for s in again.steps)
+    assert all("(2026-12-01)" in s.action for s in again.steps)

@@ -44,6 +44,7 @@ _DATE = re.compile(
 )
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _NOT_NAMES = frozenset({"Tech Support", "Human Resources"})
+_TOOL_MARK = re.compile(r"\[([A-Za-z0-9_-]+)\]\s*$")
 
 
 def facts(text: str) -> dict[str, str]:
@@ -110,7 +111,7 @@ class OfflinePlanner(Planner):
                 summary="More information is needed before planning.",
                 human_clarification_request="What should be done, for whom and by when?",
             )
-        done = {d.action for d in request.done}
+        done = {m.group(1) for d in request.done if (m := _TOOL_MARK.search(d.action))}
         detail = facts(text)
         chosen = self._choose(text, detail, done)
         if not chosen:
@@ -123,6 +124,7 @@ class OfflinePlanner(Planner):
         return PlanDraft(initial_goal=request.task, steps=steps, summary=summary)
 
     def _choose(self, text: str, detail: dict[str, str], done: set[str]) -> list[CatalogueTool]:
+        """The tools to plan as steps, in order; ``done`` names the tools completed steps already used."""
         for value in detail.values():  # names and dates say for whom and when, not what
             text = text.replace(value, " ")
         scored = self.catalogue.scored(text)[: self.tool_limit]
@@ -134,10 +136,11 @@ class OfflinePlanner(Planner):
         for score, entry in scored:
             if score < best * self.share or len(chosen) >= self.max_steps:
                 break
-            if per_agent.get(entry.agent, 0) >= self.per_agent or self._action(entry, detail) in done:
+            if per_agent.get(entry.agent, 0) >= self.per_agent:
                 continue
-            per_agent[entry.agent] = per_agent.get(entry.agent, 0) + 1
-            chosen.append(entry)
+            per_agent[entry.agent] = per_agent.get(entry.agent, 0) + 1  # done work keeps its place: not replaced
+            if entry.tool.name not in done:
+                chosen.append(entry)
         ranks = {name: s.rank for name, s in self.catalogue.specialists.items()}
         return sorted(chosen, key=lambda e: (ranks[e.agent], e.position))
 
