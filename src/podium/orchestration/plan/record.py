@@ -114,10 +114,9 @@ class SessionRecord:
             return
         step = next((s for s in found.steps if s.id == change["step_id"]), None)
         if step is not None:
-            fields = change.get("fields", {}) | {"status": change["status"]}
-            checked = Step.model_validate(step.model_dump() | fields)
-            for name in fields:
-                setattr(step, name, getattr(checked, name))
+            step.status = StepStatus(change["status"])
+            for name, value in change.get("fields", {}).items():
+                setattr(step, name, HumanFeedbackStatus(value) if name == "human_approval_status" else value)
 
     async def _emit(self, ctx: RunContext[Any], change: dict[str, Any]) -> None:
         await ctx.emit(Artifact(content=change, title="plan"))
