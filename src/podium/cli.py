@@ -303,6 +303,8 @@ def serve(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     logging.getLogger("podium.server").info("serving %s on http://%s:%d", ", ".join(served), host, port)
+    address = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    typer.echo(f"Open {address}/ in a browser for the chat page ({address}/plan: the plan page).")
     app = create_app(served, store=opened, auth=config, close_store=True)
     uvicorn.run(app, host=host, port=port, log_config=uvicorn_log_config(log_level), timeout_graceful_shutdown=10)
 

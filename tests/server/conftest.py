@@ -42,15 +42,16 @@ def live_server(
     grace: float = 5.0,
     bus: EventBus | None = None,
     extend: Callable[[FastAPI], None] | None = None,
+    port: int = 0,
 ) -> Iterator[str]:
-    """Serve ``apps`` over real HTTP on 127.0.0.1 (a free port) until the block ends; yields the base URL."""
+    """Serve ``apps`` over real HTTP on 127.0.0.1 (a free port, or ``port``) until the block ends; yields the base URL."""
     import uvicorn
 
     from podium.server import create_app
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     app = create_app(apps, store=store, auth=auth, close_store=close_store, grace=grace, bus=bus)
     if extend is not None:

@@ -5,6 +5,7 @@ Both report token usage (estimated at four characters a token) so budgets can be
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import uuid
@@ -57,9 +58,11 @@ def _to_response(reply: Reply, request: ModelRequest, model_name: str) -> ModelR
     )
 
 
-async def _stream_response(response: ModelResponse, chunk: int) -> AsyncIterator[StreamEvent]:
+async def _stream_response(response: ModelResponse, chunk: int, delay: float = 0.0) -> AsyncIterator[StreamEvent]:
     text = response.message.content
     for start in range(0, len(text), chunk):
+        if delay and start:
+            await asyncio.sleep(delay)
         yield TextDelta(text[start : start + chunk])
     for index, call in enumerate(response.message.tool_calls):
         yield ToolCallDelta(index=index, id=call.id, name=call.name, arguments=call.arguments)
@@ -77,11 +80,15 @@ class FunctionModel(Model):
     an :class:`AIMessage`, text, or a :class:`ModelResponse`.
     """
 
-    def __init__(self, function: ModelFunction, *, name: str = "function", stream_chunk: int = 8) -> None:
-        """Wrap ``function``; ``stream_chunk`` is the size of streamed text pieces."""
+    def __init__(
+        self, function: ModelFunction, *, name: str = "function", stream_chunk: int = 8, stream_delay: float = 0.0
+    ) -> None:
+        """Wrap ``function``; ``stream_chunk`` is the size of streamed text pieces, ``stream_delay`` the seconds
+        between two of them (so a client can watch a reply arrive)."""
         self.function = function
         self.name = name
         self.stream_chunk = stream_chunk
+        self.stream_delay = stream_delay
         self.requests: list[ModelRequest] = []
         """Every request received, in order."""
 
@@ -94,7 +101,7 @@ class FunctionModel(Model):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         response = await self.reply(request)
-        async for event in _stream_response(response, self.stream_chunk):
+        async for event in _stream_response(response, self.stream_chunk, self.stream_delay):
             yield event
 
 

@@ -16,7 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
 from podium.errors import PodiumError, RunNotFound, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
-from podium.server import assistants, openai_compat, ops, plan, runs, threads
+from podium.server import assistants, openai_compat, ops, pages, plan, runs, threads
 from podium.server._state import ServerState
 from podium.server.auth import AuthConfig
 
@@ -133,6 +133,7 @@ def create_app(
     app.include_router(runs.router)
     app.include_router(plan.router)
     app.include_router(plan.router, prefix="/api")
+    pages.mount(app)
     if mcp is not None:
         app.router.routes.extend(mcp.routes)
     _mount_a2a(app, state)

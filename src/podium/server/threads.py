@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from podium.events import RunEnded
+from podium.events import RunEnded, event_to_dict
 from podium.server._convert import Values
 from podium.server._records import create_thread, owned_thread, update_thread
 from podium.server._state import ServerState
@@ -248,3 +248,22 @@ async def history_get(
     state = _state(request)
     await owned_thread(state.store, thread_id, principal.user)
     return await _history(state, thread_id, HistoryQuery(limit=limit, before=before))
+
+
+@router.get("/threads/{thread_id}/events")
+async def events(
+    thread_id: str,
+    request: Request,
+    principal: Read,
+    after: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=100_000)] = 10_000,
+) -> list[dict[str, Any]]:
+    """The thread's stored events after ``after`` (a ``seq``), oldest first: what a page redraws a conversation from.
+
+    The same typed events the ``events`` stream mode carries (messages, side-channel notes, artifacts, questions and
+    their answers, task-stack changes, run starts and ends); model tokens are streamed only, never stored.
+    """
+    state = _state(request)
+    await owned_thread(state.store, thread_id, principal.user)
+    stored = await state.store.read_events(thread_id, after=after)
+    return [event_to_dict(event) for event in stored[:limit]]

@@ -1,0 +1,500 @@
+// The chat page: one app's conversations drawn from the thread's stored events, runs streamed live (`events`
+// stream mode), questions answered with `command.resume`. Everything the page shows comes from the public API.
+import { HttpError, api, asText, askForKey, el, forgetKey, markdown, status, stream } from "./common.js";
+
+const $ = (id) => document.getElementById(id);
+const DEFAULT_APP = "smart-investigator";
+
+const page = {
+  apps: [],
+  app: null,
+  thread: null,
+  busy: false,
+};
+
+// What the drawn conversation holds; reset for each thread.
+let view;
+
+function resetView() {
+  view = {
+    lastSeq: 0,
+    calls: new Map(), // tool call id -> its folded element
+    pending: new Map(), // interrupt id -> {item, interrupt}
+    stream: null, // the reply being streamed token by token
+    skipHuman: null, // an answer already drawn, echoed next as a human message
+    artifacts: [],
+  };
+  $("messages").replaceChildren();
+  $("notes").replaceChildren();
+  $("tasks").replaceChildren();
+  $("artifacts").replaceChildren();
+  $("artifact").replaceChildren(el("p", { class: "empty" }, "Nothing yet: documents the agents make appear here."));
+  $("tasks-empty").hidden = false;
+  $("notes-empty").hidden = false;
+  updateHint();
+}
+
+function scrollDown() {
+  const list = $("messages");
+  list.scrollTop = list.scrollHeight;
+}
+
+function bubble(role, ...children) {
+  const item = el("li", { class: `msg ${role}` }, ...children);
+  $("messages").append(item);
+  scrollDown();
+  return item;
+}
+
+function assistantBubble(text, name) {
+  const body = el("div", { class: "body" }, markdown(text));
+  return bubble("assistant", name ? el("span", { class: "who" }, name) : null, body, el("div", { class: "calls" }));
+}
+
+function welcome() {
+  const app = page.apps.find((a) => a.assistant_id === page.app);
+  if (app && app.description) bubble("assistant welcome", el("div", { class: "body" }, markdown(app.description)));
+}
+
+function foldCall(item, call) {
+  const result = el("div", { class: "result pending" }, "running…");
+  const fold = el(
+    "details",
+    { class: "call" },
+    el("summary", {}, el("span", { class: "tool" }, call.name), " ", el("span", { class: "args" }, argsLine(call.args))),
+    el("pre", { class: "args-full" }, asText(call.args)),
+    result,
+  );
+  item.querySelector(".calls").append(fold);
+  view.calls.set(call.id, result);
+}
+
+function argsLine(args) {
+  const text = typeof args === "string" ? args : JSON.stringify(args);
+  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+}
+
+function toolResult(message) {
+  let result = view.calls.get(message.tool_call_id);
+  if (!result) {
+    const item = assistantBubble("");
+    foldCall(item, { id: message.tool_call_id, name: message.name || "tool", args: "" });
+    result = view.calls.get(message.tool_call_id);
+  }
+  result.className = message.is_error ? "result error" : "result";
+  result.replaceChildren(el("span", { class: "label" }, message.is_error ? "error: " : "result: "), asText(message.content));
+}
+
+function addMessage(message) {
+  if (message.kind === "human") {
+    view.stream = null;
+    if (view.skipHuman !== null && message.content === view.skipHuman) {
+      view.skipHuman = null;
+      return;
+    }
+    view.skipHuman = null;
+    bubble("user", el("div", { class: "body" }, markdown(message.content)));
+  } else if (message.kind === "ai") {
+    let item = view.stream;
+    view.stream = null;
+    if (item) {
+      item.classList.remove("streaming");
+      item.querySelector(".body").replaceChildren(markdown(message.content));
+    } else if (message.content || message.tool_calls.length) {
+      item = assistantBubble(message.content, null);
+    }
+    if (item && !message.content) item.classList.add("only-calls");
+    for (const call of message.tool_calls || []) {
+      let args = call.arguments;
+      try {
+        args = JSON.parse(call.arguments || "{}");
+      } catch {
+        /* shown as sent */
+      }
+      foldCall(item, { id: call.id, name: call.name, args });
+    }
+  } else if (message.kind === "tool") {
+    toolResult(message);
+  }
+}
+
+function addToken(text) {
+  if (!view.stream) {
+    view.stream = assistantBubble("");
+    view.stream.classList.add("streaming");
+    view.stream.querySelector(".body").append(el("p"));
+  }
+  const paragraph = view.stream.querySelector(".body p:last-child") || view.stream.querySelector(".body");
+  paragraph.append(text);
+  scrollDown();
+}
+
+function addNote(event) {
+  $("notes-empty").hidden = true;
+  const where = event.path.filter((p) => !/^[0-9a-f]{8}-\d+$/.test(p) && !/^(i|ask)\d+$/.test(p));
+  $("notes").append(
+    el(
+      "li",
+      { class: `note ${event.channel}` },
+      el("span", { class: "channel" }, event.channel),
+      el("span", { class: "where" }, where.slice(-1)[0] || ""),
+      el("span", { class: "text" }, event.text),
+    ),
+  );
+  $("notes").scrollTop = $("notes").scrollHeight;
+}
+
+function showArtifact(index) {
+  const artifact = view.artifacts[index];
+  const text = asText(artifact.content);
+  const copy = el("button", { type: "button", class: "quiet" }, "Copy");
+  copy.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      copy.textContent = "Copied";
+    } catch {
+      copy.textContent = "Select the text to copy";
+    }
+  });
+  const download = el("a", { class: "button quiet", download: `${artifact.title || "artifact"}.txt` }, "Download");
+  download.href = URL.createObjectURL(new Blob([text], { type: "text/plain" }));
+  $("artifact").replaceChildren(
+    el("div", { class: "artifact-head" }, el("h3", {}, artifact.title || "Artifact"), el("div", { class: "actions" }, copy, download)),
+    el("div", { class: "artifact-body" }, typeof artifact.content === "string" ? markdown(text) : el("pre", {}, text)),
+  );
+  for (const [i, item] of [...$("artifacts").children].entries()) item.classList.toggle("current", i === index);
+}
+
+function addArtifact(event) {
+  view.artifacts.push({ title: event.title, content: event.content });
+  const index = view.artifacts.length - 1;
+  $("artifacts").append(
+    el("li", {}, el("button", { type: "button", class: "link", onclick: () => showArtifact(index) }, `${index + 1}. ${event.title || "artifact"}`)),
+  );
+  showArtifact(index);
+}
+
+function showStack(stack) {
+  $("tasks-empty").hidden = stack.length > 0;
+  $("tasks").replaceChildren(
+    ...[...stack].reverse().map((entry, i) => {
+      const task = entry.task || {};
+      const expectation = task.expectation || {};
+      const waits = expectation.description || (expectation.options || []).join(" / ") || task.content || "";
+      return el(
+        "li",
+        { class: i === 0 ? "task top" : "task" },
+        el("span", { class: "tool" }, entry.parent_tool),
+        i === 0 ? el("span", { class: "badge" }, "current") : null,
+        task.content ? el("span", { class: "asks" }, task.content) : null,
+        el("span", { class: "waits" }, `waits for ${entry.target === "human" ? "you" : entry.target}: ${waits}`),
+      );
+    }),
+  );
+}
+
+function addQuestion(interrupt) {
+  const expectation = interrupt.expectation || { type: "text", options: [] };
+  const options = el("div", { class: "options" });
+  for (const option of expectation.options || []) {
+    options.append(el("button", { type: "button", class: "option", "data-option": option, onclick: () => answer(option) }, option));
+  }
+  const hint = expectation.type === "choice" ? "Choose one" : expectation.description || (expectation.type === "pattern" ? "" : "Answer in your words");
+  const item = bubble(
+    "assistant question",
+    el("span", { class: "who" }, "Question"),
+    el("div", { class: "body" }, markdown(interrupt.prompt)),
+    hint ? el("p", { class: "expects" }, hint) : null,
+    options.childElementCount ? options : null,
+  );
+  view.pending.set(interrupt.id, { item, interrupt });
+}
+
+function answered(interruptId, text) {
+  const pending = view.pending.get(interruptId);
+  if (!pending) return;
+  view.pending.delete(interruptId);
+  pending.item.classList.add("answered");
+  for (const button of pending.item.querySelectorAll("button.option")) {
+    button.disabled = true;
+    if (button.dataset.option === text) button.classList.add("chosen");
+  }
+  bubble("user", el("div", { class: "body" }, markdown(text)));
+  view.skipHuman = text;
+}
+
+function ended(event) {
+  if (view.stream) view.stream.classList.remove("streaming");
+  view.stream = null;
+  if (event.status !== "interrupted") {
+    for (const { item } of view.pending.values()) {
+      item.classList.add("answered");
+      for (const button of item.querySelectorAll("button.option")) button.disabled = true;
+    }
+    view.pending.clear();
+  }
+  if (event.status === "failed" || event.status === "limit_exceeded") {
+    bubble("error", el("div", { class: "body" }, `The run ${event.status === "failed" ? "failed" : "hit a limit"}: ${event.reason}`));
+  } else if (event.status === "cancelled") {
+    bubble("notice", el("div", { class: "body" }, `The run was cancelled${event.reason ? `: ${event.reason}` : ""}.`));
+  }
+}
+
+/** Draw one event of the thread (stored or live). */
+function apply(event) {
+  if (event.seq) {
+    if (event.seq <= view.lastSeq) return;
+    view.lastSeq = event.seq;
+  }
+  switch (event.kind) {
+    case "message":
+      if (event.namespace === "") addMessage(event.message);
+      break;
+    case "token":
+      if (event.path.length <= 1) addToken(event.text);
+      break;
+    case "side":
+      addNote(event);
+      break;
+    case "artifact":
+      addArtifact(event);
+      break;
+    case "task_stack":
+      if (event.path.length <= 1) showStack(event.stack);
+      break;
+    case "interrupt":
+      addQuestion(event.interrupt);
+      break;
+    case "answer":
+      if (event.key && event.key.endsWith("!")) answered(event.key.slice(0, -1), event.answer);
+      break;
+    case "run_ended":
+      ended(event);
+      break;
+    case "error":
+      bubble("error", el("div", { class: "body" }, event.message || "error"));
+      break;
+    default:
+      break;
+  }
+  updateHint();
+}
+
+function waiting() {
+  return [...view.pending.values()].at(-1);
+}
+
+function updateHint() {
+  const question = waiting();
+  const hint = $("hint");
+  if (!question) {
+    hint.hidden = true;
+    $("input").placeholder = "Type a message (Enter sends, Shift+Enter for a new line)";
+    return;
+  }
+  const expectation = question.interrupt.expectation || {};
+  const what =
+    expectation.type === "choice"
+      ? `one of: ${expectation.options.join(", ")}`
+      : expectation.description || "your answer";
+  hint.textContent = `The agent waits for ${what}.`;
+  hint.hidden = false;
+  $("input").placeholder = "Answer the question, or ask something else";
+}
+
+function setBusy(busy) {
+  page.busy = busy;
+  $("send").disabled = busy;
+  $("conversation").setAttribute("aria-busy", String(busy));
+  const typing = document.querySelector("#messages .typing");
+  if (busy && !typing) bubble("typing", el("span", { class: "dots", "aria-label": "working" }, "working…"));
+  if (!busy && typing) typing.remove();
+}
+
+function setUrl() {
+  const params = new URLSearchParams({ app: page.app });
+  if (page.thread) params.set("thread", page.thread);
+  history.replaceState(null, "", `/?${params}`);
+}
+
+async function catchUp() {
+  const events = await api("GET", `/threads/${page.thread}/events?after=${view.lastSeq}`);
+  for (const event of events) apply(event);
+}
+
+function onFrame(frame) {
+  if (frame.event === "events") apply(frame.data);
+  else if (frame.event === "error") status(`The run failed: ${frame.data.message}`, "error");
+}
+
+async function say(text) {
+  if (page.busy || !text.trim()) return;
+  setBusy(true);
+  status("");
+  try {
+    if (!page.thread) {
+      const thread = await api("POST", "/threads", {
+        metadata: { assistant_id: page.app, graph_id: page.app, title: text.slice(0, 60) },
+      });
+      page.thread = thread.thread_id;
+      setUrl();
+      $("thread-title").textContent = text.slice(0, 60);
+      $("rename").hidden = false;
+    }
+    const body = { assistant_id: page.app, stream_mode: ["events"] };
+    const question = waiting();
+    if (question) body.command = { resume: view.pending.size === 1 ? text : { [question.interrupt.id]: text } };
+    else body.input = { messages: [{ role: "user", content: text }] };
+    await stream("POST", `/threads/${page.thread}/runs/stream`, body, onFrame);
+    await catchUp();
+  } catch (error) {
+    status(error instanceof HttpError ? error.message : String(error), "error");
+  } finally {
+    setBusy(false);
+    loadThreads();
+  }
+}
+
+function answer(option) {
+  if (!page.busy) say(option);
+}
+
+async function follow(thread) {
+  // the thread is busy (another tab, or a run the server resumed after a restart): follow its latest run
+  const runs = await api("GET", `/threads/${thread}/runs?limit=1`);
+  if (!runs.length || page.thread !== thread) return;
+  setBusy(true);
+  try {
+    const path = `/threads/${thread}/runs/${runs[0].run_id}/stream?stream_mode=events`;
+    await stream("GET", path, undefined, onFrame, view.lastSeq);
+    if (page.thread === thread) await catchUp();
+  } finally {
+    setBusy(false);
+  }
+}
+
+async function openThread(threadId) {
+  page.thread = threadId;
+  resetView();
+  setUrl();
+  markCurrent();
+  welcome();
+  if (!threadId) {
+    $("thread-title").textContent = "New conversation";
+    $("rename").hidden = true;
+    return;
+  }
+  status("Loading the conversation…", "busy");
+  try {
+    const thread = await api("GET", `/threads/${threadId}`);
+    $("thread-title").textContent = title(thread);
+    $("rename").hidden = false;
+    await catchUp();
+    status("");
+    if (thread.status === "busy") await follow(threadId);
+  } catch (error) {
+    status(error.status === 404 ? "That conversation does not exist (or is not yours)." : error.message, "error");
+    if (error.status === 404) openThread(null);
+  }
+}
+
+function title(thread) {
+  const meta = thread.metadata || {};
+  if (meta.title) return meta.title;
+  const first = ((thread.values || {}).messages || []).find((m) => m.type === "human");
+  return first ? String(first.content).slice(0, 60) : "Conversation";
+}
+
+function markCurrent() {
+  for (const item of $("threads").children) {
+    const current = item.dataset.thread === page.thread;
+    item.classList.toggle("current", current);
+    item.querySelector("button")?.setAttribute("aria-current", current ? "true" : "false");
+  }
+}
+
+async function loadThreads() {
+  try {
+    const threads = await api("POST", "/threads/search", {
+      metadata: { assistant_id: page.app },
+      limit: 100,
+      sort_by: "updated_at",
+      sort_order: "desc",
+    });
+    $("threads").replaceChildren(
+      ...threads.map((thread) =>
+        el(
+          "li",
+          { "data-thread": thread.thread_id },
+          el(
+            "button",
+            { type: "button", class: "thread", onclick: () => openThread(thread.thread_id) },
+            el("span", { class: "name" }, title(thread)),
+            el("span", { class: `badge ${thread.status}` }, thread.status === "interrupted" ? "waiting for you" : thread.status),
+          ),
+        ),
+      ),
+    );
+    if (!threads.length) $("threads").append(el("li", { class: "empty" }, "No conversation yet."));
+    markCurrent();
+  } catch (error) {
+    status(error.message, "error");
+  }
+}
+
+async function rename() {
+  const name = prompt("Name this conversation", $("thread-title").textContent);
+  if (!name || !page.thread) return;
+  await api("PATCH", `/threads/${page.thread}`, { metadata: { title: name } });
+  $("thread-title").textContent = name;
+  loadThreads();
+}
+
+async function start() {
+  resetView();
+  $("composer").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = $("input").value;
+    if (!text.trim() || page.busy) return;
+    $("input").value = "";
+    say(text);
+  });
+  $("input").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      $("composer").requestSubmit();
+    }
+  });
+  $("new-thread").addEventListener("click", () => {
+    openThread(null);
+    $("input").focus();
+  });
+  $("rename").addEventListener("click", () => rename().catch((error) => status(error.message, "error")));
+  $("key").addEventListener("click", async () => {
+    forgetKey();
+    await askForKey("Enter the API key to use with this server.");
+    location.reload();
+  });
+  $("app").addEventListener("change", () => {
+    page.app = $("app").value;
+    loadThreads();
+    openThread(null);
+  });
+  status("Connecting…", "busy");
+  try {
+    page.apps = await api("POST", "/assistants/search", { limit: 100 });
+  } catch (error) {
+    status(error.message, "error");
+    return;
+  }
+  status("");
+  const params = new URLSearchParams(location.search);
+  const names = page.apps.map((a) => a.assistant_id);
+  page.app = [params.get("app"), DEFAULT_APP, names[0]].find((name) => name && names.includes(name));
+  $("app").replaceChildren(...names.map((name) => el("option", { value: name, selected: name === page.app }, name)));
+  await loadThreads();
+  await openThread(params.get("thread"));
+  $("input").focus();
+}
+
+start();

@@ -1,0 +1,42 @@
+"""A test app for the pages: it streams its replies and repeats what it was told, markup and all.
+
+``weather in <city>`` makes it call a tool first (a folded call in the chat); anything else is answered
+``You said: <text>``. Its model is a :class:`~podium.testing.FunctionModel` streaming replies in small, spaced pieces.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from podium import AIMessage, HumanMessage, Message, ModelRequest, ReactAgent, ToolMessage
+from podium.app import App
+from podium.models.base import Model
+from podium.testing import FunctionModel, tool_call
+
+
+def get_weather(city: str) -> str:
+    """Today's weather in a city.
+
+    Args:
+        city: the city's name.
+    """
+    return f"{city}: 24 °C, sunny."
+
+
+def reply(messages: list[Message], request: ModelRequest) -> AIMessage:
+    """Call the weather tool when asked about weather, then answer; otherwise repeat the human's text."""
+    last = messages[-1]
+    if isinstance(last, ToolMessage):
+        return AIMessage(content=f"Here it is: {last.content}")
+    human = next(m for m in reversed(messages) if isinstance(m, HumanMessage))
+    if human.content.lower().startswith("weather in "):
+        return AIMessage(tool_calls=[tool_call("get_weather", {"city": human.content[11:]})])
+    return AIMessage(content=f"You said: {human.content}")
+
+
+def build(model: Model) -> ReactAgent:
+    """The agent (``model`` is ignored: the function model is the point)."""
+    return ReactAgent("echo", FunctionModel(reply, stream_chunk=3, stream_delay=0.02), [get_weather])
+
+
+app = App(name="echo", build=build, cassette=Path(__file__).parent.parent / "server" / "cassettes" / "empty.json")

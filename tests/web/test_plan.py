@@ -1,0 +1,112 @@
+"""The plan page in a real browser: a plan approved step by step (one step rejected, one edited), followed live;
+approve all; the planner's clarification question answered."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+from tests.server.conftest import example_apps, live_server
+from tests.web.conftest import screenshots
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The plan service example on one server (SQLite), for the whole module."""
+    from podium.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path_factory.mktemp("plan") / "plan.db")
+    with live_server(example_apps("plan-service"), store) as base:
+        yield base
+
+
+def _plan(page: Page, task: str) -> None:
+    page.fill("#task", task)
+    page.press("#task", "Enter")
+
+
+def test_a_plan_approved_step_by_step_with_a_rejection_and_an_edit_updates_live(page: Page, url: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/plan")
+    expect(page.locator("#plans-empty")).to_be_visible()
+    page.evaluate("window.__sameDocument = true")  # a reload would lose it: every change below arrives live
+    _plan(page, "onboard Jessica Smith")
+    steps = page.locator("#steps .step")
+    expect(steps).to_have_count(6)
+    expect(page.locator("#goal")).to_have_text("onboard Jessica Smith")
+    expect(page.locator("#plan-status")).to_have_text("in progress")
+    expect(steps.locator(".agent")).to_have_text(["HrAgent"] * 4 + ["TechSupportAgent"] * 2)
+    expect(steps.locator(".state")).to_have_text(["awaiting feedback"] + ["planned"] * 5)
+    expect(steps.nth(1).get_by_role("button", name="Approve", exact=True)).to_be_hidden()  # only the waiting step
+    expect(page.locator("#planner-said")).to_contain_text("Plan v1: 6 steps by HrAgent, TechSupportAgent.")
+
+    steps.nth(0).get_by_role("button", name="Approve", exact=True).click()
+    expect(steps.nth(0).locator(".state")).to_have_text("completed")
+    expect(steps.nth(0).locator(".said")).to_contain_text("HrAgent: [demo stand-in, nothing was changed] Would create")
+    expect(steps.nth(1).locator(".state")).to_have_text("awaiting feedback")
+
+    steps.nth(1).get_by_role("button", name="Reject", exact=True).click()
+    steps.nth(1).get_by_label("Why reject this step?").fill("The agency runs payroll")
+    steps.nth(1).get_by_role("button", name="Reject step").click()
+    expect(steps.nth(1).locator(".state")).to_have_text("rejected")
+    expect(steps.nth(1).locator(".feedback")).to_have_text("Your comment: The agency runs payroll")
+    expect(steps.nth(2).locator(".state")).to_have_text("awaiting feedback")
+
+    edited = "Enroll Jessica Smith in the pension plan only [enroll_in_benefits]"
+    steps.nth(2).get_by_role("button", name="Edit").click()
+    steps.nth(2).get_by_label("New action").fill(edited)
+    steps.nth(2).get_by_role("button", name="Approve edited action").click()
+    expect(steps.nth(2).locator(".state")).to_have_text("completed")
+    expect(steps.nth(2).locator(".action")).to_have_text(edited)
+    expect(steps.nth(2).locator(".feedback")).to_contain_text("Edited from: Enroll in health and pension benefits")
+    expect(steps.nth(2).locator(".said")).to_contain_text("Would enroll")
+
+    for index in (3, 4, 5):
+        expect(steps.nth(index).locator(".state")).to_have_text("awaiting feedback")
+        steps.nth(index).get_by_role("button", name="Approve", exact=True).click()
+        expect(steps.nth(index).locator(".state")).to_have_text("completed")
+    expect(page.locator("#plan-status")).to_have_text("completed")
+    expect(steps.locator(".state")).to_have_text(["completed", "rejected"] + ["completed"] * 4)
+    expect(page.locator("#plans li.current")).to_contain_text("onboard Jessica Smith")
+    expect(page.locator("#plans li.current .badge")).to_have_text("completed")
+    assert page.evaluate("window.__sameDocument") is True
+    screenshots(page, "plan")
+
+    session = page.url.split("session=")[1].split("&")[0]
+    stored = httpx.get(f"{url}/plans", params={"session_id": session}).json()[0]["steps"]
+    assert [s["status"] for s in stored] == ["completed", "rejected"] + ["completed"] * 4
+    assert stored[1]["human_feedback"] == "The agency runs payroll" and stored[2]["updated_action"] == edited
+    page.reload()  # and a reload shows the same plan
+    expect(steps.locator(".state")).to_have_text(["completed", "rejected"] + ["completed"] * 4)
+
+
+def test_a_clarification_re_plans_and_approve_all_runs_every_step(page: Page, url: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/plan")
+    _plan(page, "onboard")
+    expect(page.locator("#clarify")).to_be_visible()
+    expect(page.locator("#clarify-question")).not_to_be_empty()
+    expect(page.locator("#version")).to_have_text("version 1")
+    page.get_by_label("Clarification").fill("Jessica Smith joins as a new employee")
+    page.locator("#clarify").get_by_role("button", name="Send").click()
+    expect(page.locator("#version")).to_have_text("version 2")
+    steps = page.locator("#steps .step")
+    expect(steps.first.locator(".state")).to_have_text("awaiting feedback")
+    expect(steps.first.locator(".action")).to_contain_text("Jessica Smith")
+    page.get_by_role("button", name="Approve all").click()
+    expect(page.locator("#plan-status")).to_have_text("completed")
+    for state in steps.locator(".state").all_inner_texts():
+        assert state == "completed"
+    listed = page.locator("#plans li.current")  # the session's newest version, with its status
+    expect(listed).to_have_text(re.compile(r"^onboard.* v2$"))
+    expect(listed.locator(".badge")).to_have_text("completed")
