@@ -1,7 +1,7 @@
 """A test app for the pages: it streams its replies and repeats what it was told, markup and all.
 
-``weather in <city>`` makes it call a tool first (a folded call in the chat); anything else is answered
-``You said: <text>``. Its model is a :class:`~podium.testing.FunctionModel` streaming replies in small, spaced pieces.
+``weather in <city>`` makes it call a tool first (a folded call in the chat), ``fail`` makes its model raise (the
+run fails); anything else is answered ``You said: <text>``. Its model is a :class:`~podium.testing.FunctionModel` streaming replies in small, spaced pieces.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ def reply(messages: list[Message], request: ModelRequest) -> AIMessage:
     if isinstance(last, ToolMessage):
         return AIMessage(content=f"Here it is: {last.content}")
     human = next(m for m in reversed(messages) if isinstance(m, HumanMessage))
+    if human.content == "fail":
+        raise RuntimeError("the model broke")
     if human.content.lower().startswith("weather in "):
         return AIMessage(tool_calls=[tool_call("get_weather", {"city": human.content[11:]})])
     return AIMessage(content=f"You said: {human.content}")

@@ -105,6 +105,10 @@ def test_the_seed_conversation_turn_by_turn(page: Page, url: str) -> None:
     humans = page.locator("#messages .msg.user")
     expect(humans).to_have_text([*DEMO[:7], "Motor"])
     expect(notes.locator(".note.rationale")).to_have_count(5)
+    with page.expect_download() as download:
+        letter.get_by_role("link", name="Download").click()
+    assert download.value.suggested_filename == "DeclineLetterAssistance.txt"
+    assert "Dear customer" in Path(download.value.path()).read_text()
     screenshots(page, "chat")
 
 
@@ -198,6 +202,17 @@ def test_threads_are_listed_switched_and_renamed(page: Page, url: str) -> None:
     page.reload()
     expect(page.locator("#thread-title")).to_have_text("Echo notes")
     screenshots(page, "chat-threads")
+
+
+def test_a_failed_run_is_shown_as_an_error_and_the_chat_goes_on(page: Page, url: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/?app=echo")
+    say(page, "fail")
+    expect(page.locator("#messages .msg.error")).to_have_text(re.compile(r"^The run failed: .*the model broke"))
+    expect(page.locator("#notes .note.error")).to_contain_text("the model broke")
+    say(page, "still there?")
+    expect(page.locator("#messages .msg.assistant > .body").last).to_have_text("You said: still there?")
 
 
 def test_the_page_says_when_the_server_is_gone(page: Page, tmp_path: Path, console_errors: list[str]) -> None:

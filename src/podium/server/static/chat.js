@@ -272,7 +272,7 @@ function apply(event) {
       ended(event);
       break;
     case "error":
-      bubble("error", el("div", { class: "body" }, event.message || "error"));
+      addNote({ ...event, channel: "error", text: `${event.error}: ${event.message}` });
       break;
     default:
       break;
