@@ -136,6 +136,8 @@ def lc_messages(messages: list[Any]) -> list[dict[str, Any]]:
 
 
 def _account(messages: list[Any], request: Any, agent: str) -> None:
+    from podium.models.openai_format import request_to_openai, tool_to_openai
+
     stats = ACCOUNT[0]
     if stats is None:
         return
@@ -143,8 +145,8 @@ def _account(messages: list[Any], request: Any, agent: str) -> None:
     stats.calls += 1
     stats.prompt_chars += chars
     stats.prompt_messages += len(messages)
-    stats.wire_chars += len(json.dumps(request.to_openai()["messages"], ensure_ascii=False))
-    stats.tool_schema_chars += len(json.dumps([t.to_openai() for t in request.tools], ensure_ascii=False))
+    stats.wire_chars += len(json.dumps(request_to_openai(request)["messages"], ensure_ascii=False))
+    stats.tool_schema_chars += len(json.dumps([tool_to_openai(t) for t in request.tools], ensure_ascii=False))
     row = stats.per_agent.setdefault(agent, [0, 0, 0])
     row[0] += 1
     row[1] += chars

@@ -9,6 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from podium import RunContext, Tool, ToolArgumentsError, ToolDefinitionError, ToolMetadata, tool
+from podium.models.openai_format import tool_to_openai
 from podium.orchestration.tasks import AgentState
 from podium.tools import Injectable, result_to_text
 
@@ -20,7 +21,7 @@ def add(a: float, b: float) -> float:
 
 def test_schema_and_description_come_from_the_signature_and_docstring() -> None:
     made = Tool(add)
-    assert made.spec.to_openai() == {
+    assert tool_to_openai(made.spec) == {
         "type": "function",
         "function": {
             "name": "add",

@@ -55,12 +55,11 @@ from podium.messages import (
     ToolCall,
     ToolMessage,
     Usage,
-    from_openai,
     message_from_dict,
     message_to_dict,
-    to_openai,
 )
 from podium.models import Model, ModelRequest, ModelResponse, ModelSettings
+from podium.models.openai_format import from_openai, to_openai
 from podium.runtime import Cancelled, EventBus, InProcessBus, Limits, RunContext, RunResult, Runtime
 from podium.settings import Settings, open_store
 from podium.store import MemoryStore, SQLiteStore, Store

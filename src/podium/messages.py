@@ -27,11 +27,9 @@ __all__ = [
     "ToolCall",
     "ToolMessage",
     "Usage",
-    "from_openai",
     "message_from_dict",
     "message_to_dict",
     "order_tool_results",
-    "to_openai",
     "valid_history",
 ]
 
@@ -190,61 +188,6 @@ def message_from_dict(data: dict[str, Any]) -> Message:
 def _messages() -> TypeAdapter[Message]:
     """The adapter of :data:`Message`: the variants told apart by ``kind``."""
     return _codec.union_adapter(MESSAGE_TYPES)
-
-
-def to_openai(message: Message) -> dict[str, Any]:
-    """The chat-completions wire form of ``message``."""
-    if isinstance(message, SystemMessage):
-        return {"role": "system", "content": message.content}
-    if isinstance(message, HumanMessage):
-        out: dict[str, Any] = {"role": "user", "content": message.content}
-        if message.name:
-            out["name"] = message.name
-        return out
-    if isinstance(message, AIMessage):
-        out = {"role": "assistant", "content": message.content if (message.content or not message.tool_calls) else None}
-        if message.name:
-            out["name"] = message.name
-        if message.tool_calls:
-            out["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                for c in message.tool_calls
-            ]
-        return out
-    return {"role": "tool", "content": message.content, "tool_call_id": message.tool_call_id}
-
-
-def from_openai(data: dict[str, Any]) -> Message:
-    """Read a message from its chat-completions wire form.
-
-    Raises:
-        ValueError: the role is unknown or a required field is missing.
-    """
-    role = data.get("role")
-    content = data.get("content")
-    if isinstance(content, list):  # content parts: keep the text ones
-        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    text = content or ""
-    if role in ("system", "developer"):
-        return SystemMessage(content=text)
-    if role == "user":
-        return HumanMessage(content=text, name=data.get("name"))
-    if role == "assistant":
-        calls = []
-        for c in data.get("tool_calls") or ():
-            fn = c.get("function") or {}
-            arguments = fn.get("arguments")
-            calls.append(
-                ToolCall(
-                    id=c.get("id", ""), name=fn.get("name", ""), arguments="{}" if arguments is None else arguments
-                )
-            )
-        return AIMessage(content=text, tool_calls=calls, name=data.get("name"))
-    if role == "tool":
-        if "tool_call_id" not in data:
-            raise InvalidData("a tool message needs a tool_call_id")
-        return ToolMessage(content=text, tool_call_id=data["tool_call_id"], name=data.get("name", ""))
-    raise InvalidData(f"unknown message role {role!r}")
 
 
 def order_tool_results(messages: list[Message]) -> list[Message]:

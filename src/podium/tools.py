@@ -80,13 +80,6 @@ class ToolSpec:
     parameters: dict[str, Any]
     """JSON schema of the arguments object."""
 
-    def to_openai(self) -> dict[str, Any]:
-        """The chat-completions ``tools`` entry."""
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
-        }
-
 
 @dataclass(slots=True)
 class ToolReturn:

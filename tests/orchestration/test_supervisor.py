@@ -27,6 +27,7 @@ from podium import (
     ToolMessage,
     UsageError,
 )
+from podium.models.openai_format import request_to_openai
 from podium.orchestration.supervisor import Supervisor, SupervisorOptions, SwarmOptions
 from podium.orchestration.supervisor.handoff import create_handoff_tool, history_problems, repair_history
 from podium.orchestration.supervisor.supervisor import create_supervisor
@@ -36,7 +37,7 @@ FIGURES = ["67,317", "164,000", "1,551,000", "14,000", "181,269"]
 
 
 def chars(request: ModelRequest) -> int:
-    return len(json.dumps(request.to_openai()["messages"], ensure_ascii=False))
+    return len(json.dumps(request_to_openai(request)["messages"], ensure_ascii=False))
 
 
 def caller(request: ModelRequest) -> str:
@@ -62,7 +63,7 @@ async def test_scoped_answers_with_far_fewer_characters_and_workers_keep_what_th
     assert scoped_chars < 0.55 * shared_chars, (scoped_chars, shared_chars)
 
     for request in scoped_model.requests:
-        text = json.dumps(request.to_openai()["messages"], ensure_ascii=False)
+        text = json.dumps(request_to_openai(request)["messages"], ensure_ascii=False)
         who = caller(request)
         if who != "supervisor":
             assert QUESTION in text, f"the {who} expert does not see the question"
@@ -152,7 +153,7 @@ async def test_parallel_handoffs_mixed_with_tools_keep_every_history_valid(optio
     assert second.output == "both said hi"
     assert model.requests[0].settings.parallel_tool_calls is True
     for request in model.requests:
-        assert history_problems(request.messages) == [], request.to_openai()["messages"]
+        assert history_problems(request.messages) == [], request_to_openai(request)["messages"]
     systems = [r.messages[0].content for r in model.requests]
     assert systems.count("You are Bob.") == 2 and systems.count("You are Alice.") == 4  # both ran, each turn
     turn_two = model.requests[systems.index("Lead.", 3)]

@@ -15,6 +15,7 @@ import pytest
 
 from examples.faang import CASSETTE, QUESTION, build, seed_reply
 from podium import Runtime, SQLiteStore
+from podium.models.openai_format import request_to_openai
 from podium.orchestration.supervisor.handoff import history_problems
 from podium.testing import FunctionModel, ReplayModel
 
@@ -152,7 +153,7 @@ async def test_shared_mode_sends_the_seed_requests() -> None:
     result = await Runtime().run(build(model, "shared"), QUESTION)
     assert result.status == "completed"
     assert result.output == "The combined headcount of the FAANG companies in 2024 is 1,977,586."
-    sent = [_same_back_ids(r.to_openai()) for r in model.requests]
+    sent = [_same_back_ids(request_to_openai(r)) for r in model.requests]
     for number, (actual, expected) in enumerate(zip(sent[:5], SEED_REQUESTS, strict=True), 1):
         assert actual == expected, f"request {number} differs from the seed's"
     assert [len(r.messages) for r in model.requests] == [2, 4, 6, 7, 9, 11, 13, 15, 12]

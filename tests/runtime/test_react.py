@@ -28,6 +28,7 @@ from podium import (
     ToolStarted,
     UsageError,
 )
+from podium.models.openai_format import request_to_openai
 from podium.testing import FunctionModel, ScriptedModel, tool_call
 
 
@@ -43,7 +44,7 @@ async def test_tool_loop_answers_and_stores_a_valid_history(store: Store) -> Non
     model.assert_complete()
     assert result.status == "completed" and result.output == "The sum is 5."
     assert result.usage.requests == 2
-    second = model.requests[1].to_openai()["messages"]
+    second = request_to_openai(model.requests[1])["messages"]
     assert second == [
         {"role": "system", "content": "Be exact."},
         {"role": "user", "content": "2+3?"},
@@ -129,7 +130,7 @@ async def test_model_mistakes_go_back_to_the_model_which_corrects_itself(store: 
     assert errors["5"] == "x must be even; try x+1"
     assert "6" not in errors
     # what the model was shown next contains the error, so it could correct itself
-    assert any("Unknown tool 'nope'" in str(m.get("content")) for m in model.requests[1].to_openai()["messages"])
+    assert any("Unknown tool 'nope'" in str(m.get("content")) for m in request_to_openai(model.requests[1])["messages"])
 
 
 async def test_retry_bound_stops_a_model_that_keeps_failing(store: Store) -> None:
@@ -198,7 +199,7 @@ async def test_events_are_typed_tagged_with_paths_and_streamed(store: Store) -> 
     assert [e.seq for e in stored] == list(range(1, len(stored) + 1))
     assert isinstance(stored[0], RunStarted) and isinstance(stored[-1], RunEnded)
     # side-channel notes never reach the model
-    assert all("writing the report" not in str(m) for m in model.requests[1].to_openai()["messages"])
+    assert all("writing the report" not in str(m) for m in request_to_openai(model.requests[1])["messages"])
 
 
 def test_agent_configuration_errors_are_clear() -> None:
@@ -248,5 +249,5 @@ async def test_a_thread_stays_usable_after_a_run_failed_in_the_middle_of_a_tool_
     stored = await runtime.messages("t")
     assert [m.kind for m in stored] == ["human", "ai"]  # the record keeps the unanswered call
     assert (await runtime.run(agent, "second", thread_id="t")).output == "fresh start"
-    shown = replies.requests[1].to_openai()["messages"]
+    shown = request_to_openai(replies.requests[1])["messages"]
     assert shown == [{"role": "user", "content": "first"}, {"role": "user", "content": "second"}]

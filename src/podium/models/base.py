@@ -10,7 +10,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from podium.errors import ModelRequestsBlocked
-from podium.messages import AIMessage, Message, Usage, to_openai
+from podium.messages import AIMessage, Message, Usage
 from podium.tools import ToolSpec
 
 __all__ = [
@@ -56,31 +56,6 @@ class ModelRequest:
     """Tools the model may call."""
     settings: ModelSettings = field(default_factory=ModelSettings)
     """Options."""
-
-    def to_openai(self) -> dict[str, Any]:
-        """The chat-completions request body, without the model name."""
-        body: dict[str, Any] = {"messages": [to_openai(m) for m in self.messages]}
-        if self.tools:
-            body["tools"] = [t.to_openai() for t in self.tools]
-        s = self.settings
-        if s.temperature is not None:
-            body["temperature"] = s.temperature
-        if s.max_tokens is not None:
-            body["max_tokens"] = s.max_tokens
-        if s.parallel_tool_calls is not None and self.tools:
-            body["parallel_tool_calls"] = s.parallel_tool_calls
-        if s.tool_choice is not None and self.tools:
-            if s.tool_choice in ("auto", "required", "none"):
-                body["tool_choice"] = s.tool_choice
-            else:
-                body["tool_choice"] = {"type": "function", "function": {"name": s.tool_choice}}
-        if s.response_format is not None:
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "response", "schema": s.response_format},
-            }
-        body.update(s.extra)
-        return body
 
 
 @dataclass(slots=True, kw_only=True)

@@ -28,6 +28,7 @@ from podium.models.base import (
     ToolCallDelta,
     check_allowed,
 )
+from podium.models.openai_format import request_to_openai, usage_from
 
 __all__ = ["OpenAIModel"]
 
@@ -138,7 +139,7 @@ class OpenAIModel(Model):
         await self.aclose()
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
-        body = request.to_openai()
+        body = request_to_openai(request)
         if self.max_tokens is not None:
             body.setdefault("max_tokens", self.max_tokens)
         return body
@@ -160,7 +161,7 @@ class OpenAIModel(Model):
         ]
         return ModelResponse(
             message=AIMessage(content=message.content or "", tool_calls=calls),
-            usage=_usage(completion.usage),
+            usage=usage_from(completion.usage),
             model_name=completion.model or self.name,
             finish_reason=choice.finish_reason,
         )
@@ -193,7 +194,7 @@ class OpenAIModel(Model):
                     ) from None
                 model_name = chunk.model or model_name
                 if chunk.usage is not None:
-                    usage = _usage(chunk.usage)
+                    usage = usage_from(chunk.usage)
                 if not chunk.choices:
                     continue
                 choice = chunk.choices[0]
@@ -248,12 +249,6 @@ def _is_openai(base_url: str | None) -> bool:
     from urllib.parse import urlsplit
 
     return (urlsplit(base_url).hostname or "").lower() in ("api.openai.com", "openai.com")
-
-
-def _usage(raw: Any) -> Usage:
-    if raw is None:
-        return Usage(requests=1)
-    return Usage(int(raw.prompt_tokens or 0), int(raw.completion_tokens or 0), 1)
 
 
 def _model_error(exc: Exception, model: str) -> Exception:

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from podium.errors import CassetteError, UsageError
-from podium.messages import AIMessage, Usage, from_openai
+from podium.messages import AIMessage, Usage
 from podium.models.base import Model, ModelRequest, ModelResponse
+from podium.models.openai_format import from_openai, request_to_openai, to_openai
 
 __all__ = ["RecordingModel", "ReplayModel", "load_cassette"]
 
@@ -169,7 +170,7 @@ class ReplayModel(Model):
         return list(self._questions)
 
     async def reply(self, request: ModelRequest) -> ModelResponse:
-        body = request.to_openai()
+        body = request_to_openai(request)
         messages, tools = body["messages"], body.get("tools") or []
         keys = self._keys(messages, tools)[: 1 if self.match == "exact" else None]
         found = next((i[k] for i, k in zip(self._indexes, keys, strict=False) if k in i), None)
@@ -198,11 +199,10 @@ class RecordingModel(Model):
 
     async def reply(self, request: ModelRequest) -> ModelResponse:
         response = await self.inner.reply(request)
-        from podium.messages import to_openai
 
         self._interactions.append(
             {
-                "request": request.to_openai(),
+                "request": request_to_openai(request),
                 "response": {
                     "message": to_openai(response.message),
                     "usage": response.usage.to_dict(),

@@ -34,7 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from podium.errors import SubscriberLagged
 from podium.events import Event, InterruptRaised, MessageAdded, RunEnded, TokenDelta
-from podium.messages import AIMessage, HumanMessage, Message, Usage, from_openai
+from podium.messages import AIMessage, HumanMessage, Message, Usage
+from podium.models.openai_format import from_openai
 from podium.runtime.bus import Subscription
 from podium.server._executor import Job
 from podium.server._records import create_thread, owned_thread, run_extra
