@@ -49,7 +49,7 @@ def serve_process(*args: str, store: Path, port: int | None = None) -> Iterator[
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # a loaded machine takes long to import the examples' dependencies
         while True:
             assert process.poll() is None, process.communicate()
             try:
