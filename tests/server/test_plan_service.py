@@ -1,5 +1,20 @@
 """The plan service over real HTTP (SQLite and PostgreSQL): the demo end to end, verdicts in and out of order,
-planner failures, clarifications and failed steps. Isolation, keys and restarts are in ``test_plan_isolation.py``."""
+planner failures, clarifications and failed steps. Isolation, keys and restarts are in ``test_plan_isolation.py``.
+
+The faults of the seed's original implementation, and the tests that catch each (all on both stores):
+
+- per-session objects never freed: ``test_sessions_leave_nothing_behind_in_the_server``;
+- the LLM loop inside the request: ``test_approving_answers_at_once_and_a_server_stopped_mid_step_resumes_it``
+  (the approval answers while its step is blocked);
+- a spoofable identity, a shared fallback user, ``GET /messages`` returning others' data:
+  ``test_two_users_with_their_own_keys_never_see_each_others_records``;
+- rejections not stored, steps without an order: ``test_verdicts_out_of_order_or_repeated_...`` and the demo;
+- failed steps stuck, clarifications that never re-plan: ``test_a_clarification_re_plans_and_a_failed_step_...``,
+  and after a SIGKILL ``test_a_server_killed_mid_step_resumes_the_step_after_restart``;
+- planner failures returned as success: ``test_a_failed_plan_is_an_error_with_its_reason``;
+- the whole catalogue in one prompt: the demo (``tools_shown``) and ``tests/orchestration/test_plan_cassettes.py``
+  (the LLM planner's recorded prompts list at most 10 of the 152 tools).
+"""
 
 from __future__ import annotations
 
