@@ -147,3 +147,29 @@ def test_a_clarification_re_plans_and_a_failed_step_is_failed_then_re_planned(
         third = _until(lambda: (p := _plan(client, "s1"))["version"] == 3 and p)
         actions = [s["action"] for s in third["steps"]]
         assert actions[0].endswith("[order_laptop]") and not any("create_account" in a for a in actions)
+
+
+def test_the_demo_cassette_plans_with_the_llm_planner_behind_the_server(
+    make_store: Callable[[], Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from examples.plan_service import REPLAY
+
+    monkeypatch.setenv(REPLAY, "1")
+    with (
+        live_server(example_apps("plan-service"), make_store()) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        task = client.post(
+            "/input_task", json={"description": "Order hardware for a new starter: a laptop and a monitor"}
+        )
+        assert task.status_code == 200, task.text
+        session, plan_id = task.json()["session_id"], task.json()["plan_id"]
+        _until(lambda: _waiting(client, plan_id))
+        body = {"plan_id": plan_id, "session_id": session, "approved": True}
+        assert client.post("/approve_step_or_steps", json=body).status_code == 200
+        plan = _until(lambda: (p := _plan(client, session))["overall_status"] == "completed" and p)
+        assert plan["planner"] == "replay:plan_service.json" and plan["tools_shown"] <= 10
+        assert [s["agent"] for s in plan["steps"]] == ["ProcurementAgent"] * 2
+        assert "Would order a monitor" in plan["steps"][1]["agent_reply"]
+        unknown = client.post("/input_task", json={"description": "Book a meeting room for Friday"})
+        assert unknown.status_code == 422 and "has no recorded reply" in unknown.json()["detail"]
