@@ -115,7 +115,7 @@ def _serve(store: str, key: str) -> Iterator[tuple[subprocess.Popen[str], httpx.
     )
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60, headers={"X-Api-Key": key})
     try:
-        _until(lambda: process.poll() is not None or _answers(client), timeout=30)
+        _until(lambda: process.poll() is not None or _answers(client), timeout=90)
         assert process.poll() is None, process.communicate()
         yield process, client
     finally:
