@@ -100,12 +100,23 @@ def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path
     gate_file.touch()  # let a run still waiting finish, so the server stops at once
 
 
-@pytest.fixture
-def gated_server(tmp_path: Path, gate: tuple[Path, Path]) -> Iterator[str]:
-    """The gated test app and the trip example on a fresh SQLite store; the base URL."""
+@pytest.fixture(params=["sqlite", "postgres"])
+def gated_server(request: pytest.FixtureRequest, tmp_path: Path, gate: tuple[Path, Path]) -> Iterator[str]:
+    """The gated test app and the trip example on a fresh SQLite store, then on PostgreSQL; the base URL.
+
+    On PostgreSQL the server executes runs through the shared run queue (several processes could serve it).
+    """
     from tests.server.gated_app import app
 
-    from podium.store.sqlite import SQLiteStore
+    store: Store
+    if request.param == "postgres":
+        from podium.store.postgres import PostgresStore
 
-    with live_server({"gated": app, **example_apps("trip")}, SQLiteStore(tmp_path / "server.db")) as url:
+        url, schema = request.getfixturevalue("postgres_schema")
+        store = PostgresStore(url, schema=schema)
+    else:
+        from podium.store.sqlite import SQLiteStore
+
+        store = SQLiteStore(tmp_path / "server.db")
+    with live_server({"gated": app, **example_apps("trip")}, store) as url:
         yield url

@@ -107,7 +107,16 @@ async def test_schema_is_created_versioned_and_opened_again_without_changes(post
         await store.close()
     assert _sql(url, f'SELECT version FROM "{schema}".podium_schema') == [(len(MIGRATIONS),)]
     tables = _sql(url, "SELECT table_name FROM information_schema.tables WHERE table_schema=%s ORDER BY 1", (schema,))
-    assert [t[0] for t in tables] == ["api_keys", "events", "leases", "podium_schema", "runs", "state", "threads"]
+    assert [t[0] for t in tables] == [
+        "api_keys",
+        "events",
+        "leases",
+        "podium_schema",
+        "run_queue",
+        "runs",
+        "state",
+        "threads",
+    ]
 
 
 async def test_schema_of_a_newer_podium_is_refused_and_left_alone(postgres_schema: Schema) -> None:

@@ -81,6 +81,8 @@ class Executor:
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[None]] = set()
         self.closing = False
+        self.busy_timeout = 0.0
+        """Seconds a run waits for its thread's lease held by a process that died (0: fail at once)."""
 
     def lock(self, thread_id: str) -> asyncio.Lock:
         """The lock that orders submissions and cancellations on one thread."""
@@ -96,6 +98,23 @@ class Executor:
     def busy(self, thread_id: str) -> bool:
         """Whether a run of the thread executes or waits here."""
         return thread_id in self.active or bool(self.queues.get(thread_id))
+
+    async def is_busy(self, thread_id: str) -> bool:
+        """Whether a run of the thread executes or waits (in any process sharing the store)."""
+        return self.busy(thread_id)
+
+    async def queued(self, run_id: str) -> bool:
+        """Whether the run waits for its turn or executes (in any process sharing the store)."""
+        return self.job(run_id) is not None
+
+    async def queued_ids(self, thread_id: str) -> list[str]:
+        """The runs of the thread waiting for their turn, oldest first."""
+        return [j.run_id for j in self.queues.get(thread_id, [])]
+
+    async def is_final(self, run_id: str, event: RunEnded) -> bool:
+        """Whether a run's end event ends its current execution (not an earlier stop of a run resumed since)."""
+        job = self.job(run_id)
+        return job is None or event.seq == 0 or event.seq > job.after
 
     async def submit(self, job: Job, strategy: Strategy, extra: dict[str, Any]) -> bool:
         """Start ``job`` now or queue it, as ``strategy`` says when the thread is busy; whether it was queued.
@@ -193,12 +212,15 @@ class Executor:
     async def _execute(self, job: Job) -> None:
         try:
             agent = self.agent(job.assistant_id)
+            busy: dict[str, Any] = {"if_busy": "wait", "busy_timeout": self.busy_timeout} if self.busy_timeout else {}
             if job.resume:
-                await self.runtime.resume(agent, job.thread_id, job.answer, run_id=job.run_id, on_event=_stream_tokens)
+                await self.runtime.resume(
+                    agent, job.thread_id, job.answer, run_id=job.run_id, on_event=_stream_tokens, **busy
+                )
             else:
                 assert job.text is not None
                 await self.runtime.run(
-                    agent, job.text, thread_id=job.thread_id, run_id=job.run_id, on_event=_stream_tokens
+                    agent, job.text, thread_id=job.thread_id, run_id=job.run_id, on_event=_stream_tokens, **busy
                 )
         except (PodiumError, HTTPException) as exc:
             detail = exc.detail if isinstance(exc, HTTPException) else str(exc)
@@ -214,7 +236,11 @@ class Executor:
             if self.active.get(job.thread_id) is job:
                 del self.active[job.thread_id]
             job.done.set()
-            self.later(self._advance(job.thread_id))
+            self.later(self._finished(job))
+
+    async def _finished(self, job: Job) -> None:
+        """After a job's execution: start the thread's next queued run."""
+        await self._advance(job.thread_id)
 
     def later(self, work: Coroutine[Any, Any, Any]) -> None:
         """Run ``work`` in the background (kept referenced until it ends; stopped at shutdown)."""

@@ -75,6 +75,8 @@ def create_app(
     bus: EventBus | None = None,
     grace: float = 5.0,
     max_body: int = 1_000_000,
+    lease_ttl: float = 10.0,
+    max_runs: int = 100,
 ) -> FastAPI:
     """A FastAPI application serving ``apps`` (by name) as assistants, keeping everything in ``store``.
 
@@ -88,10 +90,19 @@ def create_app(
         grace: seconds executing runs get to finish at shutdown; the rest are stopped at their next step and
             finished by the next start.
         max_body: the largest request body accepted, in bytes (larger ones get 413).
+        lease_ttl: on a PostgreSQL store shared by several servers, seconds a process keeps its runs without
+            renewing its claim: a process that dies has its runs taken over by another after about this long.
+        max_runs: on a shared PostgreSQL store, the most runs this process executes at once (the rest wait in the
+            queue for any process with room).
     """
     from podium.runtime.runtime import Runtime
 
-    runtime = Runtime(store, bus=bus)
+    queue = _shared_queue(store)
+    if queue is not None and bus is None:
+        from podium.server._tail import SharedBus
+
+        bus = SharedBus(store, queue)
+    runtime = Runtime(store, bus=bus) if queue is None else Runtime(store, bus=bus, lease_ttl=lease_ttl)
     state = ServerState(
         apps=dict(apps),
         store=store,
@@ -100,6 +111,22 @@ def create_app(
         auth=auth or AuthConfig.dev(),
         metrics=ops.Metrics(),
     )
+    if queue is not None:
+        from podium.server._shared import SharedExecutor
+
+        executor = SharedExecutor(
+            queue=queue,
+            ttl=lease_ttl,
+            max_runs=max_runs,
+            store=store,
+            runtime=runtime,
+            bus=state.bus,
+            agent=state.agent,
+            apps=state.apps.keys(),
+        )
+        on_events = getattr(state.bus, "on_notify", None)
+        executor.on_events = on_events
+        state.executor = executor
     # /mcp has no per-user records yet (its conversations are not scoped to a principal), so it is served only in dev
     # mode, where there is one user; with API keys or JWT configured it is not mounted at all.
     mcp = _mcp_endpoint(state) if state.auth.dev_user is not None else None
@@ -147,6 +174,12 @@ def _mount_a2a(app: FastAPI, state: ServerState) -> None:
     except ImportError:  # pragma: no cover - the dev extra installs it
         return
     a2a.mount(app, state)
+
+
+def _shared_queue(store: Store) -> Any:
+    """The run queue of a store several servers can share (PostgreSQL), or ``None`` (one process: SQLite, memory)."""
+    queue = getattr(store, "run_queue", None)
+    return queue() if callable(queue) else None
 
 
 def _mcp_endpoint(state: ServerState) -> Any:

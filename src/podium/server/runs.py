@@ -113,7 +113,7 @@ async def _run_json(state: ServerState, thread_id: str, run_id: str) -> dict[str
     if record is None and extra is None:
         raise HTTPException(404, f"no run {run_id!r} in thread {thread_id!r}")
     out = run_out(thread_id, run_id, extra or {}, record)
-    if state.executor.job(run_id) is not None and (record is None or record.status != "running"):
+    if (record is None or record.status != "running") and await state.executor.queued(run_id):
         out["status"] = "pending"  # queued, or a resumed run about to continue
     return out
 
@@ -199,7 +199,7 @@ async def list_runs(
     """The thread's runs, newest first (queued ones first of all)."""
     state = _state(request)
     await owned_thread(state.store, thread_id, principal.user)
-    ids = [j.run_id for j in reversed(state.executor.queues.get(thread_id, []))]
+    ids = list(reversed(await state.executor.queued_ids(thread_id)))
     ids += [r.id for r in reversed(await state.store.list_runs(thread_id))]
     runs = [await _run_json(state, thread_id, run_id) for run_id in ids]
     runs = [r for r in runs if status is None or r["status"] == status]

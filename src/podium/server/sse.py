@@ -140,11 +140,9 @@ async def stream_run(
                     continue
                 for chunk in renderer.render(event):
                     yield chunk
-                final = isinstance(event, RunEnded) and _is_final(state, run_id, event)
-            if not live and (final or executor.job(run_id) is None):
-                job = executor.job(run_id)
-                if job is not None:
-                    await job.done.wait()
+                final = isinstance(event, RunEnded) and await executor.is_final(run_id, event)
+            if not live and (final or not await executor.queued(run_id)):
+                await executor.wait(thread_id, run_id)
                 return
             live = False
             try:
@@ -160,19 +158,11 @@ async def stream_run(
                         continue
                     for chunk in renderer.render(event):
                         yield chunk
-                    if isinstance(event, RunEnded) and _is_final(state, run_id, event):
-                        job = executor.job(run_id)
-                        if job is not None:
-                            await job.done.wait()
+                    if isinstance(event, RunEnded) and await executor.is_final(run_id, event):
+                        await executor.wait(thread_id, run_id)
                         break
             except SubscriberLagged:  # read what it missed from the store, then follow again
                 subscription.close()
                 subscription = state.bus.subscribe(thread_id)
     finally:
         subscription.close()
-
-
-def _is_final(state: ServerState, run_id: str, event: RunEnded) -> bool:
-    """Whether a run's end event ends its execution here (not an earlier stop of a run resumed since)."""
-    job = state.executor.job(run_id)
-    return job is None or event.seq == 0 or event.seq > job.after

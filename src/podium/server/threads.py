@@ -83,7 +83,7 @@ async def thread_values(state: ServerState, thread_id: str) -> Values:
 
 
 async def _status(state: ServerState, thread_id: str) -> ThreadStatus:
-    if state.executor.busy(thread_id):
+    if await state.executor.is_busy(thread_id):
         return "busy"
     last = await state.store.last_run(thread_id)
     if last is None:

@@ -33,6 +33,7 @@ from podium.events import Event
 from podium.messages import Message
 
 # one row encoding for every SQL backend
+from podium.store import _pgqueue
 from podium.store._rows import (
     api_key_from_row,
     api_key_row,
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 __all__ = ["PostgresStore"]
 
 VERSION_TABLE = "podium_schema"
-TABLES = ("threads", "runs", "events", "leases", "state", "api_keys")
+TABLES = ("threads", "runs", "events", "leases", "state", "api_keys", "run_queue")
 
 MIGRATIONS: list[str] = [
     # 1: threads, runs, the event log (also the journal), leases, versioned state
@@ -80,6 +81,8 @@ MIGRATIONS: list[str] = [
         digest TEXT NOT NULL UNIQUE, created DOUBLE PRECISION NOT NULL, revoked DOUBLE PRECISION,
         n BIGINT GENERATED ALWAYS AS IDENTITY)
     """,
+    # 3: the run queue that servers sharing the database claim runs from (see podium.store._pgqueue)
+    _pgqueue.MIGRATION,
 ]
 
 _RUN_COLUMNS = "id, thread_id, status, input, agent, created, updated, result"
@@ -187,6 +190,10 @@ class PostgresStore(Store):
             StoreCorrupt: the schema belongs to a newer Podium, or is not a Podium one.
         """
         await self._ready()
+
+    def run_queue(self) -> _pgqueue.PostgresRunQueue:
+        """The queue that servers sharing this database claim their runs from (issue 15)."""
+        return _pgqueue.PostgresRunQueue(self)
 
     async def close(self) -> None:
         """Close the pool's connections; the store cannot be used afterwards."""

@@ -1,0 +1,291 @@
+"""The executor of servers sharing one PostgreSQL database: any process executes any run (issue 15, docs/deploy.md).
+
+A request stores its run in the database's queue (:class:`~podium.store._pgqueue.PostgresRunQueue`) and returns; the
+executors of every process claim queued runs (the first of each thread, ``SKIP LOCKED``) up to their capacity,
+renew their claims on a timer, and take over the runs of a process whose claims expired (it died or lost the
+database), resuming them from the journal. Cancel, ``interrupt`` and ``rollback`` mark the running row and notify;
+the owning process stops the run. Waiting for a run (``wait``, ``join``, the end of a stream) waits for its row to
+leave the queue, woken by the queue's notifications and checked on a timer, so a lost notification only delays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from fastapi import HTTPException
+
+from podium.errors import PodiumError
+from podium.events import RunEnded
+from podium.server._executor import Executor, Job, Strategy
+from podium.server._records import run_extra, set_run_extra
+from podium.store._pgqueue import Listener, QueueBusy, QueuedRun
+from podium.store.base import new_owner
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from podium.store._pgqueue import PostgresRunQueue
+
+__all__ = ["SharedExecutor"]
+
+_log = logging.getLogger("podium.server")
+
+
+def _job(row: QueuedRun) -> Job:
+    return Job(**row.job)
+
+
+class SharedExecutor(Executor):
+    """Background runs of one of several servers that share a PostgreSQL database."""
+
+    def __init__(self, *, queue: PostgresRunQueue, ttl: float, max_runs: int, poll: float = 1.0, **kwargs: Any):
+        """Claim runs from ``queue`` for ``ttl`` seconds, at most ``max_runs`` at once; other arguments as Executor."""
+        super().__init__(**kwargs)
+        self.queue, self.ttl, self.max_runs, self.poll = queue, ttl, max_runs, poll
+        self.busy_timeout = 2 * ttl  # a dead owner's lease on the thread expires within its ttl
+        self.owner = new_owner(uuid.uuid4().hex[:8])
+        """This process's name in the queue's claims."""
+        self.jobs: dict[str, Job] = {}
+        """Jobs submitted or executing here, by run id, until their run leaves the queue."""
+        self.on_events: Callable[[str], None] | None = None
+        """Called with the payload of every ``podium_events`` notification (the shared bus)."""
+        self._wake = asyncio.Event()
+        self._waiters: dict[str, asyncio.Event] = {}
+        self._listener = Listener(queue, self._notified, self._reconnected)
+        self._loops: list[asyncio.Task[None]] = []
+        self._stopping: set[str] = set()
+
+    # what the routes ask ------------------------------------------------------------------------------------------
+    def job(self, run_id: str) -> Job | None:
+        """The job of a run submitted or executing here, or ``None``."""
+        return self.jobs.get(run_id)
+
+    def busy(self, thread_id: str) -> bool:
+        """Whether a run of the thread executes here."""
+        return thread_id in self.active
+
+    async def is_busy(self, thread_id: str) -> bool:
+        """Whether a run of the thread is queued or executes in any process."""
+        return bool(await self.queue.of_thread(thread_id))
+
+    async def queued(self, run_id: str) -> bool:
+        """Whether the run is queued or executes in any process."""
+        return await self.queue.get(run_id) is not None
+
+    async def queued_ids(self, thread_id: str) -> list[str]:
+        """The thread's runs waiting for their turn, oldest first."""
+        return [r.run_id for r in await self.queue.of_thread(thread_id) if r.state == "pending"]
+
+    async def is_final(self, run_id: str, event: RunEnded) -> bool:
+        """Whether a run's end event ends its current execution (its row's ``after`` tells)."""
+        row = await self.queue.get(run_id)
+        return row is None or event.seq == 0 or event.seq > int(row.job.get("after", 0))
+
+    async def wait(self, thread_id: str, run_id: str) -> None:
+        """Until the run left the queue (it stopped, wherever it executed)."""
+        while await self.queue.get(run_id) is not None:
+            waiter = self._waiters.setdefault(thread_id, asyncio.Event())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waiter.wait(), self.poll)
+
+    # submitting and stopping ----------------------------------------------------------------------------------------
+    async def submit(self, job: Job, strategy: Strategy, extra: dict[str, Any]) -> bool:
+        """Queue ``job`` in the database, as ``strategy`` says when the thread is busy; whether it had to wait.
+
+        Raises:
+            HTTPException: 409 for ``reject`` on a busy thread, for a resume while a run is busy, and for new
+                input while the thread waits for an answer (unless the strategy stops that run).
+        """
+        store, thread_id = self.store, job.thread_id
+        async with self.lock(thread_id):
+            if not job.resume and not await self.queue.of_thread(thread_id):
+                last = await store.last_run(thread_id)
+                if last is not None and last.status in ("interrupted", "running"):
+                    if strategy not in ("interrupt", "rollback"):
+                        raise HTTPException(
+                            409,
+                            f"thread {thread_id!r} waits for an answer to run {last.id!r}: resume it with "
+                            '{"command": {"resume": ...}}, or send with multitask_strategy "interrupt"',
+                        )
+                    await self._cancel(last.id, rollback=strategy == "rollback")
+            job.after = await store.last_seq(thread_id)
+            if job.resume:
+                extra = {**(await run_extra(store, thread_id, job.run_id) or extra), "status": "pending"}
+            else:
+                await set_run_extra(store, thread_id, job.run_id, extra)
+            try:
+                waited, displaced, stopping = await self.queue.submit(
+                    thread_id, job.run_id, job.to_dict(), strategy=strategy, resume=job.resume
+                )
+            except QueueBusy as exc:
+                raise HTTPException(409, str(exc)) from None
+            if job.resume:
+                await set_run_extra(store, thread_id, job.run_id, extra)
+            self.jobs[job.run_id] = job
+            for row in displaced:
+                await self._refused(_job(row), "cancelled", "cancelled by a newer run (multitask_strategy)")
+            if stopping is not None:  # the new run starts once the one it replaces stopped: answer after that too
+                await self.wait(thread_id, stopping)
+            self._wake.set()
+            return waited
+
+    async def cancel(self, thread_id: str, run_id: str, *, rollback: bool) -> str:
+        """Cancel a run queued, executing in any process, or waiting for an answer: ``cancelled``, ``already_ended``."""
+        removed = await self.queue.remove_pending(run_id)
+        if removed is not None:
+            job = self.jobs.pop(run_id, None) or _job(removed)
+            await self._refused(job, "cancelled", "cancelled while queued")
+            return "cancelled"
+        if await self.queue.request_stop(run_id, "rollback" if rollback else "cancel"):
+            await self.wait(thread_id, run_id)
+            return "cancelled"
+        async with self.lock(thread_id):
+            return await self._cancel(run_id, rollback=rollback)
+
+    async def end_thread(self, thread_id: str) -> None:
+        """Cancel every run of the thread: queued, executing anywhere, or waiting for an answer (before a delete)."""
+        for row in await self.queue.of_thread(thread_id):
+            await self.cancel(thread_id, row.run_id, rollback=False)
+        async with self.lock(thread_id):
+            last = await self.store.last_run(thread_id)
+            if last is not None and last.status in ("interrupted", "running"):
+                await self._cancel(last.id, rollback=False)
+
+    # claiming and executing -------------------------------------------------------------------------------------
+    async def recover(self) -> None:
+        """Start listening, claiming and renewing (a stopped process's runs are claimed once its claims expire)."""
+        self._listener.start()
+        self._loops = [
+            asyncio.create_task(self._claim_loop(), name="podium-claims"),
+            asyncio.create_task(self._renew_loop(), name="podium-renewals"),
+        ]
+
+    async def _claim_loop(self) -> None:
+        while not self.closing:
+            self._wake.clear()
+            free = self.max_runs - len(self.tasks)
+            if free > 0:
+                try:
+                    for row in await self.queue.claim(self.owner, self.ttl, free):
+                        await self._take(row)
+                except PodiumError as exc:
+                    _log.warning("claiming runs failed: %s", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll)
+
+    async def _take(self, row: QueuedRun) -> None:
+        """Execute a claimed run: as submitted, or (claimed before by a process that stopped) resumed."""
+        job = self.jobs.get(row.run_id) or _job(row)
+        self.jobs[row.run_id] = job
+        if row.claims > 1 or row.stop:
+            record = await self.store.get_run(row.run_id)
+            if row.stop:  # asked to stop while its process was gone
+                if record is None:
+                    await self._refused(job, "cancelled", "cancelled while its process was gone")
+                elif record.status in ("running", "interrupted"):
+                    with contextlib.suppress(PodiumError):
+                        await self.runtime.cancel(row.run_id)
+                await self._finished(job)
+                return
+            if record is not None:
+                if record.status == "running":
+                    job.resume, job.answer = True, None  # what it did (and any answer) is in the journal
+                elif not (record.status == "interrupted" and job.resume):
+                    await self._finished(job)  # it ended before its process could say so
+                    return
+            _log.info("taking over run %s of thread %s (claim %d)", row.run_id, row.thread_id, row.claims)
+        self._start(job)
+
+    async def _finished(self, job: Job) -> None:
+        """Take the run out of the queue (a rollback asked of it drops what it stored first)."""
+        if self.closing:  # stopped by the shutdown: let another process take it over now
+            await self.queue.release(self.owner, job.run_id)
+            return
+        row = await self.queue.get(job.run_id)
+        if row is not None and row.stop == "rollback" and await self.store.get_run(job.run_id) is not None:
+            await self.store.delete_run(job.run_id)
+            await set_run_extra(self.store, job.thread_id, job.run_id, {"deleted": True})
+        await self.queue.finish(job.run_id, self.owner)
+        self._stopping.discard(job.run_id)
+        self.jobs.pop(job.run_id, None)
+        job.done.set()
+        self._notify_thread(job.thread_id)
+
+    async def _renew_loop(self) -> None:
+        while not self.closing:
+            await asyncio.sleep(self.ttl / 3)
+            try:
+                held = await self.queue.renew(self.owner, self.ttl)
+            except PodiumError as exc:
+                _log.warning("renewing the claims failed: %s", exc)
+                continue
+            for row in held:
+                if row.stop and row.run_id in self.tasks:
+                    self._stop(row.run_id)
+            lost = set(self.tasks) - {r.run_id for r in held}
+            for run_id in lost:
+                _log.warning("run %s: its claim expired; the store fences this process's writes", run_id)
+            await self._settle()
+
+    async def _settle(self) -> None:
+        """Mark done the jobs submitted here whose runs left the queue (a missed notification's fallback)."""
+        for run_id, job in list(self.jobs.items()):
+            if run_id not in self.tasks and await self.queue.get(run_id) is None:
+                self.jobs.pop(run_id, None)
+                job.done.set()
+
+    def _stop(self, run_id: str) -> None:
+        if run_id in self.tasks and run_id not in self._stopping:
+            self._stopping.add(run_id)
+            self.later(self.runtime.cancel(run_id))
+
+    # notifications ------------------------------------------------------------------------------------------------
+    def _notified(self, kind: str, payload: str) -> None:
+        if kind == "queue":
+            self._wake.set()
+            self._notify_thread(payload)
+            if any(j.thread_id == payload and r not in self.tasks for r, j in self.jobs.items()):
+                self.later(self._settle())
+        elif kind == "stop":
+            self._stop(payload)
+        elif self.on_events is not None:
+            self.on_events(payload)
+
+    def _reconnected(self) -> None:
+        self._wake.set()
+        for waiter in self._waiters.values():
+            waiter.set()
+        self._waiters.clear()
+
+    def _notify_thread(self, thread_id: str) -> None:
+        waiter = self._waiters.pop(thread_id, None)
+        if waiter is not None:
+            waiter.set()
+
+    async def shutdown(self, grace: float) -> None:
+        """Let executing runs finish for ``grace`` seconds, then stop them and hand them to the other processes."""
+        deadline = time.monotonic() + grace
+        self.closing = True
+        self._wake.set()
+        tasks = list(self.tasks.values())
+        if tasks:
+            await asyncio.wait(tasks, timeout=max(0.0, deadline - time.monotonic()))
+        for job in list(self.active.values()):
+            task = self.tasks.get(job.run_id)
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait([task])
+                with contextlib.suppress(PodiumError):
+                    await self.store.update_run(job.run_id, "running")
+        with contextlib.suppress(PodiumError):
+            await self.queue.release(self.owner, None)
+        for loop in self._loops:
+            loop.cancel()
+        await self._listener.stop()
+        for task in list(self._background):
+            task.cancel()

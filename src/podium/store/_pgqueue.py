@@ -1,0 +1,279 @@
+"""The run queue of servers sharing one PostgreSQL database, and the listener that wakes them (issue 15).
+
+A submitted run is a row of ``run_queue``, ``pending`` until an executor of any process claims it. Claims take the
+oldest row of each thread only (so a thread's runs start in the order they were queued) with ``FOR UPDATE SKIP
+LOCKED`` (so concurrent claimers never wait on each other), and a partial unique index lets at most one row per
+thread be ``running``: the database itself refuses a second running run of a thread, whatever a process believes.
+
+A claim lasts ``ttl`` seconds and its process renews all of its claims in one statement on a timer; a process that
+dies stops renewing, and once its claims expire another process claims them again and resumes the runs from the
+journal. Expiry is judged by the database server's clock, so hosts with skewed clocks agree.
+
+Processes tell each other what changed with ``NOTIFY``: ``podium_queue`` (a thread's queue changed: a run was added or
+finished), ``podium_stop`` (cancel, interrupt or rollback of a running run: its owner stops it) and
+``podium_events`` (events were stored: streams elsewhere read them). Notifications only wake; the rows are the
+truth, and executors also poll, so a lost notification delays but never loses anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from podium.errors import StoreError
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+
+    from podium.store.postgres import PostgresStore
+
+__all__ = ["KINDS", "Listener", "PostgresRunQueue", "QueueBusy", "QueuedRun"]
+
+_log = logging.getLogger("podium.store")
+
+KINDS = ("queue", "stop", "events")
+"""The kinds of notification executors listen for."""
+
+
+def channel(kind: str, schema: str | None) -> str:
+    """The notification channel of ``kind`` for the stores of ``schema`` (channels are per database, not schema)."""
+    return f"podium_{kind}" + (f"_{hashlib.sha1(schema.encode()).hexdigest()[:12]}" if schema else "")
+
+
+MIGRATION = """
+CREATE TABLE run_queue (
+    run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, n BIGINT GENERATED ALWAYS AS IDENTITY, job TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'running')), owner TEXT, expires DOUBLE PRECISION,
+    stop TEXT, claims INTEGER NOT NULL DEFAULT 0);
+CREATE UNIQUE INDEX run_queue_one_running ON run_queue (thread_id) WHERE state = 'running';
+CREATE INDEX run_queue_thread ON run_queue (thread_id, n);
+CREATE INDEX run_queue_owner ON run_queue (owner) WHERE state = 'running'
+"""
+"""Migration 3 of the PostgreSQL schema: the run queue."""
+
+_NOW = "extract(epoch FROM clock_timestamp())::float8"
+_COLUMNS = "run_id, thread_id, job, state, owner, stop, claims"
+
+
+@dataclass(slots=True, kw_only=True)
+class QueuedRun:
+    """A row of the run queue."""
+
+    run_id: str
+    """The run."""
+    thread_id: str
+    """Its thread."""
+    job: dict[str, Any]
+    """What to execute (the executor's job, in JSON form)."""
+    state: str
+    """``pending`` or ``running``."""
+    owner: str | None = None
+    """The process executing it, while ``running``."""
+    stop: str | None = None
+    """A stop asked of its owner: ``cancel`` or ``rollback``."""
+    claims: int = 0
+    """How many times it was claimed: above 1, a process died (or lost its claim) while executing it."""
+
+
+def _queued(row: tuple[Any, ...]) -> QueuedRun:
+    return QueuedRun(
+        run_id=row[0], thread_id=row[1], job=json.loads(row[2]), state=row[3], owner=row[4], stop=row[5], claims=row[6]
+    )
+
+
+class QueueBusy(StoreError):
+    """The thread has a run queued or executing and the submission asked not to wait (``reject``)."""
+
+
+class PostgresRunQueue:
+    """The ``run_queue`` table of a :class:`~podium.store.postgres.PostgresStore`."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        """Use the tables of ``store``."""
+        self.store = store
+        self.channels = {kind: channel(kind, store.schema) for kind in KINDS}
+        """The channel of each kind of notification."""
+
+    async def submit(
+        self, thread_id: str, run_id: str, job: dict[str, Any], *, strategy: str, resume: bool
+    ) -> tuple[bool, list[QueuedRun], str | None]:
+        """Queue a run as ``strategy`` says when the thread is busy.
+
+        Returns whether it had to wait, the pending runs it displaced, and the running run asked to stop.
+
+        Submissions of one thread are serialised by a transaction-level advisory lock, so two processes deciding at
+        once see each other's rows. ``interrupt`` and ``rollback`` remove the pending runs (returned, for the caller
+        to record) and ask the running one's owner to stop it (``podium_stop``).
+
+        Raises:
+            QueueBusy: the thread is busy and ``strategy`` is ``reject`` or this is a resume.
+        """
+
+        async def work(conn: AsyncConnection[Any]) -> tuple[bool, list[QueuedRun], str | None]:
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(hashtext('podium-queue:' || %s))", (thread_id,))
+                cursor = await conn.execute(
+                    f"SELECT {_COLUMNS} FROM run_queue WHERE thread_id=%s ORDER BY n", (thread_id,)
+                )
+                rows = [_queued(r) for r in await cursor.fetchall()]
+                displaced: list[QueuedRun] = []
+                running = next((r.run_id for r in rows if r.state == "running"), None)
+                if rows and (strategy == "reject" or resume):
+                    raise QueueBusy(f"thread {thread_id!r} is busy with another run (multitask_strategy)")
+                if rows and strategy in ("interrupt", "rollback"):
+                    displaced = [r for r in rows if r.state == "pending"]
+                    await conn.execute("DELETE FROM run_queue WHERE thread_id=%s AND state='pending'", (thread_id,))
+                    stop = "rollback" if strategy == "rollback" else "cancel"
+                    await conn.execute(
+                        "SELECT pg_notify(%s, run_id) FROM run_queue WHERE thread_id=%s AND state='running'",
+                        (self.channels["stop"], thread_id),
+                    )
+                    await conn.execute(
+                        "UPDATE run_queue SET stop=%s WHERE thread_id=%s AND state='running'", (stop, thread_id)
+                    )
+                await conn.execute(
+                    "INSERT INTO run_queue (run_id, thread_id, job, state) VALUES (%s, %s, %s, 'pending')",
+                    (run_id, thread_id, json.dumps(job)),
+                )
+                await conn.execute("SELECT pg_notify(%s, %s)", (self.channels["queue"], thread_id))
+                return bool(rows), displaced, running if strategy in ("interrupt", "rollback") else None
+
+        return await self.store._run(work)
+
+    async def claim(self, owner: str, ttl: float, limit: int) -> list[QueuedRun]:
+        """Claim up to ``limit`` runs for ``owner`` for ``ttl`` seconds: each thread's first, pending or expired."""
+
+        async def work(conn: AsyncConnection[Any]) -> list[QueuedRun]:
+            cursor = await conn.execute(
+                f"""
+                WITH head AS (
+                    SELECT DISTINCT ON (thread_id) run_id FROM run_queue ORDER BY thread_id, n
+                ), pick AS (
+                    SELECT q.run_id FROM run_queue q JOIN head USING (run_id)
+                    WHERE q.state = 'pending' OR q.expires < {_NOW}
+                    ORDER BY q.n LIMIT %s FOR UPDATE OF q SKIP LOCKED
+                )
+                UPDATE run_queue q SET state='running', owner=%s, expires={_NOW} + %s, claims=q.claims + 1
+                FROM pick WHERE q.run_id = pick.run_id
+                RETURNING q.run_id, q.thread_id, q.job, q.state, q.owner, q.stop, q.claims
+                """,
+                (limit, owner, float(ttl)),
+            )
+            return [_queued(r) for r in await cursor.fetchall()]
+
+        try:
+            return await self.store._run(work)
+        except StoreError as exc:
+            if "run_queue_one_running" in str(exc):  # a head that changed under us: the index held, try again later
+                return []
+            raise
+
+    async def renew(self, owner: str, ttl: float) -> list[QueuedRun]:
+        """Extend every claim of ``owner`` by ``ttl`` seconds (one statement); the runs it still holds."""
+        rows = await self.store._rows(
+            f"UPDATE run_queue SET expires={_NOW} + %s WHERE owner=%s AND state='running' RETURNING {_COLUMNS}",
+            (float(ttl), owner),
+        )
+        return [_queued(r) for r in rows]
+
+    async def finish(self, run_id: str, owner: str) -> None:
+        """Remove a run ``owner`` executed from the queue (a no-op if it lost the claim), and say so."""
+        await self.store._rows(
+            "WITH done AS (DELETE FROM run_queue WHERE run_id=%s AND owner=%s RETURNING thread_id) "
+            "SELECT pg_notify(%s, thread_id) FROM done",
+            (run_id, owner, self.channels["queue"]),
+        )
+
+    async def release(self, owner: str, run_id: str | None) -> None:
+        """Let the claims of ``owner`` (on one run, or all) expire now, so another process takes them over."""
+        await self.store._rows(
+            "WITH freed AS (UPDATE run_queue SET expires=0 WHERE owner=%s AND state='running' "
+            "AND (%s::text IS NULL OR run_id=%s) RETURNING thread_id) SELECT pg_notify(%s, thread_id) FROM freed",
+            (owner, run_id, run_id, self.channels["queue"]),
+        )
+
+    async def remove_pending(self, run_id: str) -> QueuedRun | None:
+        """Take a run out of the queue while it still waits; the row removed, or ``None`` if it is not pending."""
+        rows = await self.store._rows(
+            "WITH gone AS (DELETE FROM run_queue WHERE run_id=%s AND state='pending' "
+            f"RETURNING {_COLUMNS}) SELECT gone.*, pg_notify(%s, gone.thread_id) FROM gone",
+            (run_id, self.channels["queue"]),
+        )
+        return _queued(rows[0]) if rows else None
+
+    async def request_stop(self, run_id: str, stop: str) -> bool:
+        """Ask the owner of a running run to stop it (``cancel`` or ``rollback``); whether it was running."""
+        rows = await self.store._rows(
+            "WITH asked AS (UPDATE run_queue SET stop=%s WHERE run_id=%s AND state='running' RETURNING run_id) "
+            "SELECT pg_notify(%s, run_id) FROM asked",
+            (stop, run_id, self.channels["stop"]),
+        )
+        return bool(rows)
+
+    async def get(self, run_id: str) -> QueuedRun | None:
+        """The run's row, or ``None`` once it finished (or was never queued)."""
+        rows = await self.store._rows(f"SELECT {_COLUMNS} FROM run_queue WHERE run_id=%s", (run_id,))
+        return _queued(rows[0]) if rows else None
+
+    async def of_thread(self, thread_id: str) -> list[QueuedRun]:
+        """The thread's queued and executing runs, oldest first."""
+        rows = await self.store._rows(f"SELECT {_COLUMNS} FROM run_queue WHERE thread_id=%s ORDER BY n", (thread_id,))
+        return [_queued(r) for r in rows]
+
+    async def notify(self, kind: str, payload: str) -> None:
+        """Send one notification of ``kind`` (used for batches of stored events)."""
+        await self.store._rows("SELECT pg_notify(%s, %s)", (self.channels[kind], payload))
+
+
+class Listener:
+    """A connection of its own that ``LISTEN``s on the queue's channels and calls ``on_notify(kind, payload)``.
+
+    A lost connection is opened again after a pause; ``on_reconnect`` is called then (notifications sent meanwhile
+    are lost, so the caller re-reads what it follows).
+    """
+
+    def __init__(
+        self, queue: PostgresRunQueue, on_notify: Callable[[str, str], None], on_reconnect: Callable[[], None]
+    ) -> None:
+        """Listen through a connection of its own to the database of ``queue``."""
+        self.queue, self.on_notify, self.on_reconnect = queue, on_notify, on_reconnect
+        self._task: asyncio.Task[None] | None = None
+        self.connected = asyncio.Event()
+
+    def start(self) -> None:
+        """Start listening in the background."""
+        self._task = asyncio.create_task(self._listen(), name="podium-listener")
+
+    async def stop(self) -> None:
+        """Stop listening and close the connection."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _listen(self) -> None:
+        import psycopg
+        from psycopg import sql
+
+        kinds = {name: kind for kind, name in self.queue.channels.items()}
+        first = True
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.queue.store._conninfo, autocommit=True)
+                async with conn:
+                    for name in kinds:
+                        await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(name)))
+                    self.connected.set()
+                    if not first:
+                        self.on_reconnect()
+                    first = False
+                    async for note in conn.notifies():
+                        self.on_notify(kinds[note.channel], note.payload)
+            except psycopg.Error as exc:
+                self.connected.clear()
+                _log.warning("lost the notification connection to PostgreSQL (%s); reconnecting", exc)
+                await asyncio.sleep(1.0)
