@@ -270,11 +270,23 @@ def serve(
     jwt_audience: Annotated[str | None, typer.Option("--jwt-audience", envvar="PODIUM_JWT_AUDIENCE")] = None,
     jwt_issuer: Annotated[str | None, typer.Option("--jwt-issuer", envvar="PODIUM_JWT_ISSUER")] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error")] = "info",
+    workers: Annotated[
+        int, typer.Option("--workers", min=1, help="Server processes (more than one needs a PostgreSQL store)")
+    ] = 1,
+    lease_ttl: Annotated[
+        float,
+        typer.Option("--lease-ttl", min=1.0, help="PostgreSQL: seconds before a dead process's runs move elsewhere"),
+    ] = 10.0,
+    max_runs: Annotated[
+        int, typer.Option("--max-runs", min=1, help="PostgreSQL: the most runs one process executes at once")
+    ] = 100,
 ) -> None:
     """Serve apps over HTTP: the thread and run API and an OpenAI-compatible endpoint (see docs/server.md).
 
     Requests need an API key (podium keys create NAME) or a JWT; with neither configured, a loopback address
     serves in dev mode (one local user) and any other address refuses to start. Needs the ``server`` extra.
+    On a PostgreSQL store any number of processes (--workers, or servers on other hosts) share the runs; see
+    docs/deploy.md.
     """
     try:
         import uvicorn
@@ -299,14 +311,30 @@ def serve(
 
         _with_store(store, decide)
         opened = open_store(store)
+        if workers > 1 and not hasattr(opened, "run_queue"):
+            raise PodiumError(
+                f"--workers {workers} needs a PostgreSQL store (--store postgresql://...): processes share runs "
+                "through its queue; a SQLite or memory store serves one process"
+            )
     except PodiumError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     logging.getLogger("podium.server").info("serving %s on http://%s:%d", ", ".join(served), host, port)
     address = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     typer.echo(f"Open {address}/ in a browser for the chat page ({address}/plan: the plan page).")
-    app = create_app(served, store=opened, auth=config, close_store=True)
-    uvicorn.run(app, host=host, port=port, log_config=uvicorn_log_config(log_level), timeout_graceful_shutdown=10)
+    options: dict[str, Any] = {"log_config": uvicorn_log_config(log_level), "timeout_graceful_shutdown": 10}
+    if workers > 1:
+        import os
+
+        from podium.server._workers import ENV, describe
+
+        target = store if store is not None else str(Settings.load().store)
+        os.environ[ENV] = describe(list(apps or []), target, config, lease_ttl=lease_ttl, max_runs=max_runs)
+        options["timeout_worker_healthcheck"] = 60  # a worker importing the apps on a busy host is slow to answer
+        uvicorn.run("podium.server._workers:create", factory=True, workers=workers, host=host, port=port, **options)
+        return
+    app = create_app(served, store=opened, auth=config, close_store=True, lease_ttl=lease_ttl, max_runs=max_runs)
+    uvicorn.run(app, host=host, port=port, **options)
 
 
 keys_cli = typer.Typer(help="API keys of the server: create, list, revoke.", no_args_is_help=True)

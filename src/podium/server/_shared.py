@@ -203,6 +203,12 @@ class SharedExecutor(Executor):
 
     async def _finished(self, job: Job) -> None:
         """Take the run out of the queue (a rollback asked of it drops what it stored first)."""
+        try:
+            await self._finish(job)
+        except PodiumError as exc:  # the claim expires and another process finishes the run's bookkeeping
+            _log.warning("run %s: could not leave the queue: %s", job.run_id, exc)
+
+    async def _finish(self, job: Job) -> None:
         if self.closing:  # stopped by the shutdown: let another process take it over now
             await self.queue.release(self.owner, job.run_id)
             return

@@ -260,7 +260,7 @@ class Listener:
         from psycopg import sql
 
         kinds = {name: kind for kind, name in self.queue.channels.items()}
-        first = True
+        first, pause = True, 0.5
         while True:
             try:
                 conn = await psycopg.AsyncConnection.connect(self.queue.store._conninfo, autocommit=True)
@@ -268,12 +268,15 @@ class Listener:
                     for name in kinds:
                         await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(name)))
                     self.connected.set()
+                    pause = 0.5
                     if not first:
                         self.on_reconnect()
                     first = False
                     async for note in conn.notifies():
                         self.on_notify(kinds[note.channel], note.payload)
             except psycopg.Error as exc:
+                if self.connected.is_set() or first:
+                    _log.warning("lost the notification connection to PostgreSQL (%s); reconnecting", exc)
                 self.connected.clear()
-                _log.warning("lost the notification connection to PostgreSQL (%s); reconnecting", exc)
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(pause)
+                pause = min(5.0, pause * 2)
