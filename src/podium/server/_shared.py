@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import HTTPException
 
-from podium.errors import PodiumError
+from podium.errors import PodiumError, RunNotFound
 from podium.events import RunEnded
 from podium.server._executor import Executor, Job, Strategy
 from podium.server._records import run_extra, set_run_extra
@@ -248,7 +248,21 @@ class SharedExecutor(Executor):
     def _stop(self, run_id: str) -> None:
         if run_id in self.tasks and run_id not in self._stopping:
             self._stopping.add(run_id)
-            self.later(self.runtime.cancel(run_id))
+            self.later(self._stop_run(run_id))
+
+    async def _stop_run(self, run_id: str) -> None:
+        """Stop a run executing here, as another process (or this one) asked through the queue."""
+        try:
+            await self.runtime.cancel(run_id)
+        except RunNotFound:  # claimed, but the runtime has not recorded it yet: stop it before it does
+            task, job = self.tasks.get(run_id), self.jobs.get(run_id)
+            if task is not None:
+                task.cancel()
+                await asyncio.wait([task])
+            if job is not None:
+                await self._refused(job, "cancelled", "cancelled before it started")
+        except PodiumError as exc:
+            _log.warning("could not stop run %s: %s", run_id, exc)
 
     # notifications ------------------------------------------------------------------------------------------------
     def _notified(self, kind: str, payload: str) -> None:

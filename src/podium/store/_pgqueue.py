@@ -21,16 +21,28 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from podium.errors import StoreError
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-    from podium.store.postgres import PostgresStore
+T = TypeVar("T")
+
+
+class _Database(Protocol):
+    """What the queue uses of a :class:`~podium.store.postgres.PostgresStore` (which imports this module)."""
+
+    schema: str | None
+    _conninfo: str
+
+    async def _run(self, work: Callable[[AsyncConnection[Any]], Awaitable[T]]) -> T: ...
+
+    async def _rows(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]: ...
+
 
 __all__ = ["KINDS", "Listener", "PostgresRunQueue", "QueueBusy", "QueuedRun"]
 
@@ -44,17 +56,6 @@ def channel(kind: str, schema: str | None) -> str:
     """The notification channel of ``kind`` for the stores of ``schema`` (channels are per database, not schema)."""
     return f"podium_{kind}" + (f"_{hashlib.sha1(schema.encode()).hexdigest()[:12]}" if schema else "")
 
-
-MIGRATION = """
-CREATE TABLE run_queue (
-    run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, n BIGINT GENERATED ALWAYS AS IDENTITY, job TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('pending', 'running')), owner TEXT, expires DOUBLE PRECISION,
-    stop TEXT, claims INTEGER NOT NULL DEFAULT 0);
-CREATE UNIQUE INDEX run_queue_one_running ON run_queue (thread_id) WHERE state = 'running';
-CREATE INDEX run_queue_thread ON run_queue (thread_id, n);
-CREATE INDEX run_queue_owner ON run_queue (owner) WHERE state = 'running'
-"""
-"""Migration 3 of the PostgreSQL schema: the run queue."""
 
 _NOW = "extract(epoch FROM clock_timestamp())::float8"
 _COLUMNS = "run_id, thread_id, job, state, owner, stop, claims"
@@ -93,7 +94,7 @@ class QueueBusy(StoreError):
 class PostgresRunQueue:
     """The ``run_queue`` table of a :class:`~podium.store.postgres.PostgresStore`."""
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: _Database) -> None:
         """Use the tables of ``store``."""
         self.store = store
         self.channels = {kind: channel(kind, store.schema) for kind in KINDS}

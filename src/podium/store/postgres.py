@@ -33,7 +33,6 @@ from podium.events import Event
 from podium.messages import Message
 
 # one row encoding for every SQL backend
-from podium.store import _pgqueue
 from podium.store._rows import (
     api_key_from_row,
     api_key_row,
@@ -49,6 +48,8 @@ from podium.store.base import ApiKey, RunRecord, RunStatus, Store, ThreadInfo, o
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
     from psycopg_pool import AsyncConnectionPool
+
+    from podium.store._pgqueue import PostgresRunQueue
 
 __all__ = ["PostgresStore"]
 
@@ -82,7 +83,15 @@ MIGRATIONS: list[str] = [
         n BIGINT GENERATED ALWAYS AS IDENTITY)
     """,
     # 3: the run queue that servers sharing the database claim runs from (see podium.store._pgqueue)
-    _pgqueue.MIGRATION,
+    """
+    CREATE TABLE run_queue (
+        run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, n BIGINT GENERATED ALWAYS AS IDENTITY, job TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'running')), owner TEXT, expires DOUBLE PRECISION,
+        stop TEXT, claims INTEGER NOT NULL DEFAULT 0);
+    CREATE UNIQUE INDEX run_queue_one_running ON run_queue (thread_id) WHERE state = 'running';
+    CREATE INDEX run_queue_thread ON run_queue (thread_id, n);
+    CREATE INDEX run_queue_owner ON run_queue (owner) WHERE state = 'running'
+    """,
 ]
 
 _RUN_COLUMNS = "id, thread_id, status, input, agent, created, updated, result"
@@ -191,9 +200,11 @@ class PostgresStore(Store):
         """
         await self._ready()
 
-    def run_queue(self) -> _pgqueue.PostgresRunQueue:
+    def run_queue(self) -> PostgresRunQueue:
         """The queue that servers sharing this database claim their runs from (issue 15)."""
-        return _pgqueue.PostgresRunQueue(self)
+        from podium.store._pgqueue import PostgresRunQueue
+
+        return PostgresRunQueue(self)
 
     async def close(self) -> None:
         """Close the pool's connections; the store cannot be used afterwards."""

@@ -1,0 +1,291 @@
+#!/usr/bin/env python
+"""Scale-out on PostgreSQL: 1, 2 and 4 ``podium serve`` processes sharing one database (issue 15, docs/deploy.md).
+
+The app is ``tests/server/scale_app.py``: a ReAct agent whose model answers after --latency-ms (default 50 ms) and
+calls three instant tool steps, so a run is 4 model calls and 3 tool calls (7 steps) and its ideal latency is
+4 x latency. For each process count, N conversations (default 1,000) run at once, each one ``POST /threads`` and one
+``POST /threads/{id}/runs/wait``, every request sent to a process picked at random.
+
+Measured:
+  * throughput (runs per second, wall clock from the first request to the last answer) per process count, and
+    the speed-up over one process; the CPU ceiling: every process, PostgreSQL and this client share the machine's
+    cores, so on 2 cores more than 2 processes cannot help (``cores`` is printed beside the figures)
+  * latency added over the ideal, p50 and p99
+  * SIGKILL to continue: two processes, runs in flight, the owner of most is killed; seconds until another
+    process executes a step of its runs (lease --lease-ttl, default 5 s)
+  * database round trips per run step: statements sent by one server process (counted in this process, served
+    in-process) for one conversation at a time, divided by its 7 steps
+
+Usage:
+  python bench/scale.py                 # PODIUM_TEST_POSTGRES_URL (or --url) names the database
+  python bench/scale.py --quick         # 100 conversations, 1 and 2 processes
+  python bench/scale.py --json          # the figures as JSON on stdout
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "tests" / "server" / "scale_app.py")
+STEPS = 7
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _schema_url(url: str, schema: str) -> str:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+    parts = urlsplit(url)
+    query = (parts.query + "&" if parts.query else "") + "options=" + quote(f"-csearch_path={schema}")
+    return urlunsplit(parts._replace(query=query))
+
+
+def _drop(url: str, schema: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+@contextlib.contextmanager
+def _servers(count: int, store: str, env: dict[str, str], lease_ttl: float, logs: Path) -> Any:
+    import httpx
+
+    procs = []
+    for i in range(count):
+        port = _free_port()
+        command = [sys.executable, "-m", "podium", "serve", APP, "--port", str(port), "--store", store]
+        command += ["--lease-ttl", str(lease_ttl), "--max-runs", "2000", "--log-level", "error"]
+        out = (logs / f"server{i}-{port}.log").open("wb")
+        procs.append(
+            (f"http://127.0.0.1:{port}", subprocess.Popen(command, env={**os.environ, **env}, stdout=out, stderr=out))
+        )
+    try:
+        deadline = time.monotonic() + 180
+        for url, proc in procs:
+            while True:
+                assert proc.poll() is None, f"server {url} exited"
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(url + "/health", timeout=2).status_code == 200:
+                        break
+                assert time.monotonic() < deadline, f"server {url} did not start"
+                time.sleep(0.2)
+        yield procs
+    finally:
+        for _, proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for _, proc in procs:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+async def _conversations(bases: list[str], count: int, ideal: float) -> dict[str, Any]:
+    import httpx
+
+    latencies: list[float] = []
+    errors = 0
+
+    async def one(client: httpx.AsyncClient, i: int) -> None:
+        nonlocal errors
+        started = time.perf_counter()
+        try:
+            thread = (await client.post(f"{random.choice(bases)}/threads", json={})).json()["thread_id"]
+            body = {"assistant_id": "scale", "input": {"messages": [{"role": "user", "content": f"c{i}"}]}}
+            answer = await client.post(f"{random.choice(bases)}/threads/{thread}/runs/wait", json=body)
+            if answer.status_code != 200 or answer.json()["messages"][-1]["content"] != f"done: c{i}":
+                errors += 1
+        except (httpx.HTTPError, KeyError, ValueError):
+            errors += 1
+        latencies.append(time.perf_counter() - started)
+
+    limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)
+    async with httpx.AsyncClient(timeout=600, limits=limits) as client:
+        began = time.perf_counter()
+        await asyncio.gather(*(one(client, i) for i in range(count)))
+        wall = time.perf_counter() - began
+    added = sorted(max(0.0, x - ideal) for x in latencies)
+    return {
+        "runs_per_s": round(count / wall, 1),
+        "wall_s": round(wall, 2),
+        "added_p50_ms": round(1000 * statistics.median(added), 1),
+        "added_p99_ms": round(1000 * added[min(len(added) - 1, int(0.99 * len(added)))], 1),
+        "errors": errors,
+    }
+
+
+def throughput(url: str, processes: int, count: int, latency: float, logs: Path) -> dict[str, Any]:
+    """``count`` conversations at once over ``processes`` processes."""
+    schema = f"bench_scale_{uuid.uuid4().hex[:8]}"
+    store = _schema_url(url, schema)
+    try:
+        env = {"PODIUM_TEST_MODEL_DELAY": str(latency)}
+        with _servers(processes, store, env, 10.0, logs) as procs:
+            figures = asyncio.run(_conversations([u for u, _ in procs], count, 4 * latency))
+    finally:
+        _drop(url, schema)
+    return {"processes": processes, **figures}
+
+
+def sigkill(url: str, lease_ttl: float, logs: Path) -> dict[str, Any]:
+    """Seconds from SIGKILLing the owner of runs in flight to another process executing their next step."""
+    import httpx
+
+    schema = f"bench_scale_{uuid.uuid4().hex[:8]}"
+    store = _schema_url(url, schema)
+    steps = logs / "steps.log"
+    env = {"PODIUM_TEST_LOG": str(steps), "PODIUM_TEST_STEP_DELAY": "1.0", "PODIUM_TEST_MODEL_DELAY": "0.05"}
+    try:
+        with _servers(2, store, env, lease_ttl, logs) as procs:
+            runs = []
+            for i in range(8):
+                base = procs[i % 2][0]
+                thread = httpx.post(f"{base}/threads", json={}).json()["thread_id"]
+                body = {"assistant_id": "scale", "input": {"messages": [{"role": "user", "content": f"k{i}"}]}}
+                runs.append(httpx.post(f"{base}/threads/{thread}/runs", json=body).json()["run_id"])
+            while len({line.split()[2] for line in _lines(steps)}) < len(runs):
+                time.sleep(0.05)
+            owners = Counter(int(line.split()[1]) for line in _lines(steps))
+            victim = next(p for _, p in procs if p.pid == owners.most_common(1)[0][0])
+            theirs = {line.split()[2] for line in _lines(steps) if int(line.split()[1]) == victim.pid}
+            victim.send_signal(signal.SIGKILL)
+            killed = time.monotonic()
+            victim.wait()
+            seen = len(_lines(steps))
+            while True:
+                later = [line.split() for line in _lines(steps)[seen:]]
+                if any(int(pid) != victim.pid and run in theirs for _, pid, run, _ in later):
+                    return {"sigkill_to_continue_s": round(time.monotonic() - killed, 2), "lease_ttl_s": lease_ttl}
+                if time.monotonic() - killed > 120:
+                    return {"sigkill_to_continue_s": None, "lease_ttl_s": lease_ttl}
+                time.sleep(0.05)
+    finally:
+        _drop(url, schema)
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def round_trips(url: str, conversations: int = 20) -> dict[str, Any]:
+    """Statements one server process sends to PostgreSQL per run step (served in-process, counted here)."""
+    import httpx
+    import psycopg
+
+    sys.path.insert(0, str(ROOT))
+    os.environ["PODIUM_TEST_MODEL_DELAY"] = "0"
+    from podium.app import load_app
+    from podium.server import create_app
+    from podium.store.postgres import PostgresStore
+
+    counted = Counter[str]()
+    execute = psycopg.AsyncConnection.execute
+
+    async def counting(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        counted["statements"] += 1
+        return await execute(self, query, *args, **kwargs)
+
+    schema = f"bench_scale_{uuid.uuid4().hex[:8]}"
+    _schema_url(url, schema)
+
+    async def go() -> dict[str, Any]:
+        store = PostgresStore(url, schema=schema)
+        app = create_app({"scale": load_app(APP)}, store=store, close_store=True)
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://podium") as client:
+                await asyncio.sleep(0.5)  # the listener and the loops start
+                body = {"assistant_id": "scale", "input": {"messages": [{"role": "user", "content": "x"}]}}
+                thread = (await client.post("/threads", json={})).json()["thread_id"]
+                await client.post(f"/threads/{thread}/runs/wait", json=body)  # warm up
+                psycopg.AsyncConnection.execute = counting  # type: ignore[method-assign]
+                try:
+                    for _ in range(conversations):
+                        thread = (await client.post("/threads", json={})).json()["thread_id"]
+                        counted["threads"] += 1
+                        before = counted["statements"]
+                        await client.post(f"/threads/{thread}/runs/wait", json=body)
+                        counted["run"] += counted["statements"] - before
+                finally:
+                    psycopg.AsyncConnection.execute = execute  # type: ignore[method-assign]
+        per_run = counted["run"] / conversations
+        return {
+            "statements_per_run": round(per_run, 1),
+            "statements_per_step": round(per_run / STEPS, 2),
+            "steps_per_run": STEPS,
+        }
+
+    try:
+        return asyncio.run(go())
+    finally:
+        _drop(url, schema)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", default=os.environ.get("PODIUM_TEST_POSTGRES_URL"), help="a PostgreSQL URL")
+    parser.add_argument("--conversations", type=int, default=1000)
+    parser.add_argument("--processes", default="1,2,4", help="process counts to measure, comma-separated")
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--lease-ttl", type=float, default=5.0)
+    parser.add_argument("--quick", action="store_true", help="100 conversations, 1 and 2 processes")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    if not args.url:
+        parser.error("name a PostgreSQL database: --url or PODIUM_TEST_POSTGRES_URL (see .ci/postgres.sh)")
+    count = 100 if args.quick else args.conversations
+    counts = [1, 2] if args.quick else [int(n) for n in args.processes.split(",")]
+    latency = args.latency_ms / 1000
+    with tempfile.TemporaryDirectory() as folder:
+        logs = Path(folder)
+        results: dict[str, Any] = {"cores": os.cpu_count(), "conversations": count, "latency_ms": args.latency_ms}
+        results["throughput"] = [throughput(args.url, n, count, latency, logs) for n in counts]
+        base = results["throughput"][0]["runs_per_s"]
+        for row in results["throughput"]:
+            row["speedup"] = round(row["runs_per_s"] / base, 2)
+        results.update(sigkill(args.url, args.lease_ttl, logs))
+        results.update(round_trips(args.url))
+    if args.json:
+        print(json.dumps(results))
+        return
+    print(f"{count} concurrent conversations, {args.latency_ms:g} ms model, {results['cores']} cores")
+    for row in results["throughput"]:
+        print(
+            f"  {row['processes']} process(es): {row['runs_per_s']:>7} runs/s  x{row['speedup']:<5} "
+            f"added p50 {row['added_p50_ms']} ms  p99 {row['added_p99_ms']} ms  errors {row['errors']}"
+        )
+    print(f"SIGKILL to continue elsewhere: {results['sigkill_to_continue_s']} s (lease {results['lease_ttl_s']} s)")
+    print(f"database statements per run: {results['statements_per_run']} ({results['statements_per_step']} per step)")
+
+
+if __name__ == "__main__":
+    main()
