@@ -52,8 +52,8 @@ def script(messages: list[Message], request: ModelRequest) -> AIMessage | str:
 
 def build(model: FunctionModel) -> Task:
     """The parent task with its worker sub-task."""
-    worker = Task(ResponderAgent("worker", model, system="Multiply with the tool.", tools=[multiply]))
-    return Task(ResponderAgent("parent", model, system="Delegate arithmetic to the worker."), sub_tasks=[worker])
+    worker = Task(ResponderAgent("worker", model, prompt="Multiply with the tool.", tools=[multiply]))
+    return Task(ResponderAgent("parent", model, prompt="Delegate arithmetic to the worker."), sub_tasks=[worker])
 
 
 async def one_run(task: Task, model: FunctionModel) -> None:

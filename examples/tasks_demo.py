@@ -89,7 +89,7 @@ def build(model: Model) -> Task:
         ResponderAgent(
             "calculator",
             model,
-            system=CALCULATOR,
+            prompt=CALCULATOR,
             tools=[
                 with_guidance(multiply, instructions="for products", examples=[{"a": 6, "b": 7}]),
                 with_guidance(add, instructions="for sums", examples=[{"a": 2, "b": 3}]),
@@ -98,19 +98,19 @@ def build(model: Model) -> Task:
         history="restart",
         description="Does arithmetic with tools.",
     )
-    researcher = Task(ResponderAgent("researcher", model, system=RESEARCHER, tools=[get_weather]), history="restart")
+    researcher = Task(ResponderAgent("researcher", model, prompt=RESEARCHER, tools=[get_weather]), history="restart")
     planner = Task(
         ResponderAgent(
             "planner",
             model,
-            system=PLANNER,
+            prompt=PLANNER,
             user_expectation=Expectation(type="choice", options=["museums", "beaches"]),
         ),
         sub_tasks=[researcher],
         history="restart",
         description="Plans a day in a city.",
     )
-    return Task(ResponderAgent("coordinator", model, system=COORDINATOR), sub_tasks=[calculator, planner])
+    return Task(ResponderAgent("coordinator", model, prompt=COORDINATOR), sub_tasks=[calculator, planner])
 
 
 app = App(

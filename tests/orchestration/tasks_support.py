@@ -49,9 +49,9 @@ def restart_tree(model: FunctionModel, log: Path) -> Task:
             out.write(json.dumps({"what": "tool", "city": city}) + "\n")
         return f"{city}: 24 °C, sunny"
 
-    scout = Task(ResponderAgent("scout", model, system="scout", tools=[get_weather]))
-    planner = Task(ResponderAgent("planner", model, system="planner"), sub_tasks=[scout])
-    return Task(ResponderAgent("desk", model, system="desk"), sub_tasks=[planner])
+    scout = Task(ResponderAgent("scout", model, prompt="scout", tools=[get_weather]))
+    planner = Task(ResponderAgent("planner", model, prompt="planner"), sub_tasks=[scout])
+    return Task(ResponderAgent("desk", model, prompt="desk"), sub_tasks=[planner])
 
 
 def restart_model(log: Path) -> FunctionModel:

@@ -45,8 +45,8 @@ def helper_done(messages: list[Message]) -> str:
 # -- PASS -------------------------------------------------------------------------------------------------------------
 async def test_a_pass_text_hands_the_input_to_the_next_responder_that_can_answer() -> None:
     model = routed(boss=lambda m: PASS, helper=helper_done)
-    helper = Task(ResponderAgent("helper", model, system="helper"))
-    boss = Task(ResponderAgent("boss", model, system="boss"), sub_tasks=[helper], done_if_response=["helper"])
+    helper = Task(ResponderAgent("helper", model, prompt="helper"))
+    boss = Task(ResponderAgent("boss", model, prompt="boss"), sub_tasks=[helper], done_if_response=["helper"])
 
     result = await boss.run("4")
 
@@ -67,7 +67,7 @@ async def test_done_pass_ends_the_task_with_the_message_the_model_received() -> 
         return AIMessage(tool_calls=[tool_call("successor", {"number": 100})])
 
     model = routed(w=agent)
-    result = await Task(ResponderAgent("w", model, system="w", tools=[successor])).run("100")
+    result = await Task(ResponderAgent("w", model, prompt="w", tools=[successor])).run("100")
     assert (result.outcome, result.content) == ("done", "101")
 
 
@@ -81,8 +81,8 @@ async def test_pass_to_a_named_recipient(via: str) -> None:
         return AIMessage(tool_calls=[tool_call("forward_tool", {"agent": "b"})])
 
     model = routed(boss=boss, a=lambda m: "A here", b=lambda m: f"B got {m[-1].content}")
-    subs = [Task(ResponderAgent(n, model, system=n)) for n in ("a", "b")]
-    root = Task(ResponderAgent("boss", model, system="boss", tools=[forward_tool()]), sub_tasks=subs)
+    subs = [Task(ResponderAgent(n, model, prompt=n)) for n in ("a", "b")]
+    root = Task(ResponderAgent("boss", model, prompt="boss", tools=[forward_tool()]), sub_tasks=subs)
 
     result = await root.run("hello")
 
@@ -95,16 +95,16 @@ async def test_the_pass_tools_pass_the_models_input_not_their_own_call() -> None
         boss=lambda m: AIMessage(tool_calls=[tool_call("pass_tool", {})]) if len(m) == 2 else "unused",
         helper=helper_done,
     )
-    helper = Task(ResponderAgent("helper", model, system="helper"))
+    helper = Task(ResponderAgent("helper", model, prompt="helper"))
     boss = Task(
-        ResponderAgent("boss", model, system="boss", tools=[pass_tool()]),
+        ResponderAgent("boss", model, prompt="boss", tools=[pass_tool()]),
         sub_tasks=[helper],
         done_if_response=["helper"],
     )
     assert (await boss.run("4")).content == "helper got 4"
 
     model = routed(w=lambda m: AIMessage(tool_calls=[tool_call("done_pass_tool", {})]))
-    result = await Task(ResponderAgent("w", model, system="w", tools=[done_pass_tool()])).run("the input")
+    result = await Task(ResponderAgent("w", model, prompt="w", tools=[done_pass_tool()])).run("the input")
     assert (result.outcome, result.reason, result.content) == (
         "done",
         "agent passed its input on as the result",
@@ -130,7 +130,7 @@ async def test_a_handler_passing_hands_the_models_tool_call_to_another_handler()
 
     model = routed(asker=asker)
     checker = Task(ResponderAgent("checker", handle_only=[Tool(polinsky_checker, name="polinsky")]))
-    asker_task = Task(ResponderAgent("asker", model, system="asker", tools=[polinsky]), sub_tasks=[checker])
+    asker_task = Task(ResponderAgent("asker", model, prompt="asker", tools=[polinsky]), sub_tasks=[checker])
 
     result = await asker_task.run("go")
 
@@ -140,11 +140,11 @@ async def test_a_handler_passing_hands_the_models_tool_call_to_another_handler()
 # -- DO-NOT-KNOW ------------------------------------------------------------------------------------------------------
 async def test_a_do_not_know_counts_only_when_nobody_else_answers() -> None:
     model = routed(boss=lambda m: "unused", a=lambda m: f"{NO_ANSWER}.", b=lambda m: "B knows")
-    subs = [Task(ResponderAgent(n, model, system=n)) for n in ("a", "b")]
+    subs = [Task(ResponderAgent(n, model, prompt=n)) for n in ("a", "b")]
     boss = Task(ResponderAgent("boss"), sub_tasks=subs, done_if_response=["a", "b"])
     assert (await boss.run("q?")).content == "B knows"
 
-    lonely = Task(ResponderAgent("boss"), sub_tasks=[Task(ResponderAgent("a", model, system="a"))])
+    lonely = Task(ResponderAgent("boss"), sub_tasks=[Task(ResponderAgent("a", model, prompt="a"))])
     result = await lonely.run("q?", limits=None)
     assert result.message.content == f"{NO_ANSWER}." and result.message.sender == "a"
 
@@ -154,11 +154,11 @@ async def test_allow_null_result_answers_silence_with_do_not_know_and_continues(
         return f"DONE after {messages[-1].content}" if messages[-1].content == NO_ANSWER else "Let me think."
 
     model = routed(w=agent)
-    ended = await Task(ResponderAgent("w", model, system="w")).run("hi")
+    ended = await Task(ResponderAgent("w", model, prompt="w")).run("hi")
     assert (ended.content, ended.turns) == ("Let me think.", 2)  # default: nobody answers the LLM, the task ends
 
     model = routed(w=agent)
-    result = await Task(ResponderAgent("w", model, system="w"), allow_null_result=True).run("hi")
+    result = await Task(ResponderAgent("w", model, prompt="w"), allow_null_result=True).run("hi")
     assert (result.outcome, result.content) == ("done", f"after {NO_ANSWER}")
     assert requests_of(model, "w")[-1] == [("human", "hi"), ("ai", "Let me think."), ("human", NO_ANSWER)]
 
@@ -167,7 +167,7 @@ async def test_allow_null_result_answers_silence_with_do_not_know_and_continues(
 @pytest.mark.parametrize("recognize", [True, False])
 async def test_recognize_recipient_in_content(recognize: bool) -> None:
     model = routed(Test=lambda m: "TO[SubAgent]: Please handle this request")
-    agent = ResponderAgent("Test", model, system="Test", recognize_recipient_in_content=recognize)
+    agent = ResponderAgent("Test", model, prompt="Test", recognize_recipient_in_content=recognize)
     result = await Task(agent, limits=TaskLimits(turns=1)).run("Hello")
     if recognize:
         assert (result.message.recipient, result.content) == ("SubAgent", "Please handle this request")
@@ -179,12 +179,12 @@ async def test_recognize_recipient_in_content(recognize: bool) -> None:
 async def test_done_sequences_with_content_patterns_and_langroid_letters() -> None:
     replies = iter(["hello", "time to quit now"])
     model = routed(w=lambda m: next(replies))
-    task = Task(ResponderAgent("w", model, system="w"), interactive=True, done_sequences=["C[quit|exit]"])
+    task = Task(ResponderAgent("w", model, prompt="w"), interactive=True, done_sequences=["C[quit|exit]"])
     result = await task.run("start", user_default="go on")
     assert (result.content, result.reason) == ("time to quit now", "sequence content:quit|exit happened")
 
     model = routed(w=lambda m: AIMessage(tool_calls=[tool_call("successor", {"number": 1})]))
-    task = Task(ResponderAgent("w", model, system="w", tools=[successor]), done_sequences=["T[successor], A"])
+    task = Task(ResponderAgent("w", model, prompt="w", tools=[successor]), done_sequences=["T[successor], A"])
     result = await task.run("start")
     assert (result.content, result.reason) == ("2", "sequence tool:successor, agent happened")
 
@@ -203,8 +203,8 @@ async def test_a_sub_task_that_responds_to_tools_only_is_skipped_for_plain_text(
 
     model = routed(boss=boss, chat=lambda m: "something")
     calc = Task(ResponderAgent("calc", handle_only=[successor], respond_tools_only=True), done_if_response=["agent"])
-    chat = Task(ResponderAgent("chat", model, system="chat"))
-    boss_task = Task(ResponderAgent("boss", model, system="boss", use_only=[successor]), sub_tasks=[calc, chat])
+    chat = Task(ResponderAgent("chat", model, prompt="chat"))
+    boss_task = Task(ResponderAgent("boss", model, prompt="boss", use_only=[successor]), sub_tasks=[calc, chat])
     result = await boss_task.run("go")
     assert result.content == "42"
     assert requests_of(model, "chat") == [[("human", "Tell me something.")]]
@@ -224,7 +224,7 @@ def extract(text: str) -> Extracted:
 
 async def test_a_handler_returning_a_result_tool_ends_the_task_with_it() -> None:
     model = routed(w=lambda m: AIMessage(tool_calls=[tool_call("extract", {"text": "Ada, 36"})]))
-    task = Task(ResponderAgent("w", model, system="w", tools=[extract]))
+    task = Task(ResponderAgent("w", model, prompt="w", tools=[extract]))
 
     result = await task.run("Ada is 36")
     assert (result.outcome, result.value) == ("done", Extracted(name="Ada", age=36))
@@ -237,7 +237,7 @@ async def test_a_handler_returning_a_result_tool_ends_the_task_with_it() -> None
         return ResultTool(answer=42, steps=["a", "b"])
 
     model = routed(w=lambda m: AIMessage(tool_calls=[tool_call("loose", {})]))
-    result = await Task(ResponderAgent("w", model, system="w", tools=[loose])).run("go")
+    result = await Task(ResponderAgent("w", model, prompt="w", tools=[loose])).run("go")
     assert result.value.model_dump() == {"answer": 42, "steps": ["a", "b"]}
 
 
@@ -258,7 +258,7 @@ async def test_a_handler_returning_a_tool_has_a_sub_task_handle_it() -> None:
 
     model = routed(boss=boss)
     squarer = Task(ResponderAgent("squarer", handle_only=[square]))
-    boss_task = Task(ResponderAgent("boss", model, system="boss", tools=[plan]), sub_tasks=[squarer])
+    boss_task = Task(ResponderAgent("boss", model, prompt="boss", tools=[plan]), sub_tasks=[squarer])
 
     result = await boss_task.run("go")
 
@@ -274,10 +274,10 @@ async def test_a_tool_runs_a_sub_task_and_returns_its_result() -> None:
         return AIMessage(tool_calls=[tool_call("run_helper", {"prompt": "what is 2+2?"})])
 
     model = routed(lead=lead, helper=lambda m: "DONE 4")
-    helper = Task(ResponderAgent("helper", model, system="helper"), description="Answers arithmetic.")
+    helper = Task(ResponderAgent("helper", model, prompt="helper"), description="Answers arithmetic.")
     tool = task_tool(helper)
     assert (tool.name, tool.description) == ("run_helper", "Answers arithmetic.")
-    result = await Task(ResponderAgent("lead", model, system="lead", tools=[tool])).run("go")
+    result = await Task(ResponderAgent("lead", model, prompt="lead", tools=[tool])).run("go")
 
     assert result.content == "The helper said: 4"
     assert requests_of(model, "helper") == [[("human", "what is 2+2?")]]
@@ -297,7 +297,7 @@ async def test_a_handler_may_address_the_tool_it_returns_and_a_stopped_sub_task_
 
     model = routed(boss=boss)
     squarer = Task(ResponderAgent("squarer", handle_only=[square]))
-    result = await Task(ResponderAgent("boss", model, system="boss", tools=[plan]), sub_tasks=[squarer]).run("go")
+    result = await Task(ResponderAgent("boss", model, prompt="boss", tools=[plan]), sub_tasks=[squarer]).run("go")
     assert result.content == "squared: 9"
 
     def lead(messages: list[Message]) -> Any:
@@ -307,12 +307,12 @@ async def test_a_handler_may_address_the_tool_it_returns_and_a_stopped_sub_task_
 
     stuck = Task(ResponderAgent("stuck"), limits=TaskLimits(max_stalled_steps=1))
     model = routed(lead=lead)
-    result = await Task(ResponderAgent("lead", model, system="lead", tools=[task_tool(stuck)])).run("go")
+    result = await Task(ResponderAgent("lead", model, prompt="lead", tools=[task_tool(stuck)])).run("go")
     assert result.content == "[stuck stopped: stalled: 1 steps in a row without a valid response]"
 
 
 async def test_passing_around_without_progress_stalls() -> None:
     model = routed(boss=lambda m: PASS)
-    boss = Task(ResponderAgent("boss", model, system="boss"), interactive=True, limits=TaskLimits(max_stalled_steps=2))
+    boss = Task(ResponderAgent("boss", model, prompt="boss"), interactive=True, limits=TaskLimits(max_stalled_steps=2))
     result = await boss.run("4", user_default=PASS)
     assert (result.outcome, result.content) == ("stalled", "4")

@@ -23,7 +23,7 @@ def successor(number: int) -> str:
 
 async def test_a_handler_saying_done_ends_the_task_with_the_rest_of_its_text() -> None:
     model = routed(w=lambda m: AIMessage(tool_calls=[tool_call("successor", {"number": 100})]))
-    result = await Task(ResponderAgent("w", model, system="w", tools=[successor])).run("100")
+    result = await Task(ResponderAgent("w", model, prompt="w", tools=[successor])).run("100")
     assert (result.outcome, result.reason, result.content) == ("done", "agent signalled done", "101")
     assert len(model.requests) == 1  # the model is not asked again
 
@@ -38,8 +38,8 @@ async def test_a_sub_task_limited_to_one_turn_hands_its_answer_up_as_a_normal_re
         return f"DONE {last.content}" if isinstance(last, HumanMessage) and last.name == "halver" else "12"
 
     model = routed(master=master, halver=halve)
-    halver = Task(ResponderAgent("halver", model, system="halver"), limits=TaskLimits(turns=1))
-    root = Task(ResponderAgent("master", model, system="master"), sub_tasks=[halver])
+    halver = Task(ResponderAgent("halver", model, prompt="halver"), limits=TaskLimits(turns=1))
+    root = Task(ResponderAgent("master", model, prompt="master"), sub_tasks=[halver])
 
     result = await root.run("go")
 
@@ -66,8 +66,8 @@ async def test_a_sub_task_addressing_its_caller_ends_and_hands_the_content_up(re
         return reply
 
     model = routed(Master=master, worker=worker)
-    sub = Task(ResponderAgent("worker", model, system="worker", tools=[send_tool()]), interactive=True)
-    root = Task(ResponderAgent("Master", model, system="Master"), sub_tasks=[sub])
+    sub = Task(ResponderAgent("worker", model, prompt="worker", tools=[send_tool()]), interactive=True)
+    root = Task(ResponderAgent("Master", model, prompt="Master"), sub_tasks=[sub])
 
     result = await root.run("go")
 
@@ -78,14 +78,14 @@ async def test_a_sub_task_addressing_its_caller_ends_and_hands_the_content_up(re
 @pytest.mark.parametrize("address", ["TO[User]", "TO[USER]", "@user"])
 async def test_entity_names_match_whatever_their_case(address: str) -> None:
     model = routed(w=lambda m: f"{address}: which city?" if len(m) == 2 else f"DONE {m[-1].content}")
-    result = await Task(ResponderAgent("w", model, system="w")).run("plan", user_default="Oslo")
+    result = await Task(ResponderAgent("w", model, prompt="w")).run("plan", user_default="Oslo")
     assert (result.outcome, result.content) == ("done", "Oslo")
 
 
 @pytest.mark.parametrize("answer", ["q", "x", "quit", "exit", "bye"])
 async def test_the_users_quit_strings_end_the_task(answer: str) -> None:
     model = routed(w=lambda m: "Anything else?")
-    task = Task(ResponderAgent("w", model, system="w"), interactive=True)
+    task = Task(ResponderAgent("w", model, prompt="w"), interactive=True)
     result = await task.run("hello", user_default=answer)
     assert (result.outcome, result.reason, result.content, result.turns) == ("done", "user signalled done", answer, 2)
 
@@ -99,7 +99,7 @@ async def test_a_quit_string_inside_a_longer_answer_does_not_end_the_task() -> N
             session.user_default = next(answers)
             return await super().user_response(session, message)
 
-    result = await Task(Agent("w", model, system="w"), interactive=True).run("hello")
+    result = await Task(Agent("w", model, prompt="w"), interactive=True).run("hello")
     assert (result.content, result.turns) == ("bye", 4)
     assert isinstance(model.requests[-1].messages[-1], HumanMessage)
     assert not isinstance(model.requests[-1].messages[-1], ToolMessage)

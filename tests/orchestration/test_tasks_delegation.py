@@ -38,8 +38,8 @@ def worker_script(messages: list[Message]) -> Any:
 
 async def test_a_parent_delegates_to_a_worker_that_uses_a_tool_and_gets_the_result() -> None:
     model = routed(boss=boss_script, worker=worker_script)
-    worker = Task(ResponderAgent("worker", model, system="worker", tools=[multiply]))
-    boss = Task(ResponderAgent("boss", model, system="boss"), sub_tasks=[worker])
+    worker = Task(ResponderAgent("worker", model, prompt="worker", tools=[multiply]))
+    boss = Task(ResponderAgent("boss", model, prompt="boss"), sub_tasks=[worker])
     events: list[Event] = []
 
     result = await boss.run("What is 6 times 7?", on_event=events.append)
@@ -71,8 +71,8 @@ async def test_a_parent_delegates_to_a_worker_that_uses_a_tool_and_gets_the_resu
 async def test_a_task_is_a_podium_agent_driven_by_the_runtime() -> None:
     model = routed(boss=boss_script, worker=worker_script)
     boss = Task(
-        ResponderAgent("boss", model, system="boss"),
-        sub_tasks=[Task(ResponderAgent("worker", model, system="worker", tools=[multiply]))],
+        ResponderAgent("boss", model, prompt="boss"),
+        sub_tasks=[Task(ResponderAgent("worker", model, prompt="worker", tools=[multiply]))],
     )
     runtime = Runtime()
     ran = await runtime.run(boss, "What is 6 times 7?")
@@ -90,9 +90,9 @@ async def test_a_task_is_a_podium_agent_driven_by_the_runtime() -> None:
 
 async def test_the_responder_order_is_agent_llm_user_then_sub_tasks_in_order_added() -> None:
     model = routed()
-    first = Task(ResponderAgent("first", model, system="first"))
-    second = Task(ResponderAgent("second", model, system="second"))
-    boss = Task(ResponderAgent("boss", model, system="boss"), sub_tasks=[first]).add_sub_tasks(second)
+    first = Task(ResponderAgent("first", model, prompt="first"))
+    second = Task(ResponderAgent("second", model, prompt="second"))
+    boss = Task(ResponderAgent("boss", model, prompt="boss"), sub_tasks=[first]).add_sub_tasks(second)
     assert boss.responders == ("agent", "llm", "user", "first", "second")
     assert boss.sub_tasks == [first, second]
 
@@ -102,8 +102,8 @@ async def test_without_a_native_answer_the_first_sub_task_takes_the_message() ->
     boss = Task(
         ResponderAgent("boss"),  # no model: nothing native answers the user's message
         sub_tasks=[
-            Task(ResponderAgent("first", model, system="first")),
-            Task(ResponderAgent("second", model, system="second")),
+            Task(ResponderAgent("first", model, prompt="first")),
+            Task(ResponderAgent("second", model, prompt="second")),
         ],
         done_if_response=["first", "second"],
     )
@@ -127,8 +127,8 @@ async def test_a_message_addressed_to_the_second_of_two_sub_tasks_goes_only_to_i
         return f"DONE {last.content}" if isinstance(last, HumanMessage) and last.name == "b" else reply
 
     model = routed(boss=boss, a=lambda m: "A here", b=lambda m: f"B got {m[-1].content!r}")
-    subs = [Task(ResponderAgent(n, model, system=n)) for n in ("a", "b")]
-    root = Task(ResponderAgent("boss", model, system="boss", tools=[send_tool()]), sub_tasks=subs)
+    subs = [Task(ResponderAgent(n, model, prompt=n)) for n in ("a", "b")]
+    root = Task(ResponderAgent("boss", model, prompt="boss", tools=[send_tool()]), sub_tasks=subs)
 
     result = await root.run("start")
 
@@ -146,7 +146,7 @@ async def test_an_unknown_recipient_is_answered_with_an_error_the_model_corrects
         return "TO[zed]: hello"
 
     model = routed(boss=boss, b=lambda m: "B here")
-    root = Task(ResponderAgent("boss", model, system="boss"), sub_tasks=[Task(ResponderAgent("b", model, system="b"))])
+    root = Task(ResponderAgent("boss", model, prompt="boss"), sub_tasks=[Task(ResponderAgent("b", model, prompt="b"))])
     result = await root.run("start")
     assert result.content == "B here"
     assert requests_of(model, "boss")[1][-1] == (
@@ -166,9 +166,9 @@ async def test_a_tool_only_a_sub_task_handles_is_routed_to_it_and_answers_the_ca
         return AIMessage(tool_calls=[tool_call("lookup", {"term": "cpm"}, id="c1")])
 
     model = routed(boss=boss, chatty=lambda m: "I should not be asked")
-    chatty = Task(ResponderAgent("chatty", model, system="chatty"))  # first sub-task, but it handles no tool
+    chatty = Task(ResponderAgent("chatty", model, prompt="chatty"))  # first sub-task, but it handles no tool
     librarian = Task(ResponderAgent("librarian", handle_only=[lookup]), done_if_response=["agent"])
-    root = Task(ResponderAgent("boss", model, system="boss", use_only=[lookup]), sub_tasks=[chatty, librarian])
+    root = Task(ResponderAgent("boss", model, prompt="boss", use_only=[lookup]), sub_tasks=[chatty, librarian])
 
     result = await root.run("What is a CPM?")
 
@@ -191,7 +191,7 @@ async def test_a_tool_nobody_handles_is_answered_with_an_error_the_model_sees() 
         return AIMessage(tool_calls=[tool_call("teleport", {"to": "Mars"}, id="c1")])
 
     model = routed(boss=boss)
-    root = Task(ResponderAgent("boss", model, system="boss", tools=[multiply]))
+    root = Task(ResponderAgent("boss", model, prompt="boss", tools=[multiply]))
     result = await root.run("Go to Mars")
     last = model.requests[-1].messages[-1]
     assert isinstance(last, ToolMessage) and last.is_error and last.tool_call_id == "c1"
@@ -208,8 +208,8 @@ async def test_sub_task_history_is_kept_or_restarted_by_configuration(history: s
         return "DONE" if len(answers) == 2 else f"TO[worker]: job {len(answers) + 1}"
 
     model = routed(boss=boss, worker=lambda m: f"did {m[-1].content}")
-    worker = Task(ResponderAgent("worker", model, system="worker"), history=history)  # type: ignore[arg-type]
-    root = Task(ResponderAgent("boss", model, system="boss"), sub_tasks=[worker])
+    worker = Task(ResponderAgent("worker", model, prompt="worker"), history=history)  # type: ignore[arg-type]
+    root = Task(ResponderAgent("boss", model, prompt="boss"), sub_tasks=[worker])
     await root.run("go")
     first, second = requests_of(model, "worker")
     assert first == [("human", "job 1")]
@@ -219,7 +219,7 @@ async def test_sub_task_history_is_kept_or_restarted_by_configuration(history: s
 async def test_the_root_keeps_its_history_across_runs_of_a_thread() -> None:
     model = routed(boss=lambda m: f"seen {len(m) - 1} message(s)")
     runtime = Runtime()
-    root = Task(ResponderAgent("boss", model, system="boss"))
+    root = Task(ResponderAgent("boss", model, prompt="boss"))
     first = await root.run("one", runtime=runtime)
     second = await root.run("two", runtime=runtime, thread_id=first.thread_id)
     assert (first.content, second.content) == ("seen 1 message(s)", "seen 3 message(s)")
@@ -232,10 +232,10 @@ async def test_a_sub_task_may_be_shared_by_two_parents_in_a_dag() -> None:
         right=lambda m: "DONE " + m[-1].content if isinstance(m[-1], HumanMessage) and m[-1].name else "TO[shared]: go",
         shared=lambda m: "shared work",
     )
-    shared = Task(ResponderAgent("shared", model, system="shared"))
-    right = Task(ResponderAgent("right", model, system="right"), sub_tasks=[shared])
-    left = Task(ResponderAgent("left", model, system="left"), sub_tasks=[shared, right])
-    root = Task(ResponderAgent("root", model, system="root"), sub_tasks=[left])
+    shared = Task(ResponderAgent("shared", model, prompt="shared"))
+    right = Task(ResponderAgent("right", model, prompt="right"), sub_tasks=[shared])
+    left = Task(ResponderAgent("left", model, prompt="left"), sub_tasks=[shared, right])
+    root = Task(ResponderAgent("root", model, prompt="root"), sub_tasks=[left])
     result = await root.run("start")
     assert result.content == "shared work"
     assert root.handled_tools() == frozenset()

@@ -21,13 +21,13 @@ SUPPORT = Path(__file__).parent / "tasks_support.py"
 
 async def test_a_non_interactive_task_asks_the_human_only_when_addressed() -> None:
     model = routed(w=lambda m: "Hello there")
-    result = await Task(ResponderAgent("w", model, system="w")).run("hi")
+    result = await Task(ResponderAgent("w", model, prompt="w")).run("hi")
     assert (result.outcome, result.content) == ("done", "Hello there")
 
     model = routed(w=lambda m: "@user What is your name?" if len(m) == 2 else f"DONE Hi {m[-1].content}")
     events: list[Event] = []
     runtime = Runtime()
-    task = Task(ResponderAgent("w", model, system="w"))
+    task = Task(ResponderAgent("w", model, prompt="w"))
     waiting = await task.run("hi", runtime=runtime, on_event=events.append)
     assert (waiting.outcome, waiting.content) == ("interrupted", "What is your name?")
     asked = [e.interrupt for e in events if isinstance(e, InterruptRaised)]
@@ -39,7 +39,7 @@ async def test_a_non_interactive_task_asks_the_human_only_when_addressed() -> No
 async def test_an_interactive_task_hands_every_unanswered_message_to_the_user() -> None:
     model = routed(w=lambda m: f"you said {m[-1].content}")
     runtime = Runtime()
-    task = Task(ResponderAgent("w", model, system="w"), interactive=True)
+    task = Task(ResponderAgent("w", model, prompt="w"), interactive=True)
     first = await task.run("hello", runtime=runtime)
     assert (first.outcome, first.content) == ("interrupted", "you said hello")
     second = await task.resume("more", runtime=runtime, thread_id=first.thread_id or "")
@@ -50,8 +50,8 @@ async def test_an_interactive_task_hands_every_unanswered_message_to_the_user() 
 
 async def test_a_default_answer_runs_the_user_responder_unattended() -> None:
     model = routed(w=lambda m: "@user favourite colour?" if len(m) == 2 else f"DONE {m[-1].content}")
-    assert (await Task(ResponderAgent("w", model, system="w")).run("go", user_default="blue")).content == "blue"
-    agent = ResponderAgent("w", model, system="w", user_default="green")
+    assert (await Task(ResponderAgent("w", model, prompt="w")).run("go", user_default="blue")).content == "blue"
+    agent = ResponderAgent("w", model, prompt="w", user_default="green")
     assert (await Task(agent).run("go")).content == "green"
 
 
@@ -109,8 +109,8 @@ def _delegation(model: FunctionModel) -> Task:
         """Multiply."""
         return a * b
 
-    worker = Task(ResponderAgent("worker", model, system="worker", tools=[multiply]))
-    return Task(ResponderAgent("boss", model, system="boss"), sub_tasks=[worker])
+    worker = Task(ResponderAgent("worker", model, prompt="worker", tools=[multiply]))
+    return Task(ResponderAgent("boss", model, prompt="boss"), sub_tasks=[worker])
 
 
 def _script() -> FunctionModel:

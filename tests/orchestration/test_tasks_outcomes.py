@@ -41,14 +41,14 @@ def calls_then(text: str, *calls: Any) -> Any:
 # -- done signals -----------------------------------------------------------------------------------------------------
 async def test_the_done_tool_ends_the_task_with_its_content() -> None:
     model = routed(w=calls_then("unused", tool_call("done", {"content": "forty-two"})))
-    result = await Task(ResponderAgent("w", model, system="w", tools=[done_tool()])).run("go")
+    result = await Task(ResponderAgent("w", model, prompt="w", tools=[done_tool()])).run("go")
     assert (result.outcome, result.reason, result.content) == ("done", "agent signalled done", "forty-two")
 
 
 @pytest.mark.parametrize("text", ["DONE: 42", "DONE 42", "  DONE - 42"])
 async def test_a_done_text_ends_the_task_with_the_rest_of_the_text(text: str) -> None:
     model = routed(w=lambda m: text)
-    result = await Task(ResponderAgent("w", model, system="w"), interactive=True).run("go")
+    result = await Task(ResponderAgent("w", model, prompt="w"), interactive=True).run("go")
     assert (result.outcome, result.reason, result.content) == ("done", "llm signalled done", "42")
 
 
@@ -58,14 +58,14 @@ async def test_a_handler_returning_task_done_ends_the_task_with_its_value() -> N
         return TaskDone(f"total {total}", value={"total": total})
 
     model = routed(w=calls_then("never", tool_call("finish", {"total": 9})))
-    result = await Task(ResponderAgent("w", model, system="w", tools=[finish])).run("go")
+    result = await Task(ResponderAgent("w", model, prompt="w", tools=[finish])).run("go")
     assert (result.content, result.value) == ("total 9", {"total": 9})
 
 
 # -- done conditions --------------------------------------------------------------------------------------------------
 async def test_done_if_response_ends_when_the_named_responder_answers() -> None:
     model = routed(w=calls_then("never", tool_call("multiply", {"a": 6, "b": 7})))
-    task = Task(ResponderAgent("w", model, system="w", tools=[multiply]), done_if_response=["agent"])
+    task = Task(ResponderAgent("w", model, prompt="w", tools=[multiply]), done_if_response=["agent"])
     result = await task.run("go")
     assert (result.content, result.value, result.reason) == ("42", 42, "agent answered")
 
@@ -73,7 +73,7 @@ async def test_done_if_response_ends_when_the_named_responder_answers() -> None:
 async def test_done_if_no_response_ends_when_the_named_responder_has_nothing_to_say() -> None:
     model = routed(w=calls_then("the product is {last}", tool_call("multiply", {"a": 6, "b": 7})))
     task = Task(
-        ResponderAgent("w", model, system="w", tools=[multiply]),
+        ResponderAgent("w", model, prompt="w", tools=[multiply]),
         interactive=True,  # the user would answer next: only the condition ends the task
         done_if_no_response=["agent"],
     )
@@ -84,7 +84,7 @@ async def test_done_if_no_response_ends_when_the_named_responder_has_nothing_to_
 
 async def test_done_if_no_response_ends_on_an_empty_reply_to_the_input() -> None:
     model = routed(w=lambda m: "")
-    task = Task(ResponderAgent("w", model, system="w"), interactive=True, done_if_no_response=["llm"])
+    task = Task(ResponderAgent("w", model, prompt="w"), interactive=True, done_if_no_response=["llm"])
     result = await task.run("hello", user_default="more")
     assert (result.outcome, result.reason, result.content, result.turns) == ("done", "llm gave no response", "hello", 1)
 
@@ -93,7 +93,7 @@ async def test_done_if_no_response_ends_on_an_empty_reply_to_the_input() -> None
 async def test_done_on_tool_ends_with_the_message_calling_it(done_on_tool: Any, turns: int) -> None:
     script = calls_then("never", tool_call("multiply", {"a": 1, "b": 2}), tool_call("finish_up", {"x": 1}))
     model = routed(w=script)
-    task = Task(ResponderAgent("w", model, system="w", tools=[multiply], use_only=[]), done_on_tool=done_on_tool)
+    task = Task(ResponderAgent("w", model, prompt="w", tools=[multiply], use_only=[]), done_on_tool=done_on_tool)
     result = await task.run("go")
     assert result.outcome == "done" and result.turns == turns
     assert [c.name for c in result.message.tool_calls] == (["multiply"] if done_on_tool is True else ["finish_up"])
@@ -102,7 +102,7 @@ async def test_done_on_tool_ends_with_the_message_calling_it(done_on_tool: Any, 
 @pytest.mark.parametrize("sequence", ["tool, agent, llm", ["tool:multiply", "agent", "llm"], "llm -> agent -> llm"])
 async def test_done_on_a_sequence_of_responses(sequence: Any) -> None:
     model = routed(w=calls_then("@user the product is {last}", tool_call("multiply", {"a": 6, "b": 7})))
-    task = Task(ResponderAgent("w", model, system="w", tools=[multiply]), done_sequences=[sequence])
+    task = Task(ResponderAgent("w", model, prompt="w", tools=[multiply]), done_sequences=[sequence])
     result = await task.run("go", user_default="should not be asked")
     assert (result.outcome, result.content) == ("done", "the product is 42")
     assert result.reason.startswith("sequence ")
@@ -111,8 +111,8 @@ async def test_done_on_a_sequence_of_responses(sequence: Any) -> None:
 async def test_done_on_a_sequence_naming_a_sub_task() -> None:
     model = routed(boss=lambda m: "TO[helper]: hi", helper=lambda m: "hello")
     boss = Task(
-        ResponderAgent("boss", model, system="boss"),
-        sub_tasks=[Task(ResponderAgent("helper", model, system="helper"))],
+        ResponderAgent("boss", model, prompt="boss"),
+        sub_tasks=[Task(ResponderAgent("helper", model, prompt="helper"))],
         done_sequences=["llm, helper"],
     )
     result = await boss.run("go")
@@ -125,9 +125,9 @@ async def test_a_final_result_three_levels_down_ends_every_ancestor() -> None:
         mid=lambda m: "TO[leaf]: dig deeper",
         leaf=calls_then("never", tool_call("final_result", {"result": "treasure"})),
     )
-    leaf = Task(ResponderAgent("leaf", model, system="leaf", tools=[final_result_tool()]))
-    mid = Task(ResponderAgent("mid", model, system="mid"), sub_tasks=[leaf])
-    root = Task(ResponderAgent("root", model, system="root"), sub_tasks=[mid])
+    leaf = Task(ResponderAgent("leaf", model, prompt="leaf", tools=[final_result_tool()]))
+    mid = Task(ResponderAgent("mid", model, prompt="mid"), sub_tasks=[leaf])
+    root = Task(ResponderAgent("root", model, prompt="root"), sub_tasks=[mid])
     result = await root.run("go")
     assert (result.outcome, result.content, result.value, result.final) == ("done", "treasure", "treasure", True)
     assert result.reason == "final result from mid"
@@ -144,7 +144,7 @@ async def test_run_returns_a_validated_object_and_invalid_results_go_back_to_the
     bad = tool_call("final_result", {"city": "Lisbon", "celsius": "hot"})
     good = tool_call("final_result", {"city": "Lisbon", "celsius": 24})
     model = routed(w=calls_then("never", bad, good))
-    answer = await Task(ResponderAgent("w", model, system="w")).run("Weather?", output_type=Answer)
+    answer = await Task(ResponderAgent("w", model, prompt="w")).run("Weather?", output_type=Answer)
     assert answer == Answer(city="Lisbon", celsius=24)
     assert [t.name for t in model.requests[0].tools] == ["final_result"]
     assert model.requests[0].tools[0].parameters["required"] == ["city", "celsius"]
@@ -154,13 +154,13 @@ async def test_run_returns_a_validated_object_and_invalid_results_go_back_to_the
 
 async def test_run_validates_a_done_text_as_json_and_fails_clearly_otherwise() -> None:
     model = routed(w=lambda m: 'DONE {"city": "Oslo", "celsius": 9}')
-    assert await Task(ResponderAgent("w", model, system="w")).run("go", output_type=Answer) == Answer(
+    assert await Task(ResponderAgent("w", model, prompt="w")).run("go", output_type=Answer) == Answer(
         city="Oslo", celsius=9
     )
     model = routed(w=lambda m: "DONE not json")
     with pytest.raises(TaskFailed, match="without a valid"):
-        await Task(ResponderAgent("w", model, system="w")).run("go", output_type=Answer)
-    stuck = Task(ResponderAgent("w", routed(w=lambda m: "@user hm?"), system="w"))
+        await Task(ResponderAgent("w", model, prompt="w")).run("go", output_type=Answer)
+    stuck = Task(ResponderAgent("w", routed(w=lambda m: "@user hm?"), prompt="w"))
     with pytest.raises(TaskFailed, match="interrupted") as failed:
         await stuck.run("go", output_type=Answer)
     assert failed.value.result.outcome == "interrupted"
@@ -176,14 +176,14 @@ async def test_stalled_after_steps_without_a_valid_response() -> None:
 async def test_max_turns() -> None:
     counter = itertools.count()
     model = routed(w=lambda m: AIMessage(tool_calls=[tool_call("multiply", {"a": next(counter), "b": 1})]))
-    task = Task(ResponderAgent("w", model, system="w", tools=[multiply]), limits=TaskLimits(max_turns=5))
+    task = Task(ResponderAgent("w", model, prompt="w", tools=[multiply]), limits=TaskLimits(max_turns=5))
     result = await task.run("go")
     assert (result.outcome, result.reason, result.turns) == ("max_turns", "reached its limit of 5 turns", 5)
 
 
 async def test_fixed_turns_returns_the_pending_message_after_exactly_n_turns() -> None:
     model = routed(w=calls_then("never", tool_call("multiply", {"a": 6, "b": 7})))
-    task = Task(ResponderAgent("w", model, system="w", tools=[multiply]), limits=TaskLimits(turns=2))
+    task = Task(ResponderAgent("w", model, prompt="w", tools=[multiply]), limits=TaskLimits(turns=2))
     result = await task.run("go")
     assert (result.outcome, result.reason, result.content, result.turns) == (
         "fixed_turns",
@@ -203,7 +203,7 @@ async def test_fixed_turns_returns_the_pending_message_after_exactly_n_turns() -
 async def test_budget(limits: TaskLimits, reason: str) -> None:
     counter = itertools.count()
     model = routed(w=lambda m: AIMessage(tool_calls=[tool_call("multiply", {"a": next(counter), "b": 1})]))
-    result = await Task(ResponderAgent("w", model, system="w", tools=[multiply]), limits=limits).run("go")
+    result = await Task(ResponderAgent("w", model, prompt="w", tools=[multiply]), limits=limits).run("go")
     assert result.outcome == "budget" and reason in result.reason
     assert result.usage.total_tokens > 0
 
@@ -214,8 +214,8 @@ async def test_a_sub_task_stops_on_its_ancestors_budget() -> None:
         boss=lambda m: "DONE " + m[-1].content if len(m) > 2 else "TO[w]: go",
         w=lambda m: AIMessage(tool_calls=[tool_call("multiply", {"a": next(counter), "b": 1})]),
     )
-    worker = Task(ResponderAgent("w", model, system="w", tools=[multiply]))
-    boss = Task(ResponderAgent("boss", model, system="boss"), sub_tasks=[worker], limits=TaskLimits(max_tokens=200))
+    worker = Task(ResponderAgent("w", model, prompt="w", tools=[multiply]))
+    boss = Task(ResponderAgent("boss", model, prompt="boss"), sub_tasks=[worker], limits=TaskLimits(max_tokens=200))
     result = await boss.run("go")
     assert (
         result.outcome == "budget"
@@ -231,7 +231,7 @@ async def test_timeout_counts_running_time_from_the_tasks_clock() -> None:
     ticks = itertools.count(0.0, 10.0)  # every reading of the clock is ten seconds later
     model = routed(w=lambda m: AIMessage(tool_calls=[tool_call("multiply", {"a": len(m), "b": 1})]))
     task = Task(
-        ResponderAgent("w", model, system="w", tools=[multiply]),
+        ResponderAgent("w", model, prompt="w", tools=[multiply]),
         limits=TaskLimits(timeout=25),
         clock=lambda: next(ticks),
     )
@@ -248,8 +248,8 @@ async def test_killed_by_a_kill_switch_even_from_a_descendant() -> None:
         return "pulled"
 
     model = routed(boss=lambda m: "TO[w]: go", w=calls_then("never", tool_call("stop", {"why": "user pressed stop"})))
-    worker = Task(ResponderAgent("w", model, system="w", tools=[stop]))
-    boss = Task(ResponderAgent("boss", model, system="boss"), sub_tasks=[worker], kill_switch=switch)
+    worker = Task(ResponderAgent("w", model, prompt="w", tools=[stop]))
+    boss = Task(ResponderAgent("boss", model, prompt="boss"), sub_tasks=[worker], kill_switch=switch)
     result = await boss.run("go")
     assert (result.outcome, result.reason) == ("killed", "task 'boss' was killed: user pressed stop")
     assert switch.killed and switch.reason == "user pressed stop"
@@ -259,7 +259,7 @@ async def test_killed_by_a_kill_switch_even_from_a_descendant() -> None:
 
 async def test_an_infinite_loop_is_detected() -> None:
     model = routed(w=lambda m: AIMessage(tool_calls=[tool_call("multiply", {"a": 2, "b": 2})]))
-    result = await Task(ResponderAgent("w", model, system="w", tools=[multiply])).run("go")
+    result = await Task(ResponderAgent("w", model, prompt="w", tools=[multiply])).run("go")
     assert (result.outcome, result.reason) == ("infinite_loop", "the last 2 response(s) repeated 4 times")
     assert result.turns == 8
 
@@ -270,15 +270,15 @@ async def test_a_sub_tasks_outcome_reaches_the_parent_as_a_message() -> None:
         boss=lambda m: f"DONE {m[-1].content}" if isinstance(m[-1], HumanMessage) and m[-1].name else "TO[w]: go",
         w=lambda m: AIMessage(tool_calls=[tool_call("multiply", {"a": next(counter), "b": 1})]),
     )
-    worker = Task(ResponderAgent("w", model, system="w", tools=[multiply]), limits=TaskLimits(max_turns=2))
-    result = await Task(ResponderAgent("boss", model, system="boss"), sub_tasks=[worker]).run("go")
+    worker = Task(ResponderAgent("w", model, prompt="w", tools=[multiply]), limits=TaskLimits(max_turns=2))
+    result = await Task(ResponderAgent("boss", model, prompt="boss"), sub_tasks=[worker]).run("go")
     assert result.outcome == "done"
     assert result.content == "[w stopped: max_turns: reached its limit of 2 turns]\n0"
 
 
 async def test_runtime_limits_become_typed_outcomes() -> None:
     model = routed(w=lambda m: AIMessage(tool_calls=[tool_call("multiply", {"a": len(m), "b": 1})]))
-    task = Task(ResponderAgent("w", model, system="w", tools=[multiply]))
+    task = Task(ResponderAgent("w", model, prompt="w", tools=[multiply]))
     result = await task.run("go", limits=Limits(max_model_calls=2))
     assert (result.outcome, result.reason) == ("budget", "the run made its limit of 2 model calls")
 
@@ -296,7 +296,7 @@ async def test_run_returns_a_validated_plain_type_through_the_final_result_tool(
     model = routed(
         w=calls_then("never", tool_call("final_result", {"result": "x"}), tool_call("final_result", {"result": 42}))
     )
-    assert await Task(ResponderAgent("w", model, system="w")).run("go", output_type=int) == 42
+    assert await Task(ResponderAgent("w", model, prompt="w")).run("go", output_type=int) == 42
     error = model.requests[1].messages[-1]
     assert isinstance(error, ToolMessage) and error.is_error and "valid integer" in error.content
 

@@ -49,7 +49,7 @@ def tool_then_report(*calls: Any) -> Any:
 async def test_bad_tool_arguments_go_back_to_the_model_which_corrects_them(bad: Any, error: str) -> None:
     script = tool_then_report(tool_call("multiply", bad, id="c1"), tool_call("multiply", {"a": 6, "b": 7}, id="c2"))
     model = routed(worker=script)
-    result = await Task(ResponderAgent("worker", model, system="worker", tools=[multiply])).run("6*7?")
+    result = await Task(ResponderAgent("worker", model, prompt="worker", tools=[multiply])).run("6*7?")
     assert result.content == "42"
     retry = model.requests[1].messages[-1]
     assert isinstance(retry, ToolMessage) and retry.is_error and retry.content.startswith(error)
@@ -58,7 +58,7 @@ async def test_bad_tool_arguments_go_back_to_the_model_which_corrects_them(bad: 
 async def test_an_unknown_tool_beside_a_handled_one_gets_an_error_result() -> None:
     calls = [tool_call("multiply", {"a": 2, "b": 3}, id="c1"), tool_call("mystery", {}, id="c2")]
     model = routed(worker=lambda m: AIMessage(tool_calls=calls) if len(m) == 2 else "DONE ok")
-    await Task(ResponderAgent("worker", model, system="worker", tools=[multiply])).run("go")
+    await Task(ResponderAgent("worker", model, prompt="worker", tools=[multiply])).run("go")
     results = model.requests[1].messages[-2:]
     assert [(r.content, r.is_error) for r in results if isinstance(r, ToolMessage)] == [
         ("6", False),
@@ -73,7 +73,7 @@ async def test_handler_exceptions_are_fed_back_or_raised_by_configuration(handle
         raise ValueError("boom")
 
     model = routed(worker=tool_then_report(tool_call("explode", {}, id="c1")))
-    task = Task(ResponderAgent("worker", model, system="worker", tools=[explode], handle_errors=handle_errors))
+    task = Task(ResponderAgent("worker", model, prompt="worker", tools=[explode], handle_errors=handle_errors))
     if handle_errors:
         result = await task.run("go")
         assert result.content == "Error: tool 'explode' failed with ValueError: boom"
@@ -90,14 +90,14 @@ async def test_a_model_retry_from_a_handler_is_advice_for_the_model() -> None:
         return f"picked {n}"
 
     model = routed(worker=tool_then_report(tool_call("pick", {"n": 12}), tool_call("pick", {"n": 3})))
-    result = await Task(ResponderAgent("worker", model, system="worker", tools=[pick])).run("go")
+    result = await Task(ResponderAgent("worker", model, prompt="worker", tools=[pick])).run("go")
     assert result.content == "picked 3"
     assert requests_of(model, "worker")[1][-1] == ("tool", "n must be under 10")
 
 
 async def test_failing_tool_calls_are_bounded_by_the_retry_limit() -> None:
     model = routed(worker=lambda m: AIMessage(tool_calls=[tool_call("multiply", {"a": "x", "b": 1})]))
-    task = Task(ResponderAgent("worker", model, system="worker", tools=[multiply]), limits=TaskLimits(max_retries=2))
+    task = Task(ResponderAgent("worker", model, prompt="worker", tools=[multiply]), limits=TaskLimits(max_retries=2))
     result = await task.run("go")
     assert result.outcome == "stalled"
     assert result.reason.startswith("3 error answers to the model in a row (retry bound 2); last: Invalid arguments")
@@ -107,7 +107,7 @@ async def test_failing_tool_calls_are_bounded_by_the_retry_limit() -> None:
 async def test_several_tools_in_one_message_run_and_answer_in_call_order() -> None:
     calls = [tool_call("multiply", {"a": 6, "b": 7}, id="c1"), tool_call("add", {"a": 6, "b": 7}, id="c2")]
     model = routed(worker=lambda m: AIMessage(tool_calls=calls))
-    task = Task(ResponderAgent("worker", model, system="worker", tools=[multiply, add]), done_if_response=["agent"])
+    task = Task(ResponderAgent("worker", model, prompt="worker", tools=[multiply, add]), done_if_response=["agent"])
     result = await task.run("go")
     assert (result.content, result.value) == ("multiply: 42\nadd: 13", [42, 13])
     assert [m.tool_call_id for m in result.message.tool_results] == ["c1", "c2"]
@@ -132,7 +132,7 @@ async def test_handler_results_of_any_type_keep_their_value(store_kind: str, tmp
 
     calls = [tool_call("weather", {"city": "Lisbon"}, id="c1"), tool_call("table", {"city": "Lisbon"}, id="c2")]
     model = routed(worker=lambda m: AIMessage(tool_calls=calls))
-    task = Task(ResponderAgent("worker", model, system="worker", tools=[weather, table]), done_if_response=["agent"])
+    task = Task(ResponderAgent("worker", model, prompt="worker", tools=[weather, table]), done_if_response=["agent"])
     store = MemoryStore() if store_kind == "memory" else SQLiteStore(tmp_path / "s.db")
     result = await task.run("go", runtime=Runtime(store))
     await store.close()
@@ -157,7 +157,7 @@ async def test_handlers_with_agent_state_count_across_runs_and_never_twice_on_re
         return f"DONE {last.content}"
 
     model = routed(worker=worker)
-    agent = ResponderAgent("worker", model, system="worker", tools=[count], state={"n": 0})
+    agent = ResponderAgent("worker", model, prompt="worker", tools=[count], state={"n": 0})
     assert model.requests == [] and "state" not in str(agent.usable["count"].parameters)
     task, runtime = Task(agent), Runtime()
     first = await task.run("go", runtime=runtime)
@@ -176,7 +176,7 @@ async def test_tool_instructions_and_examples_are_in_the_system_prompt_and_use_h
 
     model = routed(worker=lambda m: "DONE")
     guided = with_guidance(multiply, instructions="use it for every product", examples=[{"a": 2, "b": 3}])
-    agent = ResponderAgent("worker", model, system="worker here", tools=[guided], use_only=[add], handle_only=[secret])
+    agent = ResponderAgent("worker", model, prompt="worker here", tools=[guided], use_only=[add], handle_only=[secret])
     await Task(agent).run("go")
     request = model.requests[0]
     assert request.messages[0].content == (
@@ -204,7 +204,7 @@ async def test_reactions_when_the_model_forgot_to_use_a_tool(reaction: Any, expe
         return AIMessage(tool_calls=[tool_call("multiply", {"a": 6, "b": 7})])
 
     model = routed(worker=worker)
-    task = Task(ResponderAgent("worker", model, system="worker", tools=[multiply], on_no_tool=reaction))
+    task = Task(ResponderAgent("worker", model, prompt="worker", tools=[multiply], on_no_tool=reaction))
     result = await task.run("6*7?")
     assert (result.outcome, result.content) == expected
     if reaction == "nudge":
@@ -217,7 +217,7 @@ async def test_reactions_when_the_model_forgot_to_use_a_tool(reaction: Any, expe
 
 async def test_the_user_reaction_hands_the_models_text_to_the_human() -> None:
     model = routed(worker=lambda m: "Should I really multiply?" if len(m) == 2 else "DONE fine")
-    task = Task(ResponderAgent("worker", model, system="worker", tools=[multiply], on_no_tool="user"))
+    task = Task(ResponderAgent("worker", model, prompt="worker", tools=[multiply], on_no_tool="user"))
     result = await task.run("6*7?")
     assert (result.outcome, result.content) == ("interrupted", "Should I really multiply?")
 

@@ -1,4 +1,4 @@
-"""The plan service's endpoints (seed 002), also under ``/api/``: tasks, verdicts, clarifications, plans, messages.
+"""The plan service's endpoints (docs/plan.md), also under ``/api/``: tasks, verdicts, clarifications, plans, messages.
 
 A session is a thread owned by the caller; its plan runs as a run of the served plan app (the first app whose agent
 is a :class:`~podium.orchestration.plan.PlanAndExecute`) in the server's executor, so a request never runs the

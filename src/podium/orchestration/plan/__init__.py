@@ -1,4 +1,4 @@
-"""Plan and execute (seed 002): a planner turns a task into ordered steps, each assigned to a specialist agent;
+"""Plan and execute (docs/plan.md): a planner turns a task into ordered steps, each assigned to a specialist agent;
 the human approves, rejects, edits or clarifies; approved steps run with their agents' tools.
 
 - :class:`PlanAndExecute` is the agent (one run per task; approvals and clarifications are interrupts).

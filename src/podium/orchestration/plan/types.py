@@ -1,4 +1,4 @@
-"""The plan service's data models and enums (seed 002), and its two errors.
+"""The plan service's data models and enums (docs/plan.md), and its two errors.
 
 A *session* holds *plans*; a plan has *versions* (a clarification or a re-plan after a failure makes the next one)
 and *steps* in an explicit order. A step moves through::

@@ -130,7 +130,7 @@ async def run_react(
 ) -> list[Message]:
     """Run ``agent``'s loop (:meth:`ReactAgent.loop`) on a history the supervisor built; return what it added.
 
-    Replies join the history with canonical tool-call arguments, as langgraph-supervisor shows them. With
+    Replies join the history with canonical tool-call arguments (compact JSON, docs/migrating.md). With
     ``keep_rounds``, the model is shown only the latest ``keep_rounds`` tool rounds in full and the earlier ones
     folded into a note (:func:`compact_rounds`); what is recorded is the full history either way.
 

@@ -128,7 +128,7 @@ def create_handoff_tool(
         description: for the model (default "Ask agent '<agent>' for help").
         task: give the tool a ``task`` argument carrying the request for the agent.
         prefix: the name's prefix when ``name`` is not given (default ``transfer_to_``).
-        agent_name: ``agent`` by the keyword the langgraph libraries use.
+        agent_name: ``agent`` by its other common keyword.
 
     Raises:
         UsageError: no agent, or two different ones.
@@ -197,7 +197,7 @@ class ForwardMessageTool:
 
 
 def create_forward_message_tool(supervisor_name: str = "supervisor") -> ForwardMessageTool:
-    """The ``forward_message`` tool, for ``create_supervisor(..., tools=[...])`` as langgraph-supervisor takes it.
+    """The ``forward_message`` tool, for ``create_supervisor(..., tools=[...])`` (docs/migrating.md).
 
     ``supervisor_name`` is accepted for the same call shape; the supervisor's own name is used.
     """
@@ -262,7 +262,7 @@ def only_call(message: AIMessage, call: ToolCall) -> AIMessage:
 
 
 def handoff_back_messages(agent: str, supervisor: str, call_id: str) -> tuple[AIMessage, ToolMessage]:
-    """The pair recording that ``agent`` handed control back to ``supervisor`` (langgraph-supervisor's layout).
+    """The pair recording that ``agent`` handed control back to ``supervisor`` (the shared layout, docs/migrating.md).
 
     The call's id is derived from ``call_id`` (the handoff that started the agent), so a run executed again after
     an interrupt or a crash, and a recorded cassette, see the same id.
@@ -299,7 +299,7 @@ def canonical_calls(message: AIMessage) -> AIMessage:
     """``message`` with its tool calls' arguments re-serialised as compact JSON (``" {}"`` becomes ``"{}"``).
 
     Models write arguments with stray whitespace; the shared history shows them re-serialised, as
-    langgraph-supervisor does. Invalid JSON is kept as written. The message is copied only when
+    the shared layout does (docs/migrating.md). Invalid JSON is kept as written. The message is copied only when
     something changes.
     """
     calls = message.tool_calls

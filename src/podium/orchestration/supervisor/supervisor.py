@@ -10,7 +10,7 @@ Two context policies:
 - ``scoped`` (default): a handoff carries a ``task``; the agent sees its system prompt and the task (with the
   user's message added when the task does not quote it) and its own tool loop; its answer is the handoff call's
   tool result, so the supervisor sees results, not internals.
-- ``shared``: every agent sees the shared conversation exactly as langgraph-supervisor builds it
+- ``shared``: every agent sees the shared conversation in the layout described in docs/migrating.md
   (``Successfully transferred to <agent>``, the agent's last message or full history, the hand-back pair), so the
   model requests match that conversation's recorded trace.
 
@@ -240,7 +240,7 @@ class Supervisor(Agent):
             for job in jobs:
                 answers[job.call.id] = error_result(job.call, "Not transferred: an answer was forwarded to the user.")
             jobs = []
-        # Hidden handoffs and a successful forward leave no trace in the conversation (langgraph-supervisor's
+        # Hidden handoffs and a successful forward leave no trace in the conversation (as in the shared
         # layout): the forwarded answer ends the turn as the supervisor's own message.
         hidden = {j.call.id for j in jobs} if not self.options.add_handoff_messages else set()
         shown = reply if not (hidden or forward_ids) else without_calls(reply, hidden | forward_ids)
@@ -378,7 +378,7 @@ def create_supervisor(
     settings: ModelSettings | None = None,
     include_agent_name: AgentNameMode | None = None,
 ) -> Supervisor:
-    """A supervisor managing ``agents`` (langgraph-supervisor's ``create_supervisor``, as a Podium agent).
+    """A supervisor managing ``agents`` (docs/migrating.md gives the options' correspondences with other libraries).
 
     Args:
         agents: the agents it delegates to (``ReactAgent``, other supervisors, any :class:`~podium.Agent`).

@@ -2,7 +2,7 @@
 input resumes with the last active agent.
 
 All agents share the thread's conversation. The active agent answers with its prompt, its tools and one handoff
-tool per agent it may hand off to (its own handoff tools when it was given some, as langgraph-swarm's agents are);
+tool per agent it may hand off to (its own handoff tools when it was given some, as in docs/migrating.md);
 calling one makes that agent active, and it continues the turn. The last active agent is kept in the thread's state,
 so the next turn starts with it. With a ``state_schema``, the whole swarm state (the active agent and the fields the
 application adds) is kept and validated as that type.

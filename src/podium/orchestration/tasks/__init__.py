@@ -3,7 +3,7 @@
 - :class:`ResponderAgent` (``agent.py``): LLM, tool-handler and user responders.
 - :class:`Task` (``task.py``) and its loop (``loop.py``) with done rules (``rules.py``).
 - ``tools.py``: tools with handlers, results as tools, and the ``done`` / ``send`` / ``final_result`` / pass /
-  sub-task tools; ``types.py``: messages, results, limits and Langroid's text signals.
+  sub-task tools; ``types.py``: messages, results, limits and the text signals.
 """
 
 from podium.orchestration.tasks.agent import ResponderAgent

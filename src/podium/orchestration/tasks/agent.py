@@ -100,7 +100,7 @@ class ResponderAgent:
         name: str,
         model: Model | None = None,
         *,
-        system: str = "",
+        prompt: str = "",
         tools: Sequence[Tool | Callable[..., Any]] = (),
         use_only: Sequence[Tool | Callable[..., Any]] = (),
         handle_only: Sequence[Tool | Callable[..., Any]] = (),
@@ -119,7 +119,8 @@ class ResponderAgent:
         Args:
             name: the agent's name (letters, digits, ``_`` or ``-``), set on its model's replies.
             model: the model of the LLM responder (``None``: the agent has no LLM responder).
-            system: the system prompt; the tools' instructions and examples are appended.
+            prompt: the instructions the model gets as its system message; the tools' instructions and examples
+                are appended.
             tools: tools the model may use and the agent handles.
             use_only: tools the model may use that another agent handles.
             handle_only: tools the agent handles that its own model is not told about.
@@ -145,7 +146,7 @@ class ResponderAgent:
             raise UsageError(f"on_no_tool must be 'nudge', 'finish', 'user', a callable or None, not {on_no_tool!r}")
         self.name = name
         self.model = model
-        self.system = system
+        self.prompt = prompt
         self.on_no_tool = on_no_tool
         self.handle_errors = handle_errors
         self.user_default = user_default
@@ -186,7 +187,7 @@ class ResponderAgent:
     def system_message(self, extra: Sequence[Tool] = ()) -> SystemMessage | None:
         """The system prompt, with the instructions and examples of the tools the model may use (and ``extra``)."""
         guide = tool_guide([*self.usable.values(), *extra])
-        text = "\n\n".join(part for part in (self.system, guide) if part)
+        text = "\n\n".join(part for part in (self.prompt, guide) if part)
         return SystemMessage(content=text) if text else None
 
     # -- the three native responders ------------------------------------------------------------------------------
@@ -328,7 +329,7 @@ class ResponderAgent:
         if chosen is not None:
             response.content = chosen.content
             return response
-        # A handler's text may signal done or pass too, as any responder's may (Langroid).
+        # A handler's text may signal done or pass too, as any responder's may.
         said = next((r for r in results if parse_done(r.content) is not None), None)
         if said is not None:
             response.done = True

@@ -173,7 +173,7 @@ async def _loop(task: _Task, session: AgentSession, scope: Scope, frame: Frame, 
         if ended is not None:
             return end("done", ended, pending)
         if response is None or responder is None:
-            if task.allow_null_result:  # Langroid: a DO-NOT-KNOW from the other side keeps the task going
+            if task.allow_null_result:  # a DO-NOT-KNOW from the other side keeps the task going
                 pending = TaskMessage(content=NO_ANSWER, sender=LLM if pending.sender == USER else USER)
                 chain.append(pending)
             elif not pending.tool_calls and pending.sender in task.done_if_unanswered:
@@ -188,7 +188,7 @@ async def _loop(task: _Task, session: AgentSession, scope: Scope, frame: Frame, 
                 return end("done", f"{responder} passed its input on as the result", passed)
             pending = passed
             chain.append(pending)
-            stalled += 1  # passing makes no progress by itself (Langroid counts it as a stalled step)
+            stalled += 1  # passing makes no progress by itself (it counts as a stalled step)
             if stalled >= limits.max_stalled_steps:
                 return end("stalled", f"{stalled} steps in a row without a valid response", pending)
             continue
@@ -346,7 +346,7 @@ async def _step(
 
 
 def _resolve(task: _Task, recipient: str) -> str | None:
-    """The responder ``recipient`` names (names match case-insensitively, as entity names do in Langroid)."""
+    """The responder ``recipient`` names (names match case-insensitively)."""
     key = recipient.lower()
     if key in (LLM, task.name.lower(), task.agent.name.lower()):
         return LLM if task.agent.model is not None else None

@@ -42,7 +42,7 @@ def parse_sequence(spec: str | Sequence[str]) -> tuple[str, ...]:
 
     Tokens: a responder (``llm``, ``agent``, ``user``, a sub-task's name), ``tool`` (a response calling any tool),
     ``tool:NAME`` (a response calling that tool) or ``content:REGEX`` (a response whose text the regular expression
-    finds). Langroid's letters are read too: ``L``, ``A``, ``U``, ``T``, ``T[NAME]`` and ``C[REGEX]``.
+    finds). Letter codes are read too (docs/migrating.md): ``L``, ``A``, ``U``, ``T``, ``T[NAME]`` and ``C[REGEX]``.
 
     Raises:
         UsageError: an empty sequence or token, or a bad regular expression.
@@ -64,7 +64,7 @@ _BRACKET = re.compile(r"^([TC])\[(.+)\]$")
 
 
 def _token(token: str) -> str:
-    """``token`` in the long form (Langroid's letter codes translated)."""
+    """``token`` in the long form (letter codes translated)."""
     match = _BRACKET.match(token)
     if match:
         return ("tool:" if match.group(1) == "T" else "content:") + match.group(2)

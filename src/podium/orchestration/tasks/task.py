@@ -20,7 +20,7 @@ task can be a sub-task (a responder) of another task: trees and DAGs of tasks. A
 So a model's unaddressed text that the agent does not react to goes to the first sub-task (fail-over): a
 coordinator answers the human directly with ``DONE``, and routes with an address. A response passing its input on
 (``__PASS__``, ``__PASS__:name``, the pass tools) leaves that input pending for another responder; a
-``DO-NOT-KNOW`` counts only when nobody else answers (Langroid's signals, ``types.py``).
+``DO-NOT-KNOW`` counts only when nobody else answers (the text signals of ``types.py``).
 
 **Done**: a response signalling done (the Done tool, a ``DONE`` text from any responder, a handler returning
 :class:`TaskDone` or a :class:`ResultTool`, the user's quit strings), a sub-task addressing its caller, a final
@@ -36,8 +36,8 @@ next, up to ``TaskLimits.max_retries`` in a row.
 
 Example::
 
-    worker = Task(ResponderAgent("worker", model, system="Multiply with the tool.", tools=[multiply]))
-    boss = Task(ResponderAgent("boss", model, system="Delegate with TO[worker]:"), sub_tasks=[worker])
+    worker = Task(ResponderAgent("worker", model, prompt="Multiply with the tool.", tools=[multiply]))
+    boss = Task(ResponderAgent("boss", model, prompt="Delegate with TO[worker]:"), sub_tasks=[worker])
     result = await boss.run("What is 6 times 7?")          # a TaskResult: outcome, reason, content, value
     answer = await boss.run("...", output_type=Answer)     # a validated Answer (the model gets final_result)
 """
@@ -147,7 +147,7 @@ class Task(Agent):
                 ``("llm",)`` when not interactive, none when interactive).
             done_on_tool: end the task with a response that calls any tool (True) or one of the named tools.
             done_sequences: sequences of responses that end the task, e.g. ``"tool, agent, llm"`` or, in
-                Langroid's letters, ``"T, A, C[quit|exit]"`` (``content:REGEX`` matches a response's text).
+                letter codes (docs/migrating.md), ``"T, A, C[quit|exit]"`` (``content:REGEX`` matches a response's text).
             allow_null_result: when nobody answers, continue with a ``DO-NOT-KNOW`` message from the other side
                 (the user's message gets one from the LLM, anything else one from the user) instead of ending or
                 stalling; the stall bound still applies.
@@ -190,7 +190,7 @@ class Task(Agent):
         return f"Task({self.name!r}, sub_tasks={list(self._subs)})"
 
     def __getitem__(self, output_type: type[T]) -> TypedTask[T]:
-        """This task typed by its result (Langroid's ``task[ResultType]``): its ``run`` returns an ``output_type``."""
+        """This task typed by its result (``task[ResultType]``): its ``run`` returns an ``output_type``."""
         return TypedTask(self, output_type)
 
     # -- the tree -------------------------------------------------------------------------------------------------

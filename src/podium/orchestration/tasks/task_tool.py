@@ -1,4 +1,4 @@
-"""A tool that runs a task as a sub-task (Langroid's task tool): the model delegates by calling it."""
+"""A tool that runs a task as a sub-task: the model delegates by calling it."""
 
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ def _jsonable(value: Any) -> Any:
 
 
 class ResultTool(BaseModel):
-    """A structured result a handler returns to end its task with it (Langroid's result tool).
+    """A structured result a handler returns to end its task with it.
 
     Subclass it with typed fields, or give any fields to the base class; the task's ``value`` is the tool, rebuilt
     as the handler's annotated return type after a resume. ``Task.run(..., output_type=YourResultTool)`` returns it.

@@ -53,9 +53,9 @@ TASK = "task"
 DONE = "DONE"
 """A response starting with it ends the task with the rest of its text."""
 USER_QUIT_STRINGS = frozenset({"q", "x", "quit", "exit", "bye"})
-"""Answers of the human that end the task (as in Langroid)."""
+"""Answers of the human that end the task."""
 PASS = "__PASS__"
-"""A response containing it passes the pending message on: another responder answers it (Langroid's signal)."""
+"""A response containing it passes the pending message on: another responder answers it (a text signal)."""
 PASS_TO = PASS + ":"
 """``__PASS__:name`` passes the pending message on to ``name``."""
 NO_ANSWER = "DO-NOT-KNOW"
@@ -197,7 +197,7 @@ class FinalResult:
 
 @dataclass(slots=True)
 class TaskPass:
-    """Returned by a tool handler to pass the message the model was answering on (Langroid's pass tools)."""
+    """Returned by a tool handler to pass the message the model was answering on (the pass tools)."""
 
     recipient: str | None = None
     """Who should answer it (default: the next responder that can)."""
