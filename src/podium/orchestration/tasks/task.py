@@ -147,7 +147,8 @@ class Task(Agent):
                 ``("llm",)`` when not interactive, none when interactive).
             done_on_tool: end the task with a response that calls any tool (True) or one of the named tools.
             done_sequences: sequences of responses that end the task, e.g. ``"tool, agent, llm"`` or, in
-                letter codes (docs/migrating.md), ``"T, A, C[quit|exit]"`` (``content:REGEX`` matches a response's text).
+                letter codes (docs/migrating.md), ``"T, A, C[quit|exit]"`` (``content:REGEX`` matches a response's
+                text).
             allow_null_result: when nobody answers, continue with a ``DO-NOT-KNOW`` message from the other side
                 (the user's message gets one from the LLM, anything else one from the user) instead of ending or
                 stalling; the stall bound still applies.
