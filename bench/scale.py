@@ -114,6 +114,7 @@ async def _conversations(bases: list[str], count: int, ideal: float) -> dict[str
 
     latencies: list[float] = []
     errors = 0
+    reasons = Counter[str]()
 
     async def one(client: httpx.AsyncClient, i: int) -> None:
         nonlocal errors
@@ -122,10 +123,13 @@ async def _conversations(bases: list[str], count: int, ideal: float) -> dict[str
             thread = (await client.post(f"{random.choice(bases)}/threads", json={})).json()["thread_id"]
             body = {"assistant_id": "scale", "input": {"messages": [{"role": "user", "content": f"c{i}"}]}}
             answer = await client.post(f"{random.choice(bases)}/threads/{thread}/runs/wait", json=body)
-            if answer.status_code != 200 or answer.json()["messages"][-1]["content"] != f"done: c{i}":
+            messages = answer.json().get("messages") or [{}] if answer.status_code == 200 else [{}]
+            if messages[-1].get("content") != f"done: c{i}":
                 errors += 1
-        except (httpx.HTTPError, KeyError, ValueError):
+                reasons[str(answer.json().get("__error__", answer.status_code))[:160]] += 1
+        except (httpx.HTTPError, KeyError, ValueError) as exc:
             errors += 1
+            reasons[type(exc).__name__] += 1
         latencies.append(time.perf_counter() - started)
 
     limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)
@@ -140,6 +144,7 @@ async def _conversations(bases: list[str], count: int, ideal: float) -> dict[str
         "added_p50_ms": round(1000 * statistics.median(added), 1),
         "added_p99_ms": round(1000 * added[min(len(added) - 1, int(0.99 * len(added)))], 1),
         "errors": errors,
+        "error_reasons": dict(reasons.most_common(3)),
     }
 
 
