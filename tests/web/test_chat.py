@@ -135,7 +135,8 @@ def test_a_reload_and_a_second_tab_show_the_same_conversation_and_question(page:
     expect(other.locator("#messages .msg.question")).to_have_count(2)
     assert _conversation(other) == before
     other.close()
-    page.locator("#messages .msg.question").last.get_by_role("button", name="partner").click()
+    page.locator("#messages .msg.question").last.get_by_role("button", name="partner").focus()
+    page.keyboard.press("Enter")  # the keyboard answers too
     expect(page.locator("#messages .msg.question").last).to_contain_text("www.my_id.com")
     expect(page.locator("#threads li.current")).to_contain_text("I want to craft a declined letter.")
 

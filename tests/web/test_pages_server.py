@@ -40,3 +40,18 @@ def test_a_threads_stored_events_in_order_after_a_seq() -> None:
         assert client.get(f"/threads/{thread}/events", params={"limit": 2}).json() == events[:2]
         assert client.get("/threads/nope/events").status_code == 404
         assert client.get(f"/threads/{thread}/events", params={"after": -1}).status_code == 422
+
+
+def test_every_file_of_the_pages_is_package_data() -> None:
+    """A wheel (not only a checkout) ships the pages: every static file matches a package-data pattern."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    from podium.server.pages import STATIC
+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["podium"]
+    files = [f"server/static/{path.name}" for path in STATIC.iterdir()]
+    assert {"server/static/chat.html", "server/static/plan.html", "server/static/style.css"} <= set(files)
+    assert all(any(fnmatch.fnmatch(file, pattern) for pattern in patterns) for file in files)
