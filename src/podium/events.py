@@ -10,6 +10,7 @@ whose key is already recorded returns the recorded result instead of running aga
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -65,6 +66,42 @@ class Expectation:
         if self.description:
             data["description"] = self.description
         return data
+
+    def fit(self, text: str) -> str | None:
+        """What in ``text`` answers this expectation, or ``None`` when it does not fit (an empty text never fits).
+
+        A ``choice`` takes an option given alone (case and end punctuation aside), its number, or the one option the
+        text names as a word ("Yes, please" is ``yes``; "yes or no" names two and fits neither), and answers with
+        the option as written; a ``pattern`` needs a match of ``pattern`` in the text; ``text`` takes anything. The
+        text itself is the answer of a pattern or a text.
+        """
+        said = text.strip()
+        if not said:
+            return None
+        if self.type == "choice" and self.options:
+            bare = said.rstrip(".!").strip().lower()
+            for option in self.options:
+                if option.strip().lower() == bare:
+                    return option
+            if bare.isdigit() and 1 <= int(bare) <= len(self.options):
+                return self.options[int(bare) - 1]
+            named = [o for o in self.options if re.search(rf"(?<!\w){re.escape(o.strip().lower())}(?!\w)", bare)]
+            return named[0] if len(named) == 1 else None
+        if self.type == "pattern" and self.pattern:
+            try:
+                return text if re.search(self.pattern, text) else None
+            except re.error:
+                return text  # a pattern that does not compile checks nothing
+        return text
+
+    def hint(self) -> str:
+        """How to answer, for a question asked again ("yes or no", or the description)."""
+        if self.description:
+            return self.description
+        if self.type == "choice" and self.options:
+            quoted = [repr(o) if " " in o else o for o in self.options]
+            return ", ".join(quoted[:-1]) + f" or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+        return f"text matching {self.pattern}" if self.type == "pattern" and self.pattern else "some text"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Expectation:

@@ -149,7 +149,9 @@ class ReactAgent(Agent):
             if cut_off(reply):  # arguments cut short by the length limit: never run them, tell the model
                 results = [cast(ToolMessage, await ctx.add_message(_cut_off_call(c))) for c in reply.tool_calls]
             else:
-                results = await ctx.call_tools(tools, reply.tool_calls, handle_errors=self.handle_tool_errors)
+                results = await ctx.call_tools(
+                    tools, reply.tool_calls, handle_errors=self.handle_tool_errors, check_answers=True
+                )
             messages.extend(results)
             if all(r.is_error for r in results):
                 failing_rounds += 1

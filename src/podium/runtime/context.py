@@ -51,7 +51,17 @@ class RunContext(Injectable, Generic[DepsT]):
     A tool receives one when it declares a parameter annotated ``RunContext`` (or ``RunContext[MyDeps]``).
     """
 
-    __slots__ = ("_budgets", "_counter", "_on_ask", "_provided", "_state", "deps", "namespace", "path")
+    __slots__ = (
+        "_budgets",
+        "_check_answers",
+        "_counter",
+        "_on_ask",
+        "_provided",
+        "_state",
+        "deps",
+        "namespace",
+        "path",
+    )
 
     def __init__(
         self,
@@ -63,12 +73,14 @@ class RunContext(Injectable, Generic[DepsT]):
         on_ask: AskHandler | None = None,
         budgets: tuple[Budget, ...] = (),
         provided: Mapping[type, Injectable] | None = None,
+        check_answers: bool = False,
     ) -> None:
         self._state = state
         self._counter = 0
         self._on_ask = on_ask
         self._budgets = budgets
         self._provided: Mapping[type, Injectable] = provided or {}
+        self._check_answers = check_answers
         self.path = path
         """Where this context sits: agent names and tool call ids, outermost first."""
         self.namespace = namespace
@@ -135,6 +147,7 @@ class RunContext(Injectable, Generic[DepsT]):
             on_ask=on_ask or self._on_ask,
             budgets=budgets,
             provided=self._provided,
+            check_answers=self._check_answers,
         )
 
     def provide(self, value: Injectable) -> None:
@@ -233,6 +246,10 @@ class RunContext(Injectable, Generic[DepsT]):
         The first time, this records the question and unwinds the run (status ``interrupted``). When the answer is
         given to :meth:`podium.Runtime.resume`, in this process or another one, the run executes again and this
         call returns the answer.
+
+        In a context that checks answers (the tools of a ReAct agent: ``call_tools(check_answers=True)``), an answer
+        that does not fit ``expectation`` (:meth:`Expectation.fit`: "And in Fahrenheit?" to a yes/no question) is
+        not returned: the question is asked again, saying how to answer, and a choice returns the option chosen.
         """
         key = self._next_key()
         if self._on_ask is not None:
@@ -240,14 +257,20 @@ class RunContext(Injectable, Generic[DepsT]):
                 Interrupt(id=key, path=self.path, prompt=prompt, expectation=expectation, data=data)
             )
         journal = self._state.journal
-        answer = journal.get(key + "!")
-        if isinstance(answer, InterruptAnswered):
-            return answer.answer
-        raised = journal.get(key)
+        asked, attempt, question = key, 1, prompt
+        while isinstance(answer := journal.get(asked + "!"), InterruptAnswered):
+            if not self._check_answers or expectation is None:
+                return answer.answer
+            fit = expectation.fit(answer.answer)
+            if fit is not None:
+                return fit
+            attempt += 1  # an answer that does not fit: the same question again, under a key of its own
+            asked, question = f"{key}~{attempt}", f"{prompt} (Please answer {expectation.hint()}.)"
+        raised = journal.get(asked)
         if isinstance(raised, InterruptRaised):
             raise Suspended([raised.interrupt])
-        interrupt = Interrupt(id=key, path=self.path, prompt=prompt, expectation=expectation, data=data)
-        await self._state.record(InterruptRaised(interrupt=interrupt, key=key, path=self.path))
+        interrupt = Interrupt(id=asked, path=self.path, prompt=question, expectation=expectation, data=data)
+        await self._state.record(InterruptRaised(interrupt=interrupt, key=asked, path=self.path))
         raise Suspended([interrupt])
 
     async def call_model(self, model: Model, request: ModelRequest, *, name: str | None = None) -> ModelResponse:
@@ -277,15 +300,24 @@ class RunContext(Injectable, Generic[DepsT]):
         calls: Sequence[ToolCall],
         *,
         handle_errors: bool = True,
+        check_answers: bool = False,
     ) -> list[ToolMessage]:
         """Run a model's tool calls concurrently; each result is journaled and added to this context's history.
 
         Calls that cannot run (unknown tool, unparseable or invalid arguments, :class:`ModelRetry`, and with
         ``handle_errors`` any exception) are answered with an error message for the model instead of raising, so
         every call gets exactly one result, in the order of the calls. Questions to the human raised by several
-        calls are gathered into one suspension after the others finish.
+        calls are gathered into one suspension after the others finish. With ``check_answers`` the tools' questions
+        (and those of agents they run) take only answers that fit their expectation (see :meth:`ask`).
         """
         keys = [self._next_key() for _ in calls]
+
+        def tool_context(call: ToolCall, key: str) -> RunContext[DepsT]:
+            """The context a tool call runs in (a child named by the call's id)."""
+            inner = self.child(call.id)
+            inner._check_answers = inner._check_answers or check_answers
+            return inner
+
         return await call_tools(
             self._state,
             tools,
@@ -293,10 +325,6 @@ class RunContext(Injectable, Generic[DepsT]):
             keys=keys,
             path=self.path,
             namespace=self.namespace,
-            tool_context=self._tool_context,
+            tool_context=tool_context,
             handle_errors=handle_errors,
         )
-
-    def _tool_context(self, call: ToolCall, key: str) -> RunContext[DepsT]:
-        """The context a tool call runs in (a child named by the call's id)."""
-        return self.child(call.id)

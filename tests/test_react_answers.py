@@ -1,0 +1,73 @@
+"""Answers fit the question everywhere (issue 17 item 7): a ReAct tool's ``ctx.ask`` with options checks the answer,
+as the master agent does, and asks again on a misfit instead of taking "And in Fahrenheit?" as the answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from podium import Expectation, MemoryStore, RunContext, Runtime, Settings
+
+QUESTION = "Save this note to your trip notebook: 'pack sunglasses for Lisbon'?"
+
+
+async def test_a_react_tool_asks_again_when_the_answer_does_not_fit() -> None:
+    from examples.trip import app
+
+    agent = app.build(app.model(Settings()))
+    runtime = Runtime(MemoryStore())
+    asked = await runtime.run(agent, "Save a note: pack sunglasses for Lisbon")
+    (question,) = asked.interrupts
+    assert question.prompt == QUESTION
+    again = await runtime.resume(agent, asked.thread_id, "And in Fahrenheit?")
+    assert again.status == "interrupted"
+    (repeat,) = again.interrupts
+    assert repeat.prompt == f"{QUESTION} (Please answer yes or no.)"
+    assert repeat.id == f"{question.id}~2" and repeat.path == question.path
+    assert repeat.expectation is not None and repeat.expectation.options == ["yes", "no"]
+    still = await runtime.resume(agent, asked.thread_id, "maybe")
+    assert still.interrupts[0].id == f"{question.id}~3"
+    done = await runtime.resume(agent, asked.thread_id, "Yes, please.")  # fits: the tool gets "yes"
+    assert done.status == "completed" and done.output == "Done: Saved to the trip notebook: pack sunglasses for Lisbon"
+
+
+async def test_a_question_outside_a_react_tool_takes_the_answer_as_given() -> None:
+    """Orchestrators that judge answers themselves (the master agent's classifier) still get them unchanged."""
+    from podium import AgentResult, HumanMessage
+    from podium.agents.base import Agent
+
+    class Asker(Agent):
+        name = "asker"
+
+        async def invoke(self, ctx: RunContext[object], input: HumanMessage) -> AgentResult:
+            choice = Expectation(type="choice", options=["yes", "no"])
+            return AgentResult(output=await ctx.ask("Go?", expectation=choice))
+
+    runtime = Runtime(MemoryStore())
+    asked = await runtime.run(Asker(), "hi")
+    done = await runtime.resume(Asker(), asked.thread_id, "And in Fahrenheit?")
+    assert done.output == "And in Fahrenheit?"
+
+
+@pytest.mark.parametrize(
+    ("expectation", "text", "fit"),
+    [
+        (Expectation(type="choice", options=["yes", "no"]), "YES", "yes"),
+        (Expectation(type="choice", options=["yes", "no"]), "no, thanks.", "no"),
+        (Expectation(type="choice", options=["yes", "no"]), "yes or no", None),
+        (Expectation(type="choice", options=["yes", "no"]), "And in Fahrenheit?", None),
+        (Expectation(type="choice", options=["Home", "Motor"]), "2", "Motor"),
+        (Expectation(type="choice", options=["Home", "Motor"]), "  ", None),
+        (Expectation(type="pattern", pattern=r"\d{3}"), "id 123AB", "id 123AB"),
+        (Expectation(type="pattern", pattern=r"\d{3}"), "no digits", None),
+        (Expectation(type="text"), "anything", "anything"),
+    ],
+)
+def test_expectation_fit(expectation: Expectation, text: str, fit: str | None) -> None:
+    assert expectation.fit(text) == fit
+
+
+def test_the_hint_says_how_to_answer() -> None:
+    assert Expectation(type="choice", options=["yes", "no"]).hint() == "yes or no"
+    assert Expectation(type="choice", options=["a", "b c", "d"]).hint() == "a, 'b c' or d"
+    assert Expectation(type="pattern", pattern="x+", description="some x").hint() == "some x"
+    assert Expectation(type="pattern", pattern="x+").hint() == "text matching x+"
