@@ -169,11 +169,10 @@ def create_app(
 
 def _mount_a2a(app: FastAPI, state: ServerState) -> None:
     """Every app as an A2A agent (``podium.server.a2a``), when the ``a2a`` extra is installed."""
-    try:
-        from podium.server import a2a
-    except ImportError:  # pragma: no cover - the dev extra installs it
-        return
-    a2a.mount(app, state)
+    from podium.server import a2a
+
+    if a2a.available():
+        a2a.mount(app, state)
 
 
 def _shared_queue(store: Store) -> Any:
