@@ -22,6 +22,8 @@ variable                    meaning                                          def
 ``PODIUM_DATA_DIR``         folder of the SQLite store                       ``~/.podium``
 ``PODIUM_STORE``            ``memory``, a path, ``sqlite:///rel.db``,        the data dir's file
                             ``postgresql://user:pw@host/db``
+``PODIUM_DURABILITY``       ``full`` (commits survive a power cut) or        ``full``
+                            ``process`` (they survive a process crash)
 ==========================  ===============================================  ======================
 """
 
@@ -37,7 +39,7 @@ from podium.errors import UsageError
 
 if TYPE_CHECKING:
     from podium.models.base import Model
-    from podium.store.base import Store
+    from podium.store.base import Durability, Store
 
 __all__ = ["Settings", "open_store"]
 
@@ -53,6 +55,7 @@ _FIELDS = {
     "classifier": ("PODIUM_CLASSIFIER",),
     "data_dir": ("PODIUM_DATA_DIR",),
     "store": ("PODIUM_STORE",),
+    "durability": ("PODIUM_DURABILITY",),
 }
 
 
@@ -83,6 +86,9 @@ class Settings:
     """Folder of the default SQLite store."""
     store: str | None = None
     """``memory``, a database path, ``sqlite:///path`` or ``postgresql://...``; default: ``data_dir/podium.db``."""
+    durability: Durability = "full"
+    """What a committed write survives: ``full`` (fsync at every commit: a power cut) or ``process`` (a crash of
+    the process; a power cut may lose the last commits). See :class:`~podium.store.sqlite.SQLiteStore`."""
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, file: str | os.PathLike[str] | None = None) -> Settings:
@@ -122,6 +128,8 @@ class Settings:
             raise UsageError(f"bad setting: max_tokens must be at least 1, not {values['max_tokens']}")
         if values.get("classifier") not in (None, "router", "llm", "hybrid"):
             raise UsageError(f"bad setting classifier: {values['classifier']!r}; choose router, llm or hybrid")
+        if values.get("durability", "full") not in ("full", "process"):
+            raise UsageError(f"bad setting: durability must be 'full' or 'process', not {values['durability']!r}")
         if "data_dir" in values:
             values["data_dir"] = Path(values["data_dir"])
         return cls(**values)
@@ -148,7 +156,7 @@ def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings
     """Open a store: ``"memory"``, a SQLite file path, ``sqlite:///path``, or by default the settings' store.
 
     A ``postgresql://user:password@host/db`` URL opens a :class:`~podium.store.postgres.PostgresStore` (needs the
-    ``postgres`` extra); it connects on first use.
+    ``postgres`` extra); it connects on first use. SQLite and PostgreSQL stores get the settings' ``durability``.
 
     Raises:
         UsageError: an unsupported URL scheme.
@@ -165,7 +173,7 @@ def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings
     if target.startswith("postgresql://"):
         from podium.store.postgres import PostgresStore
 
-        return PostgresStore(target)  # connects on first use
+        return PostgresStore(target, durability=settings.durability)  # connects on first use
     if "://" in target:
         scheme, _, rest = target.partition("://")
         if scheme != "sqlite":
@@ -175,4 +183,4 @@ def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings
         target = rest[1:] if rest.startswith("/") else rest  # sqlite:///relative.db, sqlite:////absolute.db
     from podium.store.sqlite import SQLiteStore
 
-    return SQLiteStore(Path(target).expanduser())
+    return SQLiteStore(Path(target).expanduser(), durability=settings.durability)

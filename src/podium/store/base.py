@@ -19,9 +19,13 @@ from typing import Any, Literal
 from podium.events import Event
 from podium.messages import Message
 
-__all__ = ["ApiKey", "RunRecord", "RunStatus", "Store", "ThreadInfo", "owner_is_alive"]
+__all__ = ["ApiKey", "Durability", "RunRecord", "RunStatus", "Store", "ThreadInfo", "owner_is_alive"]
 
 RunStatus = Literal["running", "interrupted", "completed", "failed", "limit_exceeded", "cancelled"]
+
+Durability = Literal["full", "process"]
+"""What a committed write survives: ``"full"``, a power cut (fsync at every commit); ``"process"``, a crash of the
+process only (the operating system may still lose the last commits if the machine stops)."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -43,7 +43,7 @@ from podium.store._rows import (
     run_from_row,
     run_row,
 )
-from podium.store.base import ApiKey, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
+from podium.store.base import ApiKey, Durability, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -136,6 +136,7 @@ class PostgresStore(Store):
         connect_timeout: float = 10.0,
         max_connections: int = 10,
         wait_timeout: float = 30.0,
+        durability: Durability = "full",
     ) -> None:
         """Describe the database; nothing connects until the first call or :meth:`open`.
 
@@ -146,15 +147,23 @@ class PostgresStore(Store):
             connect_timeout: seconds to wait for the server when connecting (unless the URL sets one).
             max_connections: the most connections the pool opens; calls beyond that many at once wait for one.
             wait_timeout: seconds a call waits for a free connection before :class:`StoreError`.
+            durability: ``"full"`` (the server's ``synchronous_commit``: a commit is flushed to its disk before the
+                call returns) or ``"process"`` (``synchronous_commit=off``: a commit survives a crash of this
+                process, but a crash of the server may lose its last fraction of a second of commits).
 
         Raises:
-            UsageError: psycopg or psycopg_pool is not installed, or ``max_connections`` is below 1.
+            UsageError: psycopg or psycopg_pool is not installed, ``max_connections`` is below 1, or an unknown
+                ``durability``.
             StoreError: ``url`` is not a valid connection string.
         """
         psycopg = _psycopg()
         _psycopg_pool()
         if max_connections < 1:
             raise UsageError(f"max_connections must be at least 1, not {max_connections}")
+        if durability not in ("full", "process"):
+            raise UsageError(f"durability must be 'full' or 'process', not {durability!r}")
+        self.durability: Durability = durability
+        """What a committed write survives: ``"full"`` (a crash of the server) or ``"process"`` (of this process)."""
         try:
             params: dict[str, Any] = psycopg.conninfo.conninfo_to_dict(url)
         except psycopg.Error as exc:
@@ -242,6 +251,8 @@ class PostgresStore(Store):
             return self._pool
 
     async def _configure(self, conn: AsyncConnection[Any]) -> None:
+        if self.durability == "process":
+            await conn.execute("SET synchronous_commit TO off")
         if self.schema is not None:
             sql = _psycopg().sql
             await conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))

@@ -2,8 +2,15 @@
 
 The store owns one connection, used only by a thread of its own: every call is handed to that thread and awaited,
 so a write lock held by another process (SQLite waits up to ``busy_timeout`` for it) delays the calls of this store,
-never the event loop and the other coroutines of the process. ``synchronous=NORMAL`` in WAL mode keeps every
-committed transaction through a process crash (SIGKILL); only a power loss may drop the last ones.
+never the event loop and the other coroutines of the process. Writes queued at the same moment share one
+transaction and one fsync (group commit, see :mod:`podium.store._writer`).
+
+``durability`` says what a committed write survives (the file is in WAL mode either way):
+
+* ``"full"`` (the default): ``synchronous=FULL``, the WAL is fsynced at every commit, so a write whose call
+  returned survives a power cut or an operating-system crash.
+* ``"process"``: ``synchronous=NORMAL``, fsync only at checkpoints: a write survives the crash or kill of the
+  process (SIGKILL), but a power cut may drop the last commits (never corrupting the file).
 
 The schema is versioned with ``PRAGMA user_version`` and migrated forward on open; a file from a newer Podium, or
 one that is not a Podium database, is refused with :class:`StoreCorrupt`.
@@ -17,12 +24,12 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
-from podium.errors import StoreCorrupt, StoreError, StoreLocked
+from podium.errors import StoreCorrupt, StoreError, StoreLocked, UsageError
 from podium.events import Event
 from podium.messages import Message
 from podium.store._rows import (
@@ -35,7 +42,8 @@ from podium.store._rows import (
     run_from_row,
     run_row,
 )
-from podium.store.base import ApiKey, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
+from podium.store._writer import Writer
+from podium.store.base import ApiKey, Durability, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
 
 __all__ = ["SQLiteStore"]
 
@@ -84,27 +92,41 @@ def _transaction(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], 
 class SQLiteStore(Store):
     """A store in one SQLite file, whose statements run on a thread of its own."""
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0, durability: Durability = "full"
+    ) -> None:
         """Open (creating if needed) the database at ``path`` and migrate its schema.
 
         Args:
             path: the database file; its folder is created if missing. ``":memory:"`` works for tests.
             busy_timeout: seconds to wait for another connection's write lock before :class:`StoreLocked`.
+            durability: ``"full"`` (fsync at every commit: commits survive a power cut) or ``"process"`` (commits
+                survive a crash of the process, not of the machine); see the module's documentation.
 
         Raises:
+            UsageError: an unknown ``durability``.
             StoreCorrupt: the file is not a Podium database, or was written by a newer version.
             StoreLocked: the file stayed locked while migrating.
         """
+        if durability not in get_args(Durability):
+            raise UsageError(f"durability must be 'full' or 'process', not {durability!r}")
         self.path = str(path)
+        self.durability: Durability = durability
+        """What a committed write survives: ``"full"`` (a power cut) or ``"process"`` (a process crash)."""
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn: sqlite3.Connection | None = None
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podium-sqlite")
+        self._writer = Writer("podium-sqlite", self._errors)
+        self._writer.full = durability == "full"
         try:
             self._on_thread(lambda _: self._open(busy_timeout), opening=True)
         except BaseException:
-            self._thread.shutdown(wait=False)
+            self._writer.stop()
             raise
+
+    @property
+    def commits(self) -> int:
+        """Write transactions committed so far by this store (several callers' writes may share one)."""
+        return self._writer.commits
 
     # the store's thread ---------------------------------------------------------------------------------------------
     def _open(self, busy_timeout: float) -> None:
@@ -113,39 +135,44 @@ class SQLiteStore(Store):
             conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
-        self._conn = conn
+        self._writer.conn = conn
         try:
             self._setup(conn)
         except BaseException:
-            self._conn = None
+            self._writer.conn = None
             conn.close()
             raise
 
-    def _guarded(self, work: Callable[[sqlite3.Connection], T], opening: bool) -> T:
-        """Run ``work`` on the connection (called on the store's thread), mapping SQLite's errors."""
-        conn = self._conn
-        if conn is None and not opening:
-            raise StoreError(f"the SQLite store {self.path} is closed")
-        with self._errors():
+    def _guard(self, work: Callable[[sqlite3.Connection], T], opening: bool) -> Callable[[Any], T]:
+        def guarded(conn: sqlite3.Connection | None) -> T:
+            if conn is None and not opening:
+                raise StoreError(f"the SQLite store {self.path} is closed")
             return work(conn)  # type: ignore[arg-type]  # None only while opening, when work ignores it
 
-    def _submit(self, work: Callable[[sqlite3.Connection], T], opening: bool = False) -> Future[T]:
+        return guarded
+
+    def _submit(
+        self, work: Callable[[sqlite3.Connection], T], *, write: bool, durable: bool = True, opening: bool = False
+    ) -> Future[T]:
         try:
-            return self._thread.submit(self._guarded, work, opening)
-        except RuntimeError:  # the thread was shut down by close()
+            return self._writer.submit(self._guard(work, opening), write=write, durable=durable)
+        except RuntimeError:  # stopped by close()
             raise StoreError(f"the SQLite store {self.path} is closed") from None
 
     def _on_thread(self, work: Callable[[sqlite3.Connection], T], *, opening: bool = False) -> T:
         """Run ``work`` on the store's thread and wait for it, blocking (for set-up, not for coroutines)."""
-        return self._submit(work, opening).result()
+        return self._submit(work, write=False, opening=opening).result()
 
     async def _call(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work`` on the store's thread; the event loop serves other coroutines meanwhile."""
-        return await asyncio.wrap_future(self._submit(work))
+        """Run ``work`` (reads, or statements managing their own transaction) on the store's thread."""
+        return await asyncio.wrap_future(self._submit(work, write=False))
 
-    async def _tx(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work`` in one write transaction on the store's thread."""
-        return await self._call(lambda conn: _transaction(conn, work))
+    async def _tx(self, work: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> T:
+        """Run ``work`` in a write transaction on the store's thread (shared with the writes queued meanwhile).
+
+        ``durable=False`` lets it commit without an fsync of its own (for leases, which a power cut voids).
+        """
+        return await asyncio.wrap_future(self._submit(work, write=True, durable=durable))
 
     async def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         return await self._call(lambda conn: conn.execute(sql, params).fetchall())
@@ -170,7 +197,7 @@ class SQLiteStore(Store):
     def _setup(self, conn: sqlite3.Connection) -> None:
         with self._errors():
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
@@ -220,9 +247,6 @@ class SQLiteStore(Store):
     # events
     async def append_events(self, thread_id: str, events: list[Event]) -> None:
         rows = [event_row(thread_id, e) for e in events]
-        if len(rows) == 1:  # one statement is its own transaction in autocommit mode: no BEGIN/COMMIT round trips
-            await self._call(lambda conn: conn.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows[0]))
-            return
         await self._tx(lambda c: c.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows))
 
     async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
@@ -310,10 +334,11 @@ class SQLiteStore(Store):
             c.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?)", (thread_id, owner, now + ttl))
             return None
 
-        return await self._tx(work)
+        return await self._tx(work, durable=False)  # a power cut ends every holder: no fsync needed
 
     async def release_thread(self, thread_id: str, owner: str) -> None:
-        await self._tx(lambda c: c.execute("DELETE FROM leases WHERE thread_id=? AND owner=?", (thread_id, owner)))
+        sql = "DELETE FROM leases WHERE thread_id=? AND owner=?"
+        await self._tx(lambda c: c.execute(sql, (thread_id, owner)), durable=False)
 
     # state
     async def put_state(self, thread_id: str, key: str, value: Any) -> None:
@@ -352,7 +377,7 @@ class SQLiteStore(Store):
         """Close the connection and stop the store's thread; the store cannot be used afterwards."""
 
         def shut(conn: sqlite3.Connection) -> None:
-            self._conn = None
+            self._writer.conn = None
             conn.close()
 
         try:
@@ -360,4 +385,4 @@ class SQLiteStore(Store):
         except StoreError:  # closed already
             return
         finally:
-            self._thread.shutdown(wait=False)
+            self._writer.stop()

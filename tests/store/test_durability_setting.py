@@ -1,0 +1,111 @@
+"""The ``durability`` setting and group commit: what a commit survives, and writers sharing one transaction."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from podium import Settings, SQLiteStore, StoreError, UsageError, open_store
+from podium.events import SideChannel
+from podium.store.base import RunRecord
+from podium.store.postgres import PostgresStore
+
+
+def _synchronous(store: SQLiteStore) -> int:
+    """The connection's ``PRAGMA synchronous`` (1 NORMAL, 2 FULL), read on the store's thread."""
+    return int(store._on_thread(lambda c: c.execute("PRAGMA synchronous").fetchone()[0]))
+
+
+async def test_full_is_the_default_and_process_is_normal(tmp_path: Path) -> None:
+    full, process = SQLiteStore(tmp_path / "f.db"), SQLiteStore(tmp_path / "p.db", durability="process")
+    assert (full.durability, _synchronous(full)) == ("full", 2)
+    assert (process.durability, _synchronous(process)) == ("process", 1)
+    for store in (full, process):
+        await store.close()
+    with pytest.raises(UsageError, match="durability must be 'full' or 'process', not 'fast'"):
+        SQLiteStore(tmp_path / "x.db", durability="fast")  # type: ignore[arg-type]
+
+
+async def test_the_setting_reaches_the_stores(tmp_path: Path) -> None:
+    assert Settings.load(env={}).durability == "full"
+    settings = Settings.load(env={"PODIUM_DURABILITY": "process", "PODIUM_DATA_DIR": str(tmp_path)})
+    store = open_store(settings=settings)
+    assert isinstance(store, SQLiteStore) and _synchronous(store) == 1
+    await store.close()
+    with pytest.raises(UsageError, match="durability must be 'full' or 'process', not 'none'"):
+        Settings.load(env={"PODIUM_DURABILITY": "none"})
+    postgres = open_store("postgresql://u@localhost/db", settings=settings)
+    assert isinstance(postgres, PostgresStore) and postgres.durability == "process"
+    with pytest.raises(UsageError, match="durability"):
+        PostgresStore("postgresql://u@localhost/db", durability="off")  # type: ignore[arg-type]
+
+
+async def test_postgres_process_durability_turns_synchronous_commit_off(postgres_schema: tuple[str, str]) -> None:
+    url, schema = postgres_schema
+    for durability, expected in (("process", "off"), ("full", "on")):
+        store = PostgresStore(url, schema=schema, durability=durability)  # type: ignore[arg-type]
+        shown = await store._run(lambda conn: _show(conn))
+        assert shown == expected
+        await store.close()
+
+
+async def _show(conn: object) -> str:
+    cursor = await conn.execute("SHOW synchronous_commit")  # type: ignore[attr-defined]
+    row = await cursor.fetchone()
+    return str(row[0])
+
+
+def _note(seq: int, text: str) -> SideChannel:
+    event = SideChannel(text=text, channel="progress")
+    event.seq, event.run_id = seq, "r"
+    return event
+
+
+async def test_writes_queued_together_share_one_commit_and_a_failure_stays_alone(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "g.db")
+    for i in range(20):
+        await store.create_thread(f"t{i}")
+    before = store.commits
+    gate = threading.Event()
+    blocked = asyncio.ensure_future(store._call(lambda _: gate.wait(5)))  # holds the thread while writers queue
+    await asyncio.sleep(0.05)
+    writes = [asyncio.ensure_future(store.append_events(f"t{i}", [_note(1, f"n{i}")])) for i in range(20)]
+    clash = asyncio.ensure_future(store.append_events("t3", [_note(1, "same seq as n3")]))
+    await asyncio.sleep(0.05)
+    gate.set()
+    await blocked
+    await asyncio.gather(*writes)
+    with pytest.raises(StoreError, match="UNIQUE"):
+        await clash
+    assert store.commits == before + 1  # twenty-one writers, one transaction, one fsync
+    for i in range(20):
+        assert [e.text for e in await store.read_events(f"t{i}")] == [f"n{i}"]  # type: ignore[attr-defined]
+    await store.close()
+
+
+async def test_lease_changes_commit_without_a_sync_of_their_own(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "l.db")
+    await store.create_thread("t")
+    commits, synced = store.commits, store._writer.synced_commits
+    assert await store.acquire_thread("t", "me", 30) is None
+    await store.release_thread("t", "me")
+    assert (store.commits, store._writer.synced_commits) == (commits + 2, synced)
+    assert _synchronous(store) == 2  # restored for the durable commits that follow
+    await store.create_run(RunRecord(id="r", thread_id="t"))
+    assert store._writer.synced_commits == synced + 1
+    await store.close()
+    # what was committed without its own sync is in the file all the same
+    with sqlite3.connect(tmp_path / "l.db") as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+
+
+async def test_a_closed_store_refuses_calls(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "c.db")
+    await store.close()
+    with pytest.raises(StoreError, match="closed"):
+        await store.create_thread("t")
+    await store.close()  # twice is fine
