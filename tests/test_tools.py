@@ -183,3 +183,56 @@ async def test_a_task_state_parameter_outside_a_task_agent_gets_a_fresh_state() 
     made = Tool(count)
     assert made.parameters["properties"] == {}
     assert await made.run(None, {}) == 1 and await made.run(None, {}) == 1  # nothing provided: nothing kept
+
+
+def test_a_function_is_derived_once_and_forgotten_with_it() -> None:
+    import gc
+
+    from podium.tools import _DERIVED
+
+    def lookup(key: str) -> str:
+        """Look a key up.
+
+        Args:
+            key: what to find.
+        """
+        return key
+
+    first, second = Tool(lookup), Tool(lookup)
+    assert first._schema is second._schema and list(_DERIVED[lookup]) == [("lookup", False)]
+    renamed = Tool(lookup, name="find")
+    assert renamed.name == "find" and renamed.description == "Look a key up."
+    assert set(_DERIVED[lookup]) == {("lookup", False), ("find", False)}
+    second.parameters = {"type": "object", "properties": {}}  # a tool's own schema, set after it was made
+    assert second.spec.parameters == {"type": "object", "properties": {}}
+    assert first.parameters["properties"]["key"]["description"] == "what to find."
+    with pytest.raises(ToolDefinitionError, match="not valid"):
+        Tool(lookup, name="no spaces")
+    del lookup, first, second, renamed
+    gc.collect()
+    assert not any(getattr(f, "__name__", "") == "lookup" for f in _DERIVED)
+
+
+def test_callables_that_cannot_be_cached_are_derived_every_time() -> None:
+    class Unhashable:
+        """Echo a number."""
+
+        x: int  # the annotations get_type_hints reads on a callable object
+        __hash__ = None  # type: ignore[assignment]
+
+        def __call__(self, x: int) -> int:
+            """Echo a number."""
+            return x
+
+    class NoWeakref:
+        """Echo a number."""
+
+        __slots__ = ()
+        x: int
+
+        def __call__(self, x: int) -> int:
+            """Echo a number."""
+            return x
+
+    for made in (Tool(Unhashable(), name="echo"), Tool(NoWeakref(), name="echo")):
+        assert made.description == "Echo a number." and made.validate({"x": 3}) == {"x": 3}

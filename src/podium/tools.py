@@ -16,6 +16,7 @@ import copy
 import inspect
 import json
 import re
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast, get_origin, get_type_hints, overload
@@ -174,21 +175,88 @@ def _arguments_model(
     return model, schema
 
 
+@dataclass(frozen=True, slots=True)
+class _Derived:
+    """What a function's signature and docstring say, derived once per (function, name, strict)."""
+
+    description: str
+    is_async: bool
+    injected: dict[str, type[Injectable]]
+    """Parameters that receive an injected value, and the type of that value (read, never changed)."""
+    args_model: type[BaseModel]
+    schema: dict[str, Any]
+
+
+_DERIVED: weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], _Derived]] = weakref.WeakKeyDictionary()
+"""Tools derived from each function, kept while the function lives: an agent built again and again from the same
+functions (one per request, per run) reads its tools' signatures and docstrings once."""
+
+
+def _derive(function: Callable[..., Any], name: str, strict: bool) -> _Derived:
+    try:
+        per_function = _DERIVED.get(function)
+    except TypeError:  # not weakly referable or not hashable: derive it every time
+        return _derive_now(function, name, strict)
+    if per_function is not None and (found := per_function.get((name, strict))) is not None:
+        return found
+    derived = _derive_now(function, name, strict)
+    if per_function is None:
+        try:
+            _DERIVED[function] = per_function = {}
+        except TypeError:
+            return derived
+    per_function[(name, strict)] = derived
+    return derived
+
+
+def _derive_now(function: Callable[..., Any], name: str, strict: bool) -> _Derived:
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
+        raise ToolDefinitionError(f"tool name {name!r} is not valid: use 1-64 letters, digits, '_' or '-'")
+    description, doc_params = _parse_docstring(inspect.getdoc(function))
+    is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+        getattr(function, "__call__", None)  # noqa: B004 - callable objects with async __call__
+    )
+    try:
+        hints = get_type_hints(function)
+    except Exception as exc:
+        raise ToolDefinitionError(f"cannot read the annotations of {name!r}: {exc}") from exc
+    fields: dict[str, Any] = {}
+    injected: dict[str, type[Injectable]] = {}
+    for pname, param in inspect.signature(function).parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ToolDefinitionError(f"tool {name!r}: *args and **kwargs are not supported ({pname})")
+        annotation = hints.get(pname, inspect.Parameter.empty)
+        if is_injected(annotation):
+            injected[pname] = get_origin(annotation) or annotation
+            continue
+        if annotation is inspect.Parameter.empty:
+            raise ToolDefinitionError(
+                f"tool {name!r}: parameter {pname!r} needs a type annotation so its schema can be derived"
+            )
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[pname] = (annotation, default, doc_params.get(pname))
+    args_model, schema = _arguments_model(name, fields, strict)
+    return _Derived(description, is_async, injected, args_model, schema)
+
+
 class Tool:
     """A function the model can call.
 
-    Build one with :func:`tool` (decorator) or ``Tool(function, ...)``.
+    Build one with :func:`tool` (decorator) or ``Tool(function, ...)``. What the function's signature and docstring
+    say is derived once per function (and name): making a tool of the same function again costs a few
+    microseconds.
     """
 
     __slots__ = (
         "_args_model",
         "_injected",
         "_is_async",
+        "_parameters",
+        "_schema",
         "description",
         "function",
         "metadata",
         "name",
-        "parameters",
         "strict",
     )
 
@@ -217,37 +285,26 @@ class Tool:
         """
         self.function = function
         self.name: str = name or str(getattr(function, "__name__", ""))
-        if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
-            raise ToolDefinitionError(f"tool name {self.name!r} is not valid: use 1-64 letters, digits, '_' or '-'")
-        doc_description, doc_params = _parse_docstring(inspect.getdoc(function))
-        self.description: str = description if description is not None else doc_description
+        derived = _derive(function, self.name, strict)
+        self.description: str = description if description is not None else derived.description
         self.metadata = metadata or ToolMetadata()
         self.strict = strict
-        self._is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
-            getattr(function, "__call__", None)  # noqa: B004 - callable objects with async __call__
-        )
-        try:
-            hints = get_type_hints(function)
-        except Exception as exc:
-            raise ToolDefinitionError(f"cannot read the annotations of {self.name!r}: {exc}") from exc
-        fields: dict[str, Any] = {}
-        self._injected: dict[str, type[Injectable]] = {}
-        for pname, param in inspect.signature(function).parameters.items():
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise ToolDefinitionError(f"tool {self.name!r}: *args and **kwargs are not supported ({pname})")
-            annotation = hints.get(pname, inspect.Parameter.empty)
-            if is_injected(annotation):
-                self._injected[pname] = get_origin(annotation) or annotation
-                continue
-            if annotation is inspect.Parameter.empty:
-                raise ToolDefinitionError(
-                    f"tool {self.name!r}: parameter {pname!r} needs a type annotation so its schema can be derived"
-                )
-            default = ... if param.default is inspect.Parameter.empty else param.default
-            fields[pname] = (annotation, default, doc_params.get(pname))
-        self._args_model, schema = _arguments_model(self.name, fields, strict)
-        # a copy: the cached schema is shared by every tool of this signature, and callers may edit theirs
-        self.parameters = parameters if parameters is not None else copy.deepcopy(schema)
+        self._is_async = derived.is_async
+        self._injected = derived.injected
+        self._args_model = derived.args_model
+        self._schema = derived.schema  # shared by every tool of this function: copied before anyone sees it
+        self._parameters = parameters
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments advertised to the model (this tool's own copy: edits stay here)."""
+        if self._parameters is None:
+            self._parameters = copy.deepcopy(self._schema)
+        return self._parameters
+
+    @parameters.setter
+    def parameters(self, value: dict[str, Any]) -> None:
+        self._parameters = value
 
     @property
     def spec(self) -> ToolSpec:

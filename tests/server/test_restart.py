@@ -122,6 +122,10 @@ def test_kill_9_mid_run_then_restart_completes_it_without_repeating_steps(
         blocked = asyncio.Event()
         follower = asyncio.create_task(follow(url, thread_id, blocked))
         await asyncio.wait_for(blocked.wait(), 30)
+        for _ in range(1500):  # until step 2 runs (after the model's next reply is stored), waiting at the gate
+            if "2" in log.read_text().split():
+                break
+            await asyncio.sleep(0.02)
         process.kill()  # SIGKILL: no shutdown, no chance to record anything
         process.communicate(timeout=15)
         gate_file.touch()

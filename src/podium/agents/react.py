@@ -8,6 +8,7 @@ gives up with :class:`ToolRetriesExceeded`. ``max_steps`` bounds the model calls
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from inspect import isfunction
 from typing import Any, cast
 
 from podium.agents.base import Agent, AgentResult, Toolset
@@ -15,7 +16,7 @@ from podium.errors import StepLimitExceeded, ToolRetriesExceeded, UsageError
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings, cut_off
 from podium.runtime.context import RunContext
-from podium.tools import Tool, as_tool
+from podium.tools import Tool, ToolSpec, as_tool
 
 __all__ = ["ReactAgent"]
 
@@ -71,7 +72,8 @@ class ReactAgent(Agent):
         self.handoffs: list[Any] = []
         """Handoff tools given with the tools: kept apart, for a swarm to offer (the agent alone does not)."""
         for item in tools:
-            if isinstance(item, Toolset):
+            # a tool or a plain function is never a toolset: skip the (slow) structural check for them
+            if not isinstance(item, Tool) and not isfunction(item) and isinstance(item, Toolset):
                 self.toolsets.append(item)
                 continue
             if getattr(item, "kind", None) == "handoff":  # a handoff tool, read by orchestrations above this layer
@@ -81,7 +83,7 @@ class ReactAgent(Agent):
             if made.name in self.tools:
                 raise UsageError(f"agent {name!r} has two tools named {made.name!r}")
             self.tools[made.name] = made
-        self._specs = [t.spec for t in self.tools.values()]
+        self._specs: list[ToolSpec] | None = None  # made on first use: construction stays cheap
 
     def current_tools(self) -> dict[str, Tool]:
         """The agent's tools now: its own and its toolsets' current ones.
@@ -138,7 +140,10 @@ class ReactAgent(Agent):
         for _ in range(self.max_steps):
             view = messages if shown is None else shown(messages)
             tools = self.current_tools()
-            specs = self._specs if tools is self.tools else [t.spec for t in tools.values()]
+            if tools is not self.tools:
+                specs = [t.spec for t in tools.values()]
+            elif (specs := self._specs) is None:
+                specs = self._specs = [t.spec for t in tools.values()]
             request = ModelRequest(messages=self._system(view) + view, tools=specs, settings=self.settings)
             reply = (await ctx.call_model(self.model, request, name=self.name)).message
             if after_model is not None:
