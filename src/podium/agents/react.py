@@ -142,8 +142,10 @@ class ReactAgent(Agent):
             tools = self.current_tools()
             if tools is not self.tools:
                 specs = [t.spec for t in tools.values()]
-            elif (specs := self._specs) is None:
-                specs = self._specs = [t.spec for t in tools.values()]
+            else:
+                if self._specs is None:
+                    self._specs = [t.spec for t in tools.values()]
+                specs = self._specs
             request = ModelRequest(messages=self._system(view) + view, tools=specs, settings=self.settings)
             reply = (await ctx.call_model(self.model, request, name=self.name)).message
             if after_model is not None:
