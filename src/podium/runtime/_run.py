@@ -162,6 +162,7 @@ async def execute(
         return result
     result.usage = state.usage
     await state.record(RunEnded(status=result.status, reason=result.reason, output=result.output, path=ctx.path))
+    await state.flush()
     await state.store.update_run(record.id, result.status, result.to_dict())
     return result
 
@@ -169,8 +170,13 @@ async def execute(
 async def end_cancelled(state: RunState, result: RunResult, *, path: tuple[str, ...] = ()) -> None:
     """Record that the run of ``state`` was cancelled (its ``RunEnded`` and its status)."""
     result.reason = result.reason or "cancelled"
-    state.seq = await state.store.last_seq(state.thread_id)  # a write cut short may have left a gap
+    # a write cut short may have left a gap: what was recorded but not stored goes right after what is stored
+    last = await state.store.last_seq(state.thread_id)
+    for offset, event in enumerate(state.pending, 1):
+        event.seq = last + offset
+    state.seq = last + len(state.pending)
     await state.record(RunEnded(status="cancelled", reason=result.reason, path=path))
+    await state.flush()
     await state.store.update_run(state.run_id, "cancelled", result.to_dict())
 
 

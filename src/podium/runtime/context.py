@@ -172,6 +172,7 @@ class RunContext(Injectable, Generic[DepsT]):
         done = self._state.journal.get(key)
         if isinstance(done, StepRecorded):
             return done.value  # type: ignore[no-any-return]
+        await self._state.flush()  # what completed before this step is stored before it runs
         value = await function()
         await self._state.record(StepRecorded(value=value, key=key, path=self.path))
         return value
@@ -205,9 +206,10 @@ class RunContext(Injectable, Generic[DepsT]):
         Tool rounds cut short by a failed, cancelled or limited run are left out
         (:func:`podium.messages.valid_history`).
         """
-        messages = await self._state.store.load_messages(
-            self._state.thread_id, self.namespace, exclude_run=self._state.run_id
-        )
+        state = self._state
+        if state.histories is not None:
+            return await state.histories.history(state.store, state.thread_id, self.namespace, state.run_id)
+        messages = await state.store.load_messages(state.thread_id, self.namespace, exclude_run=state.run_id)
         return valid_history(messages)
 
     async def add_message(self, message: Message) -> Message:

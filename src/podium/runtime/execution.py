@@ -53,6 +53,7 @@ async def call_model(
     state.check_limits()
     for budget in budgets:
         budget.check()
+    await state.flush()  # the round before this call is stored before the model is asked again
     if state.stream_tokens:
         response = None
         async for item in model.stream(request):
@@ -90,6 +91,7 @@ async def call_tools(
 
     Questions to the human raised by several calls are gathered into one :class:`Suspended` after the others finish.
     """
+    await state.flush()  # the model's reply that asked for them is stored before they run
     if len(calls) == 1:  # the common case: no tasks to spawn
         return [await _call_tool(state, tools, calls[0], keys[0], path, namespace, tool_context, handle_errors)]
     results = await asyncio.gather(

@@ -3,8 +3,10 @@
 Every step with an effect is recorded by :meth:`RunState.record` as the next event of the thread's log (the
 journal is that log's keyed events; see docs/architecture.md, "The journal is the event log"), after checking that
 the run still holds the thread's write lease (renewed every third of its time to live; a run whose lease another
-process took writes nothing more). Recorded and streamed-only events go to the live subscribers, which can neither
-fail nor stall the run.
+process took writes nothing more). Recorded events are stored by :meth:`RunState.flush` before the run's next
+effect (model call, tool round, step) in one call, so a round's events share one transaction. The live callbacks get
+every event at once; the bus gets recorded ones once stored, and streamed-only ones (token deltas, tool starts) in
+their place among them. Neither can fail nor stall the run.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from podium.events import Event
 from podium.messages import Usage
 
 if TYPE_CHECKING:
+    from podium.runtime._history import HistoryCache
     from podium.runtime.bus import EventBus
     from podium.store.base import Store
 
@@ -93,9 +96,19 @@ class RunState:
     stream_tokens: bool = False
     lost_to: str | None = None
     """Set when another owner took the thread over; the run must not write again."""
+    histories: HistoryCache | None = None
+    """The runtime's incremental histories (``None``: read the whole history at each turn)."""
+    pending: list[Event] = field(default_factory=list)
+    """Recorded events not stored yet (see :meth:`flush`)."""
+    unpublished: list[Event] = field(default_factory=list)
+    """Events waiting for their turn on the bus: the pending ones, and streamed-only ones queued behind them."""
+    _flushing: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def record(self, event: Event) -> None:
-        """Store ``event`` as the next entry of the thread's log and publish it."""
+        """Make ``event`` the next entry of the thread's log: journaled now, stored at the next :meth:`flush`.
+
+        The live callbacks get it at once; the bus once it is stored.
+        """
         event.run_id = self.run_id
         self.seq += 1
         event.seq = self.seq
@@ -105,18 +118,51 @@ class RunState:
                 self.lost_to = holder
                 raise StoreError(f"run {self.run_id!r} lost thread {self.thread_id!r} to {holder}; it stops here")
             self.last_renewal = time.monotonic()
-        await self.store.append_events(self.thread_id, [event])
+        self.pending.append(event)
         if event.key is not None:
             self.journal[event.key] = event
-        await self.publish(event)
+        self._to_sinks(event)
+        self.unpublished.append(event)
+
+    async def flush(self) -> None:
+        """Store the recorded events not stored yet, in one call (one transaction), then publish them on the bus.
+
+        Called before every effect (a model call, a round of tool calls, a step's function) and when the run stops:
+        what completed before an effect is stored before the effect starts, so a crash repeats only the effects in
+        flight, as before, while the events of a round (a model's reply, the results of its tool calls) share one
+        transaction instead of one each.
+        """
+        async with self._flushing:
+            if not self.pending:
+                return
+            batch, self.pending = self.pending, []
+            await self.store.append_events(self.thread_id, batch)
+            last = batch[-1].seq
+            count = 0
+            for event in self.unpublished:
+                if event.seq > last:
+                    break
+                count += 1
+            ready, self.unpublished = self.unpublished[:count], self.unpublished[count:]
+            if self.bus is not None:
+                for event in ready:
+                    await self.bus.publish(self.thread_id, event)
 
     async def publish(self, event: Event) -> None:
         """Hand ``event`` to the live subscribers only: the run's ``on_event`` callbacks and the bus.
 
         A subscriber can neither fail nor stall the run: a callback that raises is logged and dropped, one that
-        returns an awaitable has it run as a separate task, and the bus never waits on a subscriber.
+        returns an awaitable has it run as a separate task, and the bus never waits on a subscriber. On the bus
+        the event keeps its place behind recorded events not stored yet.
         """
         event.run_id = self.run_id
+        self._to_sinks(event)
+        if self.unpublished:
+            self.unpublished.append(event)
+        elif self.bus is not None:
+            await self.bus.publish(self.thread_id, event)
+
+    def _to_sinks(self, event: Event) -> None:
         for sink in self.sinks:
             try:
                 outcome = sink(event)
@@ -126,8 +172,6 @@ class RunState:
                 continue
             if outcome is not None and inspect.isawaitable(outcome):
                 _spawn(outcome, self.run_id)
-        if self.bus is not None:
-            await self.bus.publish(self.thread_id, event)
 
     def count_model_call(self, usage: Usage) -> None:
         """Add a model call's usage to the run's totals."""

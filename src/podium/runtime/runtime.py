@@ -26,6 +26,7 @@ from podium.events import (
     Interrupt,
 )
 from podium.messages import HumanMessage, Message, message_to_dict, order_tool_results
+from podium.runtime._history import HistoryCache
 from podium.runtime._run import (
     ENDED,
     Cancelled,
@@ -77,6 +78,7 @@ class Runtime:
         self.limits = limits or Limits()
         self.lease_ttl = lease_ttl
         self.busy_poll = busy_poll
+        self._histories = HistoryCache()
         self._executing: dict[str, asyncio.Task[Any]] = {}
         self._cancelling: set[str] = set()
 
@@ -393,6 +395,7 @@ class Runtime:
             sinks=[on_event] if on_event is not None else [],
             bus=self.bus,
             stream_tokens=on_event is not None,
+            histories=self._histories,
         )
 
     async def _execute(

@@ -1,0 +1,91 @@
+"""Incremental message histories: a turn reads only the events stored since the thread's previous turn.
+
+A run's agents read their thread's history (:meth:`RunContext.history`) at every turn. Reading the whole log again
+makes turn N cost O(N); :class:`HistoryCache` keeps, per thread and namespace, the history up to a sequence number
+and reads only the newer events. What it keeps is checked on every read: the event at that sequence number must
+still be there with the same run (a rolled-back run, :meth:`Store.delete_run`, deletes the end of the log and its
+numbers are reused), otherwise the history is read again in full. Events of other processes are simply newer
+events.
+
+The history is kept already filtered by :func:`podium.messages.valid_history`, which is applied per group (an AI
+message with its tool results): the part before the last message that is not a tool result is final, the rest
+(``tail``) is filtered again at each read until a new group starts after it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from podium.events import MessageAdded
+from podium.messages import Message, ToolMessage, valid_history
+
+if TYPE_CHECKING:
+    from podium.store.base import Store
+
+MAX_HISTORIES = 1024
+"""Histories kept at once (the least recently read go first)."""
+
+
+@dataclass(slots=True)
+class _History:
+    seq: int = 0
+    """Events up to this sequence number are in."""
+    run_id: str = ""
+    """The run of the event at ``seq`` (checked to see the log's end was not rolled back)."""
+    done: list[Message] = field(default_factory=list)
+    """The valid history of the messages before ``tail``."""
+    tail: list[Message] = field(default_factory=list)
+    """The last messages, from the last that is not a tool result: their group may still grow."""
+
+    def add(self, messages: list[Message]) -> None:
+        tail = self.tail + messages
+        cut = max((i for i, m in enumerate(tail) if not isinstance(m, ToolMessage)), default=0)
+        if cut:
+            self.done += valid_history(tail[:cut])
+        self.tail = tail[cut:]
+
+    def view(self) -> list[Message]:
+        return self.done + valid_history(self.tail)
+
+
+class HistoryCache:
+    """Message histories of recently used threads, read incrementally from a store."""
+
+    def __init__(self, max_histories: int = MAX_HISTORIES) -> None:
+        """An empty cache holding up to ``max_histories`` (thread, namespace) histories."""
+        self._histories: OrderedDict[tuple[str, str], _History] = OrderedDict()
+        self._max = max_histories
+
+    async def history(self, store: Store, thread_id: str, namespace: str, run_id: str) -> list[Message]:
+        """The valid message history of ``namespace`` in the thread, before the events of run ``run_id``.
+
+        The run's own events are the end of the thread's log (one writer per thread), so what is kept never holds
+        them and stays valid for the thread's next run.
+        """
+        key = (thread_id, namespace)
+        kept = self._histories.pop(key, None)
+        if kept is not None and kept.seq:
+            events = await store.read_events(thread_id, after=kept.seq - 1)
+            if not events or events[0].seq != kept.seq or events[0].run_id != kept.run_id:
+                kept = None  # the end of the log was rolled back: read it all again
+            else:
+                events = events[1:]
+        else:
+            kept = None
+        if kept is None:
+            kept = _History()
+            events = await store.read_events(thread_id)
+        added: list[Message] = []
+        for event in events:
+            if event.run_id == run_id:
+                break
+            kept.seq, kept.run_id = event.seq, event.run_id
+            if isinstance(event, MessageAdded) and event.namespace == namespace:
+                added.append(event.message)
+        kept.add(added)
+        self._histories[key] = kept
+        if len(self._histories) > self._max:
+            self._histories.popitem(last=False)
+        return kept.view()
