@@ -109,3 +109,20 @@ async def test_a_closed_store_refuses_calls(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="closed"):
         await store.create_thread("t")
     await store.close()  # twice is fine
+
+
+async def test_many_concurrent_writers_and_readers_share_the_thread_safely(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "m.db", durability="process")
+
+    async def one(i: int) -> int:
+        await store.create_thread(f"t{i}")
+        assert await store.acquire_thread(f"t{i}", "me", 30) is None
+        for seq in range(1, 6):
+            await store.append_events(f"t{i}", [_note(seq, f"n{seq}")])
+            await store.last_seq(f"t{i}")
+        await store.release_thread(f"t{i}", "me")
+        return len(await store.read_events(f"t{i}"))
+
+    assert await asyncio.gather(*(one(i) for i in range(200))) == [5] * 200
+    assert store.commits < 200 * 8  # writers shared transactions
+    await store.close()

@@ -37,6 +37,18 @@ class _Job:
     durable: bool
 
 
+def _settled(value: Any) -> Any:
+    """``value``, but a cursor (what ``execute`` returns) closed here and replaced by ``None``.
+
+    A cursor handed to the event loop's thread would be finalised there, touching the connection while this thread
+    uses it (SQLite reports "bad parameter or other API misuse").
+    """
+    if isinstance(value, sqlite3.Cursor):
+        value.close()
+        return None
+    return value
+
+
 class Writer:
     """One thread that alone uses one SQLite connection, running queued calls with group commit."""
 
@@ -108,7 +120,7 @@ class Writer:
     def _run_alone(self, job: _Job) -> None:
         try:
             with self._errors():
-                value = job.work(self.conn)
+                value = _settled(job.work(self.conn))
         except BaseException as exc:  # handed to the caller
             job.future.set_exception(exc)
         else:
@@ -131,7 +143,7 @@ class Writer:
                     conn.execute("SAVEPOINT podium_call")
                     try:
                         with self._errors():
-                            outcomes.append((job, job.work(conn), True))
+                            outcomes.append((job, _settled(job.work(conn)), True))
                     except Exception as exc:
                         conn.execute("ROLLBACK TO podium_call")
                         outcomes.append((job, exc, False))
