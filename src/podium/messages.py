@@ -230,17 +230,19 @@ def valid_history(messages: list[Message]) -> list[Message]:
         if not isinstance(message, AIMessage) or not message.tool_calls:
             out.append(message)
             continue
-        results: dict[str, ToolMessage] = {}
+        results: dict[str, list[ToolMessage]] = {}
         while index < len(messages) and isinstance(messages[index], ToolMessage):
             result = messages[index]
             assert isinstance(result, ToolMessage)
-            results.setdefault(result.tool_call_id, result)
+            results.setdefault(result.tool_call_id, []).append(result)
             index += 1
-        kept = [c for c in message.tool_calls if c.id in results]
-        if len(kept) != len(message.tool_calls):
-            if not kept and not message.content:
+        # results pair with calls in order, so two calls sharing one id keep one result each
+        paired = [(c, results[c.id].pop(0)) for c in message.tool_calls if results.get(c.id)]
+        if len(paired) != len(message.tool_calls):
+            if not paired and not message.content:
                 continue
+            kept = [c for c, _ in paired]
             message = AIMessage(content=message.content, tool_calls=kept, name=message.name, metadata=message.metadata)
         out.append(message)
-        out.extend(results[c.id] for c in kept)
+        out.extend(r for _, r in paired)
     return out

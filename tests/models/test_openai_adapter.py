@@ -467,3 +467,22 @@ def test_a_missing_key_for_openais_endpoint_fails_when_the_model_is_built(monkey
     assert OpenAIModel("gpt-4o", azure_endpoint="https://x.openai.azure.com").name == "gpt-4o"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
     assert OpenAIModel("gpt-4o").name == "gpt-4o"
+
+
+async def test_missing_and_repeated_call_ids_become_unique(standin: StandIn, make_model: MakeModel) -> None:
+    """Journal keys never rest on ids, but a history with one id twice is refused by strict providers."""
+    paris, oslo = ("", "get_weather", '{"city": "Paris"}'), ("", "get_weather", '{"city": "Oslo"}')
+    standin.script(
+        completion(tool_calls=[paris, oslo]),
+        completion(tool_calls=[paris]),
+        completion(tool_calls=[("dup", "get_weather", "{}"), ("dup", "get_time", "{}")]),
+        stream([], [paris, oslo]),
+    )
+    model = make_model()
+    request = ModelRequest(messages=[HumanMessage(content="Weather?")], tools=[WEATHER, CLOCK])
+    replies = [(await model.reply(request)).message for _ in range(3)]
+    done = (await collect(model, request))[-1]
+    assert isinstance(done, Done)
+    ids = [c.id for m in [*replies, done.response.message] for c in m.tool_calls]
+    assert len(ids) == 7 and len(set(ids)) == 7 and all(ids)
+    assert replies[2].tool_calls[0].id == "dup"  # a given id is kept; only its repeat is renamed

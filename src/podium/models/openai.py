@@ -13,6 +13,7 @@ another loop gets a fresh client, since pooled connections cannot cross loops. C
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -154,10 +155,10 @@ class OpenAIModel(Model):
             raise ModelError(f"model {self.name!r} returned no choices")
         choice = completion.choices[0]
         message = choice.message
+        present = [c for c in message.tool_calls or () if getattr(c, "function", None) is not None]
         calls = [
-            ToolCall(id=c.id or f"call_{n}", name=c.function.name, arguments=c.function.arguments or "{}")
-            for n, c in enumerate(message.tool_calls or ())
-            if getattr(c, "function", None) is not None
+            ToolCall(id=id, name=c.function.name, arguments=c.function.arguments or "{}")
+            for id, c in zip(_unique_ids([c.id for c in present]), present, strict=True)
         ]
         return ModelResponse(
             message=AIMessage(content=message.content or "", tool_calls=calls),
@@ -229,11 +230,25 @@ class OpenAIModel(Model):
         message = AIMessage(
             content="".join(text),
             tool_calls=[
-                ToolCall(id=c["id"] or f"call_{n}", name=c["name"], arguments=c["arguments"] or "{}")
-                for n, c in sorted(calls.items())
+                ToolCall(id=id, name=c["name"], arguments=c["arguments"] or "{}")
+                for id, (_, c) in zip(
+                    _unique_ids([c["id"] for _, c in sorted(calls.items())]), sorted(calls.items()), strict=True
+                )
             ],
         )
         yield Done(ModelResponse(message=message, usage=usage, model_name=model_name, finish_reason=finish_reason))
+
+
+def _unique_ids(ids: list[str | None]) -> list[str]:
+    """The calls' ids, with a fresh one for each missing id and each repeat of an id in the same reply."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for id in ids:
+        if not id or id in seen:
+            id = f"call_{uuid.uuid4().hex[:24]}"
+        seen.add(id)
+        out.append(id)
+    return out
 
 
 def _env_key() -> str | None:

@@ -315,8 +315,12 @@ class RunContext(Injectable, Generic[DepsT]):
         keys = [self._next_key() for _ in calls]
 
         def tool_context(call: ToolCall, key: str) -> RunContext[DepsT]:
-            """The context a tool call runs in (a child named by the call's id)."""
-            inner = self.child(call.id)
+            """The context a tool call runs in: a child named by the call's id and its position in the run.
+
+            Its steps are keyed by the call's position, never by the id alone: models reuse ids, and a reused id must
+            not hand one call's journaled answers to another.
+            """
+            inner = self.child(f"{call.id}@{key.rsplit('#', 1)[-1]}")
             inner._check_answers = inner._check_answers or check_answers
             return inner
 
