@@ -217,8 +217,8 @@ def valid_history(messages: list[Message]) -> list[Message]:
     """``messages`` as a strict provider accepts them: every tool call answered by one result, right after it, in order.
 
     A history read back from the store may hold calls without answers (a run that failed, was cancelled or hit a
-    limit in the middle of a tool round) or results without their call; those are left out, and so is a reply left
-    with neither text nor calls. Nothing is changed in the store: this is the view a model is shown.
+    limit in the middle of a tool round) or results without their call; those are left out, and so is a reply with
+    neither text nor calls. Nothing is changed in the store: this is the view a model is shown.
     """
     out: list[Message] = []
     index = 0
@@ -228,7 +228,8 @@ def valid_history(messages: list[Message]) -> list[Message]:
         if isinstance(message, ToolMessage):
             continue  # an orphan: its call is not right before it
         if not isinstance(message, AIMessage) or not message.tool_calls:
-            out.append(message)
+            if not isinstance(message, AIMessage) or message.content:
+                out.append(message)  # an empty reply (a model that said nothing) is left out
             continue
         results: dict[str, list[ToolMessage]] = {}
         while index < len(messages) and isinstance(messages[index], ToolMessage):

@@ -49,7 +49,7 @@ async def test_state_steps_and_notes_happen_once_per_run_across_resume(store: St
     agent = _asking_agent(effects)
     assert (await runtime.run(agent, "visit", thread_id="t")).status == "interrupted"
     done = await runtime.resume(agent, "t", "ok")
-    assert done.output == "ok: visit 1 (token-1, key counter/v1#7)"
+    assert done.output == "ok: visit 1 (token-1, key counter/v1@3#7)"  # keys of a tool name its call by position
     assert effects == ["external call"]  # the step was not repeated when the run re-executed
     assert await store.get_state("t", "visits") == 1
     notes = [e for e in await runtime.events("t") if isinstance(e, SideChannel | Artifact)]
@@ -57,5 +57,5 @@ async def test_state_steps_and_notes_happen_once_per_run_across_resume(store: St
 
     assert (await runtime.run(agent, "again", thread_id="t")).status == "interrupted"
     second = await runtime.resume(agent, "t", "sure")
-    assert second.output == "sure: visit 2 (token-2, key counter/v5#7)"
+    assert second.output == "sure: visit 2 (token-2, key counter/v5@3#7)"
     assert await store.get_state("t", "visits") == 2

@@ -64,7 +64,7 @@ async def test_send_answers_the_one_pending_question_and_otherwise_starts_a_run(
     assert (answered.status, answered.run_id, answered.output) == ("completed", "r1", "answers: yes")
     assert isinstance(events[0], InterruptAnswered) and events[0].seq > 0  # journaled like any step
     assert [e.key for e in await store.read_events("t", run_id="r1") if isinstance(e, InterruptAnswered)] == [
-        "asker/c0#1!"
+        "asker/c0@3#1!"
     ]
     again = await runtime.send(agent, "once more", thread_id="t")
     assert again.status == "interrupted" and again.run_id != "r1"
@@ -76,9 +76,9 @@ async def test_send_refuses_to_guess_between_several_questions(store: Store) -> 
     runtime = Runtime(store)
     agent = _asker(questions=2)
     assert (await runtime.send(agent, "go", thread_id="t")).status == "interrupted"
-    with pytest.raises(UsageError, match=r"waits on 2 interrupts.*asker/c0#1, asker/c1#1"):
+    with pytest.raises(UsageError, match=r"waits on 2 interrupts.*asker/c0@3#1, asker/c1@4#1"):
         await runtime.send(agent, "yes", thread_id="t")
-    done = await runtime.resume(agent, "t", {"asker/c0#1": "a", "asker/c1#1": "b"})
+    done = await runtime.resume(agent, "t", {"asker/c0@3#1": "a", "asker/c1@4#1": "b"})
     assert done.output == "answers: a, b"
 
 

@@ -3,6 +3,10 @@
 Errors in tool calls (unknown tool, bad JSON, invalid arguments, a tool raising) go back to the model as tool
 messages so it can correct itself; after ``max_tool_retries`` consecutive rounds where every call failed the agent
 gives up with :class:`ToolRetriesExceeded`. ``max_steps`` bounds the model calls of one invocation.
+
+An empty reply (no text, no tool calls) gets one nudge: the model is asked again, shown a system note that its last
+reply was empty (the empty reply stays in the log but out of later histories). A second empty reply in a row is
+accepted as the answer, the empty string.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from podium.runtime.context import RunContext
 from podium.tools import Tool, ToolSpec, as_tool
 
 __all__ = ["ReactAgent"]
+
+_NUDGE = "Your last reply was empty. Answer the user's last message, or call one of the tools."
 
 Prompt = str | Callable[[list[Message]], str | None] | None
 """A system prompt, or a function of the history that returns one."""
@@ -137,8 +143,11 @@ class ReactAgent(Agent):
         """
         start = len(messages)
         failing_rounds = 0
+        nudged = nudge = False
         for _ in range(self.max_steps):
             view = messages if shown is None else shown(messages)
+            if nudge:
+                view = [*view, SystemMessage(content=_NUDGE)]
             tools = self.current_tools()
             if tools is not self.tools:
                 specs = [t.spec for t in tools.values()]
@@ -150,6 +159,10 @@ class ReactAgent(Agent):
             reply = (await ctx.call_model(self.model, request, name=self.name)).message
             if after_model is not None:
                 reply = after_model(reply)
+            nudge = not reply.tool_calls and not reply.content and not nudged
+            if nudge:  # an empty reply gets one nudge; another one is accepted as the (empty) answer
+                nudged = True
+                continue
             messages.append(reply)
             if not reply.tool_calls:
                 return messages[start:]

@@ -14,6 +14,7 @@ executed by :mod:`podium.runtime.execution`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -41,6 +42,19 @@ DepsT = TypeVar("DepsT")
 T = TypeVar("T")
 
 
+def _check_exact_json(value: Any, what: str) -> None:
+    """Raise :class:`UsageError` unless ``value`` comes back from JSON exactly as it is."""
+    try:
+        same = json.loads(json.dumps(value, allow_nan=False)) == value
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{what} must be JSON data to be journaled; {exc}") from None
+    if not same:
+        raise UsageError(
+            f"{what} must be JSON data to be journaled: {value!r} would come back changed "
+            "(tuples become lists, dict keys become strings); convert it first"
+        )
+
+
 AskHandler = Callable[[Interrupt], Awaitable[str]]
 """Answers a question asked with :meth:`RunContext.ask` (or raises :class:`Suspended` to wait for it)."""
 
@@ -57,6 +71,7 @@ class RunContext(Injectable, Generic[DepsT]):
         "_counter",
         "_on_ask",
         "_provided",
+        "_scope",
         "_state",
         "deps",
         "namespace",
@@ -77,6 +92,8 @@ class RunContext(Injectable, Generic[DepsT]):
     ) -> None:
         self._state = state
         self._counter = 0
+        self._scope = "/".join(path)
+        """What this context's step keys start with: its path, except that a tool call is named by its position."""
         self._on_ask = on_ask
         self._budgets = budgets
         self._provided: Mapping[type, Injectable] = provided or {}
@@ -139,7 +156,7 @@ class RunContext(Injectable, Generic[DepsT]):
                 raise UsageError("a child context's limits bound model calls and tokens; give timeouts to the run")
             path = self.path + segments
             budgets = (*budgets, Budget(limits, owner="/".join(path) or "the run"))
-        return RunContext(
+        made = RunContext(
             self._state,
             path=self.path + segments,
             namespace=self.namespace if namespace is None else namespace,
@@ -149,6 +166,8 @@ class RunContext(Injectable, Generic[DepsT]):
             provided=self._provided,
             check_answers=self._check_answers,
         )
+        made._scope = "/".join((self._scope, *segments)) if self._scope else "/".join(segments)
+        return made
 
     def provide(self, value: Injectable) -> None:
         """Hand ``value`` to the tools run from this context (and contexts made from it afterwards) whose parameter
@@ -163,17 +182,25 @@ class RunContext(Injectable, Generic[DepsT]):
 
     def _next_key(self) -> str:
         self._counter += 1
-        return f"{'/'.join(self.path)}#{self._counter}"
+        return f"{self._scope}#{self._counter}"
 
     # journaled steps ----------------------------------------------------------------------------------------------
     async def step(self, function: Callable[[], Awaitable[T]]) -> T:
-        """Run ``function`` once per run: its JSON-able result is journaled and replayed on re-execution."""
+        """Run ``function`` once per run: its result is journaled and replayed on re-execution.
+
+        The result must be JSON data (``None``, booleans, numbers, strings, lists, dicts with string keys) so that a
+        re-execution sees exactly the value the first one saw.
+
+        Raises:
+            UsageError: the result is not JSON data (a datetime, a set, a tuple, a non-string key ...).
+        """
         key = self._next_key()
         done = self._state.journal.get(key)
         if isinstance(done, StepRecorded):
             return done.value  # type: ignore[no-any-return]
         await self._state.flush()  # what completed before this step is stored before it runs
         value = await function()
+        _check_exact_json(value, "the result of a step")
         await self._state.record(StepRecorded(value=value, key=key, path=self.path))
         return value
 
@@ -197,6 +224,7 @@ class RunContext(Injectable, Generic[DepsT]):
         step_key = self._next_key()
         if step_key in self._state.journal:
             return
+        _check_exact_json(value, f"the state saved under {key!r}")
         await self._state.store.put_state(self._state.thread_id, key, value)
         await self._state.record(StepRecorded(value=None, key=step_key, path=self.path))
 
@@ -320,7 +348,8 @@ class RunContext(Injectable, Generic[DepsT]):
             Its steps are keyed by the call's position, never by the id alone: models reuse ids, and a reused id must
             not hand one call's journaled answers to another.
             """
-            inner = self.child(f"{call.id}@{key.rsplit('#', 1)[-1]}")
+            inner = self.child(call.id)
+            inner._scope = f"{self._scope}/{call.id}@{key.rsplit('#', 1)[-1]}"  # the path keeps the id
             inner._check_answers = inner._check_answers or check_answers
             return inner
 

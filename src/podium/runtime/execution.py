@@ -7,6 +7,7 @@ already in the journal the recorded message is returned instead of calling again
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -162,12 +163,17 @@ async def _execute_tool(
         if not handle_errors:
             raise
         return error(f"Error: tool '{call.name}' failed with {type(exc).__name__}: {exc}")
-    if isinstance(value, ToolReturn):
-        return ToolMessage(
-            content=result_to_text(value.content),
-            tool_call_id=call.id,
-            name=call.name,
-            artifact=value.artifact,
-            metadata=dict(value.metadata),
-        )
-    return ToolMessage(content=result_to_text(value), tool_call_id=call.id, name=call.name)
+    try:  # a result that cannot be written (tuple keys, a cycle) is the tool's fault: the model hears of it
+        if isinstance(value, ToolReturn):
+            message = ToolMessage(
+                content=result_to_text(value.content),
+                tool_call_id=call.id,
+                name=call.name,
+                artifact=value.artifact,
+                metadata=dict(value.metadata),
+            )
+            json.dumps([message.artifact, message.metadata], default=str)
+            return message
+        return ToolMessage(content=result_to_text(value), tool_call_id=call.id, name=call.name)
+    except (TypeError, ValueError) as exc:
+        return error(f"Error: tool '{call.name}' returned a result that cannot be serialised ({exc}).")
