@@ -94,3 +94,18 @@ def test_corrupt_store_is_reported_not_overwritten(tmp_path: Path) -> None:
     result = podium("chat", "trip", stdin="hi\n", data=tmp_path)
     assert result.returncode == 2 and "not a usable Podium database" in result.stderr
     assert (tmp_path / "podium.db").read_bytes() == b"garbage" * 50
+
+
+def test_chat_loads_apps_only_from_the_examples_package_and_says_from_where(tmp_path: Path) -> None:
+    planted = tmp_path / "examples"
+    planted.mkdir()
+    (planted / "evil.py").write_text("raise SystemExit('planted code ran')\n")
+    inner = tmp_path / "work"
+    inner.mkdir()
+    env = {**os.environ, "PODIUM_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT / "src")}
+    ran = subprocess.run(
+        [sys.executable, "-m", "podium", "chat", "evil"], capture_output=True, text=True, cwd=inner, env=env, timeout=60
+    )
+    assert ran.returncode == 2 and "no app 'evil'" in ran.stderr and "planted" not in ran.stderr
+    trip = podium("chat", "trip", stdin="\n", data=tmp_path)
+    assert f"app 'trip' loaded from {ROOT / 'examples' / 'trip.py'}" in trip.stderr

@@ -1,8 +1,10 @@
 """Chat apps: what ``podium chat <app>`` runs.
 
 An app is a module with an ``app = App(...)`` attribute: a name, a function building the agent from a model, and
-the cassette that lets it run offline. ``podium chat NAME`` finds ``examples/NAME.py`` (``-`` read as ``_``) in the
-current folder or its parents, a file path, or ``package.module[:attribute]``.
+the cassette that lets it run offline. ``podium chat NAME`` takes ``NAME.py`` (``-`` read as ``_``) of the importable
+``examples`` package, else of the ``examples/`` folder of the current folder (never of a parent folder, where anyone
+could have planted one), a path to a ``.py`` file, or ``package.module[:attribute]``. The loaded app's ``source``
+says which file it came from.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class App:
     """Recorded replies that make the app run offline (used when no model is configured)."""
     welcome: str = ""
     """Shown when a new conversation starts."""
+    source: Path | None = None
+    """The file the app was loaded from (set by :func:`load_app`)."""
 
     def model(self, settings: Settings) -> Model:
         """The configured real model, or the offline replay of the app's cassette.
@@ -57,8 +61,17 @@ class App:
 
 
 def _examples_dirs() -> list[Path]:
-    here = Path.cwd().resolve()
-    return [folder / "examples" for folder in (here, *here.parents) if (folder / "examples").is_dir()]
+    """The examples folder: the importable ``examples`` package's, else ``examples/`` of the current folder."""
+    module = sys.modules.get("examples")
+    if module is not None:
+        locations = list(getattr(module, "__path__", ()))
+    else:
+        spec = importlib.util.find_spec("examples")
+        locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    if locations:
+        return [Path(locations[0]).resolve()]
+    here = Path.cwd().resolve() / "examples"
+    return [here] if here.is_dir() else []
 
 
 def _failure(path: Path, exc: BaseException) -> UsageError:
@@ -107,7 +120,7 @@ def _load_example(folder: Path, stem: str) -> ModuleType:
 
 
 def example_names() -> list[str]:
-    """The example apps found in ``examples/`` of the current folder or its parents (as ``podium chat`` takes them)."""
+    """The example apps ``podium chat`` finds by name (see the module's docstring for where it looks)."""
     return sorted({p.stem.replace("_", "-") for d in _examples_dirs() for p in d.glob("*.py") if p.stem != "__init__"})
 
 
@@ -143,4 +156,6 @@ def load_app(spec: str) -> App:
     found = getattr(module, attribute, None)
     if not isinstance(found, App):
         raise UsageError(f"{spec!r} has no App named {attribute!r}")
+    where = getattr(module, "__file__", None)
+    found.source = Path(where).resolve() if where else None
     return found

@@ -101,6 +101,7 @@ def _read_lines(interactive: bool) -> Any:
 async def _chat(app_name: str, thread: str | None, jsonl: bool, store_spec: str | None) -> int:
     settings = Settings.load()
     app = load_app(app_name)
+    print(f"app {app.name!r} loaded from {app.source}", file=sys.stderr)
     model = app.model(settings)
     agent = app.build(model)
     store = open_store(store_spec, settings=settings)

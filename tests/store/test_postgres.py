@@ -278,3 +278,23 @@ async def test_react_run_interrupt_and_resume_in_a_new_process_end_to_end(postgr
     assert runs[0].result["output"] == "done: deleted draft.txt"
     assert _sql(url, f'SELECT count(*) FROM "{schema}".leases') == [(0,)]  # released
     await store.close()
+
+
+def test_only_the_password_field_is_redacted_from_messages() -> None:
+    """A one-letter password must not garble the message (nor reveal itself by where the masks fall)."""
+    from podium.store.postgres import _redact
+
+    text = 'connecting postgresql://app:p@db.example:5432/shop failed; password=p host=db.example; "peppers"'
+    assert (
+        _redact(text)
+        == 'connecting postgresql://app:***@db.example:5432/shop failed; password=*** host=db.example; "peppers"'
+    )
+
+
+async def test_a_short_password_leaves_the_connection_error_readable() -> None:
+    store = PostgresStore("postgresql://podium:p@127.0.0.1:1/podiumdb", connect_timeout=2)
+    with pytest.raises(StoreError) as info:
+        await store.get_thread("t")
+    await store.close()
+    assert str(info.value).startswith("cannot connect to PostgreSQL at podium@127.0.0.1:1/podiumdb: ")
+    assert "***" not in str(info.value)

@@ -111,10 +111,10 @@ def _psycopg() -> Any:
     return psycopg
 
 
-def _redact(text: str, password: str | None) -> str:
+def _redact(text: str) -> str:
+    """``text`` with the password field of any connection string in it masked (and nothing else changed)."""
     text = re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)  # URL form
-    text = re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", text)  # key=value form
-    return text.replace(password, "***") if password else text
+    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", text)  # key=value form
 
 
 def _psycopg_pool() -> Any:
@@ -167,8 +167,7 @@ class PostgresStore(Store):
         try:
             params: dict[str, Any] = psycopg.conninfo.conninfo_to_dict(url)
         except psycopg.Error as exc:
-            raise StoreError(f"bad PostgreSQL URL {_redact(url, None)!r}: {_redact(str(exc), None)}") from None
-        self._password: str | None = params.get("password")
+            raise StoreError(f"bad PostgreSQL URL {_redact(url)!r}: {_redact(str(exc))}") from None
         params.setdefault("connect_timeout", max(1, round(connect_timeout)))
         params.setdefault("application_name", "podium")
         self._conninfo: str = psycopg.conninfo.make_conninfo(**params)
@@ -263,13 +262,13 @@ class PostgresStore(Store):
         try:
             conn: AsyncConnection[Any] = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
         except psycopg.Error as exc:
-            reason = _redact(str(exc).strip(), self._password)
+            reason = _redact(str(exc).strip())
             raise StoreError(f"cannot connect to PostgreSQL at {self.description}: {reason}") from None
         try:
             await self._configure(conn)
             await self._migrate(conn)
         except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL {self.description}: {_redact(str(exc).strip(), self._password)}") from None
+            raise StoreError(f"PostgreSQL {self.description}: {_redact(str(exc).strip())}") from None
         finally:
             await conn.close()
 
@@ -287,7 +286,7 @@ class PostgresStore(Store):
         except psycopg.errors.IntegrityError as exc:
             raise StoreError(f"PostgreSQL {self.description}: {str(exc).strip()}") from None
         except psycopg.OperationalError as exc:
-            reason = _redact(str(exc).strip(), self._password)
+            reason = _redact(str(exc).strip())
             await pool.check()  # the server may have dropped the idle connections too: replace them now
             raise StoreError(f"PostgreSQL {self.description} failed (will reconnect): {reason}") from None
         except psycopg.Error as exc:
