@@ -87,8 +87,18 @@ def test_serve_refuses_an_unknown_app(tmp_path: Path, monkeypatch: pytest.Monkey
     assert "no app 'nope'" in done.output
 
 
+def test_serve_without_names_finds_the_examples_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from podium.cli import _serve_apps
+
+    monkeypatch.chdir(tmp_path)  # no examples/ here: the importable examples package is found all the same
+    apps = _serve_apps([])
+    assert "trip" in apps and apps["trip"].source == ROOT / "examples" / "trip.py"
+
+
 def test_serve_without_examples_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)  # neither an examples/ folder here nor an importable examples package
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if Path(p or ".").resolve() != ROOT])
+    monkeypatch.delitem(sys.modules, "examples", raising=False)
     done = CliRunner().invoke(cli, ["serve", "--store", str(tmp_path / "s.db")])
     assert done.exit_code == 2
     assert "no apps to serve" in done.output
