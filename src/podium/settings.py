@@ -16,6 +16,8 @@ variable                    meaning                                          def
 ``PODIUM_MAX_TOKENS``       default cap on a reply's length (tokens), for    1024
                             requests that set none
 ``PODIUM_MAX_RETRIES``      retries of 429s, timeouts and 5xx                2
+``PODIUM_TOOL_FORMAT``      ``native`` tool calls, or ``text`` (JSON in the   native
+                            reply, tools described in the prompt)
 ``PODIUM_CLASSIFIER``       the master agent's classifier: ``router``,      router offline, else
                             ``llm`` or ``hybrid`` (apps building it with     hybrid
                             ``classifier_for``)
@@ -53,6 +55,7 @@ _FIELDS = {
     "max_tokens": ("PODIUM_MAX_TOKENS",),
     "max_retries": ("PODIUM_MAX_RETRIES",),
     "classifier": ("PODIUM_CLASSIFIER",),
+    "tool_format": ("PODIUM_TOOL_FORMAT",),
     "data_dir": ("PODIUM_DATA_DIR",),
     "store": ("PODIUM_STORE",),
     "durability": ("PODIUM_DURABILITY",),
@@ -82,6 +85,9 @@ class Settings:
     classifier: str | None = None
     """The master agent's intent classifier, ``router``, ``llm`` or ``hybrid``; ``None``: the router offline, the
     hybrid with a real model (see ``podium.orchestration.master.classifier_for``)."""
+    tool_format: str = "native"
+    """How the model calls tools: ``native`` (the API's field) or ``text`` (JSON in its reply, for models and servers
+    without tool calling; see ``podium.models.text_tools``)."""
     data_dir: Path = Path("~/.podium")
     """Folder of the default SQLite store."""
     store: str | None = None
@@ -130,6 +136,8 @@ class Settings:
             raise UsageError(f"bad setting classifier: {values['classifier']!r}; choose router, llm or hybrid")
         if values.get("durability", "full") not in ("full", "process"):
             raise UsageError(f"bad setting: durability must be 'full' or 'process', not {values['durability']!r}")
+        if values.get("tool_format", "native") not in ("native", "text"):
+            raise UsageError(f"bad setting tool_format: {values['tool_format']!r}; choose native or text")
         if "data_dir" in values:
             values["data_dir"] = Path(values["data_dir"])
         return cls(**values)
@@ -149,6 +157,7 @@ class Settings:
             timeout=self.timeout,
             max_retries=self.max_retries,
             max_tokens=self.max_tokens,
+            tool_format="text" if self.tool_format == "text" else "native",
         )
 
 

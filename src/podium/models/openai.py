@@ -30,6 +30,7 @@ from podium.models.base import (
     check_allowed,
 )
 from podium.models.openai_format import request_to_openai, usage_from
+from podium.models.text_tools import TOOL_FORMATS, ToolFormat, read_tool_calls, text_tools_request
 
 __all__ = ["OpenAIModel"]
 
@@ -48,6 +49,7 @@ class OpenAIModel(Model):
         timeout: float = 60.0,
         max_retries: int = 2,
         max_tokens: int | None = 1024,
+        tool_format: ToolFormat = "native",
         client: Any = None,
     ) -> None:
         """Configure the endpoint; no connection is made until the first request.
@@ -62,10 +64,14 @@ class OpenAIModel(Model):
             max_retries: retries of rate limits, timeouts and server errors.
             max_tokens: the reply cap of requests whose settings give none (``None``: the server's default,
                 which for many local servers is unbounded).
+            tool_format: ``native`` (the API's tool-call field; a reply that is obviously a call of a known tool
+                written as text counts too) or ``text`` (tools described in the prompt, calls read from the reply's
+                text: for models and servers without tool calling), see :mod:`podium.models.text_tools`.
             client: a ready ``openai.AsyncOpenAI`` (or Azure) client to use instead.
 
         Raises:
-            UsageError: no model name, or no key for OpenAI's own endpoint (which refuses every request without one).
+            UsageError: no model name, no key for OpenAI's own endpoint (which refuses every request without one), or
+                an unknown ``tool_format``.
         """
         if not model:
             raise UsageError("OpenAIModel needs a model name (set PODIUM_MODEL)")
@@ -84,6 +90,9 @@ class OpenAIModel(Model):
         if max_tokens is not None and max_tokens < 1:
             raise UsageError(f"max_tokens must be at least 1, not {max_tokens}")
         self.max_tokens = max_tokens
+        if tool_format not in TOOL_FORMATS:
+            raise UsageError(f"tool_format must be 'native' or 'text', not {tool_format!r}")
+        self.tool_format: ToolFormat = tool_format
         self._client = client
         self._own_client = client is None
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -140,6 +149,8 @@ class OpenAIModel(Model):
         await self.aclose()
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
+        if self.tool_format == "text":
+            request = text_tools_request(request)
         body = request_to_openai(request)
         if self.max_tokens is not None:
             body.setdefault("max_tokens", self.max_tokens)
@@ -160,12 +171,13 @@ class OpenAIModel(Model):
             ToolCall(id=id, name=c.function.name, arguments=c.function.arguments or "{}")
             for id, c in zip(_unique_ids([c.id for c in present]), present, strict=True)
         ]
-        return ModelResponse(
+        response = ModelResponse(
             message=AIMessage(content=message.content or "", tool_calls=calls),
             usage=usage_from(completion.usage),
             model_name=completion.model or self.name,
             finish_reason=choice.finish_reason,
         )
+        return read_tool_calls(response, request, text_format=self.tool_format == "text")
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         client = self._get_client()
@@ -236,7 +248,8 @@ class OpenAIModel(Model):
                 )
             ],
         )
-        yield Done(ModelResponse(message=message, usage=usage, model_name=model_name, finish_reason=finish_reason))
+        response = ModelResponse(message=message, usage=usage, model_name=model_name, finish_reason=finish_reason)
+        yield Done(read_tool_calls(response, request, text_format=self.tool_format == "text"))
 
 
 def _unique_ids(ids: list[str | None]) -> list[str]:
