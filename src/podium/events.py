@@ -10,18 +10,21 @@ whose key is already recorded returns the recorded result instead of running aga
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium import _codec
+from podium.errors import UsageError
 from podium.messages import Message, Usage
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 __all__ = [
+    "answers_from_text",
     "EVENT_TYPES",
     "Artifact",
     "ErrorEvent",
@@ -149,6 +152,25 @@ class Interrupt:
             expectation=Expectation.from_dict(exp) if exp else None,
             data=data.get("data"),
         )
+
+
+def answers_from_text(text: str, pending: list[Interrupt]) -> str | dict[str, str]:
+    """A client's message as the answer to the questions ``pending``: the text for one question, and for several a
+    JSON object by question id (how the MCP and A2A entry points take answers).
+
+    Raises:
+        UsageError: several questions wait and the text is not a JSON object.
+    """
+    if len(pending) == 1:
+        return text
+    try:
+        answers = json.loads(text)
+    except json.JSONDecodeError:
+        answers = None
+    if not isinstance(answers, dict):
+        ids = ", ".join(i.id for i in pending)
+        raise UsageError(f"the conversation waits on {len(pending)} questions; answer with a JSON object by id: {ids}")
+    return {str(k): str(v) for k, v in answers.items()}
 
 
 @dataclass(slots=True, kw_only=True)

@@ -12,12 +12,12 @@ form) the result says what is asked (``status: "waiting"``, ``question``), and t
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from podium.errors import PodiumError, UsageError
+from podium.events import answers_from_text
 
 if TYPE_CHECKING:
     from mcp.server.fastmcp import Context, FastMCP
@@ -88,22 +88,8 @@ class AppTool:
             if status == "running":  # a process died mid-run: finish it, then take the message
                 await self.runtime.resume(self.agent, thread_id)
             elif status == "interrupted" and pending:
-                return await self.runtime.resume(self.agent, thread_id, _answer(input, pending))
+                return await self.runtime.resume(self.agent, thread_id, answers_from_text(input, pending))
         return await self.runtime.run(self.agent, input, thread_id=thread_id or None)
-
-
-def _answer(text: str, pending: list[Interrupt]) -> str | dict[str, str]:
-    """The message as the answer: text for one question, a JSON object by question id for several."""
-    if len(pending) == 1:
-        return text
-    try:
-        answers = json.loads(text)
-    except json.JSONDecodeError:
-        answers = None
-    if not isinstance(answers, dict):
-        ids = ", ".join(i.id for i in pending)
-        raise UsageError(f"the conversation waits on {len(pending)} questions; answer with a JSON object by id: {ids}")
-    return {str(k): str(v) for k, v in answers.items()}
 
 
 def _data(result: RunResult) -> dict[str, Any]:

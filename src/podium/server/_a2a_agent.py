@@ -6,7 +6,6 @@ Imported on the first A2A request (``podium.server.a2a`` mounts the routes), so 
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -23,7 +22,8 @@ from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import a2a_pb2 as pb
 from fastapi import HTTPException
 
-from podium.events import InterruptRaised, MessageAdded, RunEnded
+from podium.errors import UsageError
+from podium.events import InterruptRaised, MessageAdded, RunEnded, answers_from_text
 from podium.messages import AIMessage
 from podium.server._executor import Job
 from podium.server._records import create_thread, owned_thread
@@ -74,19 +74,11 @@ def _text_parts(text: str) -> list[pb.Part]:
 
 
 def _answer(text: str, pending: list[Interrupt]) -> str | dict[str, str]:
-    """The message as the answer: its text for one question, a JSON object by question id for several."""
-    if len(pending) == 1:
-        return text
+    """The message as the answer to ``pending`` (a 409 when several wait and it is not a JSON object by id)."""
     try:
-        answers = json.loads(text)
-    except json.JSONDecodeError:
-        answers = None
-    if not isinstance(answers, dict):
-        ids = ", ".join(i.id for i in pending)
-        raise HTTPException(
-            409, f"the conversation waits on {len(pending)} questions; answer with a JSON object by id: {ids}"
-        )
-    return {str(k): str(v) for k, v in answers.items()}
+        return answers_from_text(text, pending)
+    except UsageError as exc:
+        raise HTTPException(409, str(exc)) from None
 
 
 def _question(interrupt: Interrupt) -> dict[str, Any]:
@@ -119,13 +111,7 @@ class _AppExecutor(AgentExecutor):
             "metadata": {"source": "a2a", "a2a_task_id": task_id},
             "created_at": time.time(),
         }
-        subscription = state.bus.subscribe(job.thread_id)
-        try:
-            await state.executor.submit(job, "reject", extra)
-        except BaseException:
-            subscription.close()
-            raise
-        return job, subscription
+        return job, await state.executor.submit_watched(job, "reject", extra)
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Run the turn the message starts (or the answer it gives), publishing the task's updates."""

@@ -25,7 +25,7 @@ from podium.server._records import get_queue, put_queue, run_extra, set_run_extr
 
 if TYPE_CHECKING:
     from podium.agents.base import Agent
-    from podium.runtime.bus import EventBus
+    from podium.runtime.bus import EventBus, Subscription
     from podium.runtime.runtime import Runtime
     from podium.store.base import Store
 
@@ -133,15 +133,7 @@ class Executor:
                 if strategy in ("interrupt", "rollback"):
                     await self._stop_all(thread_id, rollback=strategy == "rollback")
             if not job.resume and not self.busy(thread_id):
-                last = await store.last_run(thread_id)
-                if last is not None and last.status in ("interrupted", "running"):
-                    if strategy not in ("interrupt", "rollback"):
-                        raise HTTPException(
-                            409,
-                            f"thread {thread_id!r} waits for an answer to run {last.id!r}: resume it with "
-                            '{"command": {"resume": ...}}, or send with multitask_strategy "interrupt"',
-                        )
-                    await self._cancel(last.id, rollback=strategy == "rollback")
+                await self._end_waiting_run(thread_id, strategy)
             job.after = await store.last_seq(thread_id)
             if job.resume:
                 extra = {**(await run_extra(store, thread_id, job.run_id) or extra), "status": "pending"}
@@ -172,6 +164,38 @@ class Executor:
             last = await self.store.last_run(thread_id)
             if last is not None and last.status in ("interrupted", "running"):
                 await self._cancel(last.id, rollback=False)
+
+    async def submit_watched(self, job: Job, strategy: Strategy, extra: dict[str, Any]) -> Subscription:
+        """:meth:`submit` ``job``, subscribed to its thread's events first (so none of the run's is missed); the
+        subscription is closed if the submission fails.
+
+        Raises:
+            HTTPException: as :meth:`submit`.
+        """
+        subscription = self.bus.subscribe(job.thread_id)
+        try:
+            await self.submit(job, strategy, extra)
+        except BaseException:
+            subscription.close()
+            raise
+        return subscription
+
+    async def _end_waiting_run(self, thread_id: str, strategy: Strategy) -> None:
+        """Make way for new input on ``thread_id``: a run that waits for an answer (or was left running) is stopped
+        under the ``interrupt`` and ``rollback`` strategies.
+
+        Raises:
+            HTTPException: 409 under the other strategies (the run should be resumed instead).
+        """
+        last = await self.store.last_run(thread_id)
+        if last is not None and last.status in ("interrupted", "running"):
+            if strategy not in ("interrupt", "rollback"):
+                raise HTTPException(
+                    409,
+                    f"thread {thread_id!r} waits for an answer to run {last.id!r}: resume it with "
+                    '{"command": {"resume": ...}}, or send with multitask_strategy "interrupt"',
+                )
+            await self._cancel(last.id, rollback=strategy == "rollback")
 
     async def _cancel(self, run_id: str, *, rollback: bool) -> str:
         store = self.store

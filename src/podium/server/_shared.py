@@ -104,15 +104,7 @@ class SharedExecutor(Executor):
         store, thread_id = self.store, job.thread_id
         async with self.lock(thread_id):
             if not job.resume and not await self.queue.of_thread(thread_id):
-                last = await store.last_run(thread_id)
-                if last is not None and last.status in ("interrupted", "running"):
-                    if strategy not in ("interrupt", "rollback"):
-                        raise HTTPException(
-                            409,
-                            f"thread {thread_id!r} waits for an answer to run {last.id!r}: resume it with "
-                            '{"command": {"resume": ...}}, or send with multitask_strategy "interrupt"',
-                        )
-                    await self._cancel(last.id, rollback=strategy == "rollback")
+                await self._end_waiting_run(thread_id, strategy)
             job.after = await store.last_seq(thread_id)
             if job.resume:
                 extra = {**(await run_extra(store, thread_id, job.run_id) or extra), "status": "pending"}

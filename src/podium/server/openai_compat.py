@@ -185,13 +185,7 @@ async def _start(
                 raise HTTPException(422, f"the conversation waits for an answer to model {started['assistant_id']!r}")
             job.run_id, job.resume, job.answer, job.text = last.id, True, text, None
     extra = {"assistant_id": app.name, "metadata": {"source": "openai"}, "created_at": time.time()}
-    subscription = state.bus.subscribe(job.thread_id)
-    try:
-        await state.executor.submit(job, "reject", extra)
-    except BaseException:
-        subscription.close()
-        raise
-    return job, subscription
+    return job, await state.executor.submit_watched(job, "reject", extra)
 
 
 @dataclass(slots=True)
