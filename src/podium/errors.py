@@ -45,6 +45,7 @@ __all__ = [
     "AgentError",
     "CassetteError",
     "InvalidData",
+    "LeaseLost",
     "LimitReached",
     "ModelError",
     "ModelHTTPError",
@@ -136,6 +137,16 @@ class SubscriberLagged(PodiumError):
 
 class StoreError(PodiumError):
     """The store cannot be used (I/O, schema or database error)."""
+
+
+class LeaseLost(StoreError):
+    """Another process took the thread's write lease over: this writer is fenced off and must stop."""
+
+    def __init__(self, thread_id: str, owner: str, holder: str | None) -> None:
+        now = f"now held by {holder}" if holder else "no longer held by it"
+        super().__init__(f"{owner} lost the write lease of thread {thread_id!r} ({now}); it writes nothing more")
+        self.thread_id = thread_id
+        self.holder = holder
 
 
 class StoreLocked(StoreError):

@@ -333,4 +333,4 @@ async def test_a_run_that_lost_its_lease_stops(store: Store) -> None:
     )
     runtime = Runtime(store, lease_ttl=0.0)  # renew on every write, so the loss is seen at once
     result = await runtime.run(ReactAgent("a", model, [slow_tool]), "go", thread_id="t")
-    assert result.status == "failed" and "lost thread 't'" in result.reason
+    assert result.status == "failed" and "lost the write lease of thread 't'" in result.reason

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from podium import AIMessage, HumanMessage, MessageAdded, SideChannel, StepRecorded, StoreError, ToolCall
+from podium.errors import LeaseLost
 from podium.store.base import RunRecord, Store, new_owner
 
 
@@ -142,11 +146,27 @@ async def test_expired_lease_and_dead_holder_are_taken_over(store: Store) -> Non
     assert await store.acquire_thread("t", new_owner("old"), -1) is None  # already expired
     assert await store.acquire_thread("t", new_owner("new"), 60) is None
     await store.create_thread("u")
-    import socket
-
-    dead = f"{socket.gethostname()}:999999999:gone"  # no such process
-    assert await store.acquire_thread("u", dead, 60) is None
+    code = "from podium.store.base import new_owner; print(new_owner('gone'))"
+    dead = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert await store.acquire_thread("u", dead, 60) is None  # its process has ended: its life mark is free
     assert await store.acquire_thread("u", new_owner("live"), 60) is None
+
+
+async def test_fenced_append_writes_only_for_the_lease_holder(store: Store) -> None:
+    await store.create_thread("t")
+    me, other = new_owner("me"), new_owner("other")
+    assert await store.acquire_thread("t", me, 60) is None
+    await store.append_events("t", [message(1, "mine", run="r1", key="k1")], owner=me)
+    with pytest.raises(LeaseLost, match="now held by") as lost:
+        await store.append_events("t", [message(2, "stale", run="r2", key="k1")], owner=other)
+    assert lost.value.holder == me
+    await store.release_thread("t", me)
+    with pytest.raises(LeaseLost, match="no longer held"):
+        await store.append_events("t", [message(2, "a", run="r1"), message(3, "b", run="r1")], owner=me)
+    assert [e.seq for e in await store.read_events("t")] == [1]
+    assert await store.acquire_thread("t", other, 60) is None
+    await store.append_events("t", [message(2, "a", run="r2"), message(3, "b", run="r2")], owner=other)
+    assert [e.seq for e in await store.read_events("t")] == [1, 2, 3]
 
 
 async def test_state_keeps_versions_and_returns_latest(store: Store) -> None:

@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from podium.errors import AgentError, LimitReached, StepLimitExceeded, Suspended, UsageError
+from podium.errors import AgentError, LeaseLost, LimitReached, StepLimitExceeded, Suspended, UsageError
 from podium.events import ErrorEvent, Event, Interrupt, InterruptAnswered, InterruptRaised, RunEnded, RunStarted
 from podium.messages import HumanMessage, Usage, message_from_dict
 from podium.runtime.context import RunContext
@@ -147,8 +147,7 @@ async def execute(
     except (AgentError, Exception) as exc:
         result.status, result.reason, result.error = "failed", f"{type(exc).__name__}: {exc}", exc
         if state.lost_to is not None:  # the thread belongs to another run now: leave its records alone
-            result.usage = state.usage
-            return result
+            return _lost(state, result)
         await state.record(ErrorEvent(error=type(exc).__name__, message=str(exc), path=ctx.path))
     except asyncio.CancelledError:
         result.status, result.usage = "cancelled", state.usage
@@ -161,15 +160,28 @@ async def execute(
         await end_cancelled(state, result, path=ctx.path)
         return result
     result.usage = state.usage
-    await state.record(RunEnded(status=result.status, reason=result.reason, output=result.output, path=ctx.path))
-    await state.flush()
+    try:
+        await state.record(RunEnded(status=result.status, reason=result.reason, output=result.output, path=ctx.path))
+        await state.flush()
+    except LeaseLost:
+        return _lost(state, result)
     await state.store.update_run(record.id, result.status, result.to_dict())
+    return result
+
+
+def _lost(state: RunState, result: RunResult) -> RunResult:
+    """The outcome of an execution fenced off by the store: another process owns the thread and finishes the run."""
+    lost = LeaseLost(state.thread_id, state.owner, state.lost_to)
+    result.status, result.reason, result.error, result.output = "failed", str(lost), lost, None
+    result.usage = state.usage
     return result
 
 
 async def end_cancelled(state: RunState, result: RunResult, *, path: tuple[str, ...] = ()) -> None:
     """Record that the run of ``state`` was cancelled (its ``RunEnded`` and its status)."""
     result.reason = result.reason or "cancelled"
+    if state.lost_to is not None:  # another process owns the thread now: it writes the run's end
+        return
     # a write cut short may have left a gap: what was recorded but not stored goes right after what is stored
     last = await state.store.last_seq(state.thread_id)
     for offset, event in enumerate(state.pending, 1):

@@ -1,10 +1,11 @@
 """The journal and the lease: what all contexts of one run execution share, and how an event is recorded.
 
 Every step with an effect is recorded by :meth:`RunState.record` as the next event of the thread's log (the
-journal is that log's keyed events; see docs/architecture.md, "The journal is the event log"), after checking that
-the run still holds the thread's write lease (renewed every third of its time to live; a run whose lease another
-process took writes nothing more). Recorded events are stored by :meth:`RunState.flush` before the run's next
-effect (model call, tool round, step) in one call, so a round's events share one transaction. The live callbacks get
+journal is that log's keyed events; see docs/architecture.md, "The journal is the event log"). Recorded events
+are stored by :meth:`RunState.flush` before the run's next effect (model call, tool round, step) in one call, so a
+round's events share one transaction. The store writes them only while the run holds the thread's write lease
+(fencing); :meth:`RunState.keep_lease` renews the lease on a timer while the run executes, so a long tool call keeps
+its thread, and a run whose lease another process took over all the same writes nothing more. The live callbacks get
 every event at once; the bus gets recorded ones once stored, and streamed-only ones (token deltas, tool starts) in
 their place among them. Neither can fail nor stall the run.
 """
@@ -14,12 +15,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from podium.errors import LimitReached, StoreError
+from podium.errors import LeaseLost, LimitReached, StoreError
 from podium.events import Event
 from podium.messages import Usage
 
@@ -92,7 +92,6 @@ class RunState:
     bus: EventBus | None = None
     usage: Usage = field(default_factory=Usage)
     model_calls: int = 0
-    last_renewal: float = field(default_factory=time.monotonic)
     stream_tokens: bool = False
     lost_to: str | None = None
     """Set when another owner took the thread over; the run must not write again."""
@@ -108,16 +107,15 @@ class RunState:
         """Make ``event`` the next entry of the thread's log: journaled now, stored at the next :meth:`flush`.
 
         The live callbacks get it at once; the bus once it is stored.
+
+        Raises:
+            LeaseLost: another process took the thread over; nothing more will be written.
         """
         event.run_id = self.run_id
+        if self.lost_to is not None:
+            raise LeaseLost(self.thread_id, self.owner, self.lost_to)
         self.seq += 1
         event.seq = self.seq
-        if self.lost_to is not None or time.monotonic() - self.last_renewal > self.lease_ttl / 3:
-            holder = self.lost_to or await self.store.acquire_thread(self.thread_id, self.owner, self.lease_ttl)
-            if holder is not None:  # our lease expired and another process took the thread over: write nothing more
-                self.lost_to = holder
-                raise StoreError(f"run {self.run_id!r} lost thread {self.thread_id!r} to {holder}; it stops here")
-            self.last_renewal = time.monotonic()
         self.pending.append(event)
         if event.key is not None:
             self.journal[event.key] = event
@@ -135,8 +133,14 @@ class RunState:
         async with self._flushing:
             if not self.pending:
                 return
+            if self.lost_to is not None:
+                raise LeaseLost(self.thread_id, self.owner, self.lost_to)
             batch, self.pending = self.pending, []
-            await self.store.append_events(self.thread_id, batch)
+            try:
+                await self.store.append_events(self.thread_id, batch, owner=self.owner)
+            except LeaseLost as lost:
+                self.lost_to = lost.holder or "nobody"
+                raise
             last = batch[-1].seq
             count = 0
             for event in self.unpublished:
@@ -147,6 +151,22 @@ class RunState:
             if self.bus is not None:
                 for event in ready:
                     await self.bus.publish(self.thread_id, event)
+
+    async def keep_lease(self) -> None:
+        """Renew the thread's lease every third of its time to live, for as long as the run executes.
+
+        A run whose tool or model call outlives the lease keeps its thread; if another process took the thread over
+        all the same (this process stalled), ``lost_to`` is set and the store refuses the run's next write.
+        """
+        while self.lost_to is None:
+            await asyncio.sleep(max(self.lease_ttl / 3, 0.01))
+            try:
+                holder = await self.store.acquire_thread(self.thread_id, self.owner, self.lease_ttl)
+            except StoreError as exc:  # a passing store fault: the next renewal may get through
+                _log.warning("renewing the lease of thread %s failed: %s", self.thread_id, exc)
+                continue
+            if holder is not None:
+                self.lost_to = holder
 
     async def publish(self, event: Event) -> None:
         """Hand ``event`` to the live subscribers only: the run's ``on_event`` callbacks and the bus.

@@ -65,8 +65,9 @@ class Runtime:
             bus: where every event of every run is published after it is stored (default: an
                 :class:`~podium.runtime.bus.InProcessBus`).
             limits: default limits of every run.
-            lease_ttl: seconds a run's write lease lasts without renewal (a crashed process on another host
-                releases its threads after this).
+            lease_ttl: seconds a run's write lease lasts without renewal; it is renewed every third of this while a
+                run executes. A process that crashed releases its threads after this, or at once when its end is
+                seen on this machine (see docs/architecture.md, "Single writer").
             busy_poll: seconds between checks when waiting for a busy thread.
         """
         if store is None:
@@ -412,9 +413,13 @@ class Runtime:
         task = asyncio.current_task()
         assert task is not None
         self._executing[record.id] = task
+        keeper: asyncio.Task[None] | None = None
         try:
             state = await self._state(record, journal, owner, limits, on_event)
+            keeper = asyncio.create_task(state.keep_lease())
             return await execute(agent, record, state, answers, deps, self._cancelling)
         finally:
+            if keeper is not None:
+                keeper.cancel()
             del self._executing[record.id]
             self._cancelling.discard(record.id)

@@ -9,11 +9,15 @@ Every backend passes the conformance suite in ``tests/store/test_conformance.py`
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import tempfile
 import time
+import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from podium.events import Event
@@ -86,30 +90,89 @@ def _this_host() -> str:
     return socket.gethostname()
 
 
-def owner_is_alive(owner: str) -> bool:
-    """Whether the process named by a lease owner (``host:pid:token``) may still be running.
+class _LifeMark:
+    """This process's life mark: a file it holds an exclusive lock on for as long as it lives.
 
-    Owners on another host are assumed alive (their lease expires instead).
+    The kernel drops the lock when the process ends, however it ends (a SIGKILL too), and the lock is seen from every
+    process on the machine whatever its PID namespace. A lease owner names its process's mark, so a lease whose mark
+    is unlocked belongs to a process that is gone. PIDs are never looked up: two containers may reuse each other's.
     """
-    host, _, rest = owner.partition(":")
-    pid_text = rest.partition(":")[0]
-    if host != _this_host() or not pid_text.isdigit():
+
+    folder = Path(tempfile.gettempdir()) / f"podium-life-{os.getuid() if hasattr(os, 'getuid') else 0}"
+
+    def __init__(self) -> None:
+        self.name = ""
+        self._file: Any = None
+
+    def mark(self) -> str:
+        """The mark's name, made (and locked) on first use in this process."""
+        if self.name:
+            return self.name
+        name = uuid.uuid4().hex[:20]
+        try:
+            import fcntl
+
+            self.folder.mkdir(mode=0o700, exist_ok=True)
+            handle = (self.folder / name).open("a+b")
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (ImportError, OSError):  # no locks here: liveness comes from the lease's expiry alone
+            name = f"nomark-{uuid.uuid4().hex}"
+            handle = None
+        self.name, self._file = name, handle
+        if handle is not None:
+            self._sweep()
+        return name
+
+    def _sweep(self) -> None:
+        """Delete the marks of processes that ended more than a day ago (no lease lasts that long)."""
+        old = time.time() - 86_400
+        for path in self.folder.iterdir():
+            with contextlib.suppress(OSError):
+                if path.stat().st_mtime < old:
+                    self.gone(path.name)
+
+    def forget(self) -> None:
+        """In a forked child: the parent's mark is the parent's; the child makes its own when it needs one."""
+        self.name, self._file = "", None
+
+    def gone(self, name: str) -> bool:
+        """Whether the process that made mark ``name`` has certainly ended (unknown marks are not)."""
+        if not name or name == self.name or "/" in name or name.startswith((".", "nomark-")):
+            return False
+        try:
+            import fcntl
+
+            handle = os.open(self.folder / name, os.O_RDWR)  # never created here: a missing mark proves nothing
+        except (ImportError, OSError):  # missing (another machine, another /tmp): it may be alive
+            return False
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # locked: its process lives
+            return False
+        finally:
+            os.close(handle)
+        (self.folder / name).unlink(missing_ok=True)
         return True
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+
+
+_LIFE = _LifeMark()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_LIFE.forget)
+
+
+def owner_is_alive(owner: str) -> bool:
+    """Whether the process holding a lease as ``owner`` may still be running.
+
+    Only an owner whose life mark (see :func:`new_owner`) is no longer held is known to be gone; any other owner is
+    taken as alive until its lease expires. No PID is looked up.
+    """
+    parts = owner.split(":")
+    return len(parts) < 4 or not _LIFE.gone(parts[2])
 
 
 def new_owner(token: str) -> str:
-    """A lease owner name for this process: ``host:pid:token``."""
-    return f"{_this_host()}:{os.getpid()}:{token}"
+    """A lease owner name for this process: ``host:pid:mark:token`` (the mark tells whether the process lives)."""
+    return f"{_this_host()}:{os.getpid()}:{_LIFE.mark()}:{token}"
 
 
 class Store(ABC):
@@ -130,10 +193,17 @@ class Store(ABC):
 
     # event log
     @abstractmethod
-    async def append_events(self, thread_id: str, events: list[Event]) -> None:
+    async def append_events(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
         """Append events whose ``seq`` the caller assigned (the next numbers of the thread), atomically.
 
+        Args:
+            thread_id: the thread.
+            events: the events.
+            owner: when given, the events are written only if ``owner`` holds the thread's write lease, checked in
+                the same atomic write (a writer whose lease another process took over is fenced off).
+
         Raises:
+            LeaseLost: ``owner`` does not hold the thread's lease; nothing was written.
             StoreError: a sequence number or a (run, key) pair is already taken.
         """
 

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from podium.errors import StoreError
+from podium.errors import LeaseLost, StoreError
 from podium.events import Event, MessageAdded
 from podium.messages import Message
 from podium.store.base import ApiKey, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
@@ -56,8 +56,10 @@ class MemoryStore(Store):
         infos = sorted((t.info for t in self._threads.values()), key=lambda i: i.created, reverse=True)
         return infos[:limit]
 
-    async def append_events(self, thread_id: str, events: list[Event]) -> None:
+    async def append_events(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
         thread = self._thread(thread_id)
+        if owner is not None and (thread.lease is None or thread.lease[0] != owner):
+            raise LeaseLost(thread_id, owner, thread.lease[0] if thread.lease else None)
         last = thread.events[-1].seq if thread.events else 0
         for offset, event in enumerate(events, 1):
             if event.seq != last + offset:

@@ -28,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from podium.errors import StoreCorrupt, StoreError, UsageError
+from podium.errors import LeaseLost, StoreCorrupt, StoreError, UsageError
 from podium.events import Event
 from podium.messages import Message
 
@@ -398,15 +398,32 @@ class PostgresStore(Store):
         return [ThreadInfo(id=r[0], created=r[1], metadata=json.loads(r[2])) for r in rows]
 
     # events
-    async def append_events(self, thread_id: str, events: list[Event]) -> None:
+    async def append_events(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
         rows = [event_row(thread_id, e) for e in events]
         sql = "INSERT INTO events VALUES (%s,%s,%s,%s,%s,%s,%s)"
+        # fenced: the row is inserted only if the owner's lease row exists, locked against a takeover meanwhile
+        fenced = (
+            "INSERT INTO events SELECT %s, %s::bigint, %s, %s, %s, %s, %s FROM leases "
+            "WHERE thread_id=%s AND owner=%s FOR SHARE"
+        )
+
+        async def lost(conn: AsyncConnection[Any]) -> LeaseLost:
+            assert owner is not None
+            row = await (await conn.execute("SELECT owner FROM leases WHERE thread_id=%s", (thread_id,))).fetchone()
+            return LeaseLost(thread_id, owner, row[0] if row else None)
 
         async def work(conn: AsyncConnection[Any]) -> None:
             if len(rows) == 1:  # one statement commits by itself: no BEGIN/COMMIT round trips
-                await conn.execute(sql, rows[0])
+                if owner is None:
+                    await conn.execute(sql, rows[0])
+                elif (await conn.execute(fenced, (*rows[0], thread_id, owner))).rowcount != 1:
+                    raise await lost(conn)
                 return
             async with conn.transaction(), conn.cursor() as cursor:
+                if owner is not None:
+                    held = "SELECT 1 FROM leases WHERE thread_id=%s AND owner=%s FOR SHARE"
+                    if await (await cursor.execute(held, (thread_id, owner))).fetchone() is None:
+                        raise await lost(conn)
                 await cursor.executemany(sql, rows)
 
         await self._run(work)

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
-from podium.errors import StoreCorrupt, StoreError, StoreLocked, UsageError
+from podium.errors import LeaseLost, StoreCorrupt, StoreError, StoreLocked, UsageError
 from podium.events import Event
 from podium.messages import Message
 from podium.store._rows import (
@@ -245,9 +245,27 @@ class SQLiteStore(Store):
         return [ThreadInfo(id=r[0], created=r[1], metadata=json.loads(r[2])) for r in rows]
 
     # events
-    async def append_events(self, thread_id: str, events: list[Event]) -> None:
+    async def append_events(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
         rows = [event_row(thread_id, e) for e in events]
+        if owner is not None:
+            await self._append_fenced(thread_id, rows, owner)
+            return
         await self._tx(lambda c: c.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows))
+
+    async def _append_fenced(self, thread_id: str, rows: list[tuple[Any, ...]], owner: str) -> None:
+        """Insert ``rows`` only while ``owner`` holds the lease: each insert names the lease in its own condition."""
+        fenced = (
+            "INSERT INTO events SELECT ?,?,?,?,?,?,? WHERE EXISTS (SELECT 1 FROM leases WHERE thread_id=? AND owner=?)"
+        )
+
+        def work(c: sqlite3.Connection) -> None:
+            for row in rows:
+                if c.execute(fenced, (*row, thread_id, owner)).rowcount != 1:
+                    holder = c.execute("SELECT owner FROM leases WHERE thread_id=?", (thread_id,)).fetchone()
+                    raise LeaseLost(thread_id, owner, holder[0] if holder else None)
+
+        # in the writer's batch: a LeaseLost rolls back this call's savepoint and fails this caller only
+        await self._tx(work)
 
     async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
         sql = "SELECT seq, run_id, kind, key, ns, body FROM events WHERE thread_id=? AND seq>?"

@@ -1,0 +1,101 @@
+"""The write lease (issue 9, items 2 and 3): a living run keeps its thread, a stale writer is fenced off by the store,
+and whether a holder lives is told by its lease and its life mark, never by a PID."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from podium import AIMessage, LeaseLost, ReactAgent, Runtime, Store, StoreError, ThreadBusy, ToolMessage
+from podium.store.base import new_owner
+from podium.testing import FunctionModel, tool_call
+
+
+def _agent(tool: object) -> ReactAgent:
+    model = FunctionModel(
+        lambda m, r: (
+            f"done: {m[-1].content}" if isinstance(m[-1], ToolMessage) else AIMessage(tool_calls=[tool_call("pay")])
+        )
+    )
+    return ReactAgent("payer", model, [tool])  # type: ignore[list-item]
+
+
+async def test_a_tool_call_longer_than_the_lease_keeps_the_thread(store: Store) -> None:
+    paid: list[int] = []
+
+    async def pay() -> str:
+        """Pay, slowly."""
+        paid.append(1)
+        await asyncio.sleep(2.5)  # more than two leases long
+        return "paid"
+
+    first = Runtime(store, lease_ttl=1.0)
+    running = asyncio.create_task(first.run(_agent(pay), "pay", thread_id="t"))
+    await asyncio.sleep(1.5)  # the lease would have expired without renewal
+    second = Runtime(store, lease_ttl=1.0)
+    try:
+        await second.resume(_agent(pay), "t")
+        raise AssertionError("a second runtime took a living run's thread")
+    except ThreadBusy:
+        pass
+    result = await running
+    assert result.status == "completed" and result.output == "done: paid"
+    assert paid == [1]  # nothing ran twice
+
+
+async def test_a_stale_writer_is_fenced_and_stops_with_a_typed_outcome(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    intruder = new_owner("intruder")
+    real_acquire = store.acquire_thread
+    cut_off = False
+
+    async def acquire(thread_id: str, owner: str, ttl: float) -> str | None:
+        if cut_off and owner != intruder:
+            raise StoreError("the database cannot be reached")
+        return await real_acquire(thread_id, owner, ttl)
+
+    monkeypatch.setattr(store, "acquire_thread", acquire)
+
+    async def pay() -> str:
+        """Pay while this process is cut off from the database (its renewals fail) and another takes over."""
+        nonlocal cut_off
+        cut_off = True
+        await asyncio.sleep(0.5)
+        assert await store.acquire_thread("t", intruder, 60) is None  # the lease had expired: taken over
+        cut_off = False
+        return "paid"
+
+    result = await Runtime(store, lease_ttl=0.3).run(_agent(pay), "pay", thread_id="t")
+    assert result.status == "failed" and isinstance(result.error, LeaseLost)
+    assert result.error.holder == intruder and "lost the write lease of thread 't'" in result.reason
+    kinds = [e.kind for e in await store.read_events("t")]
+    assert kinds.count("message") == 2 and "run_ended" not in kinds  # input and model call; no tool result, no end
+    assert [r.status for r in await store.list_runs("t")] == ["running"]  # left for the new holder to finish
+
+
+async def test_a_holder_in_another_pid_namespace_keeps_its_lease(store: Store) -> None:
+    """Two containers share a volume: a PID from the other one means nothing here, alive or not."""
+    await store.create_thread("t")
+    other_namespace = f"{socket.gethostname()}:999999999:somewhere-else:token"  # no such PID here, no life mark
+    assert await store.acquire_thread("t", other_namespace, 60) is None
+    assert await store.acquire_thread("t", new_owner("me"), 60) == other_namespace
+
+
+async def test_a_live_process_whose_pid_is_unknown_here_holds_until_it_ends(store: Store) -> None:
+    code = "import sys; from podium.store.base import new_owner; print(new_owner('x'), flush=True); sys.stdin.read()"
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdin is not None
+    host, _, mark, token = child.stdout.readline().strip().split(":")
+    holder = f"{host}:999999999:{mark}:{token}"  # its PID as another namespace would report it
+    await store.create_thread("t")
+    assert await store.acquire_thread("t", holder, 60) is None
+    assert await store.acquire_thread("t", new_owner("me"), 60) == holder  # alive: its life mark is held
+    child.stdin.close()
+    child.wait(timeout=30)
+    child.stdout.close()
+    assert await store.acquire_thread("t", new_owner("me"), 60) is None  # ended: taken over at once
