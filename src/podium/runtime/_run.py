@@ -91,7 +91,8 @@ ENDED = ("completed", "failed", "limit_exceeded", "cancelled")
 
 
 def answers_by_id(record: RunRecord, pending: list[Interrupt], answer: str | dict[str, str] | None) -> dict[str, str]:
-    if record.status == "running":
+    if record.status == "running" and (answer is None or not pending):
+        # a run whose process stopped while it asked (between storing the answer and its status) still takes one
         if answer is not None:
             raise UsageError(f"run {record.id!r} is not waiting for an answer; resume it without one")
         return {}
@@ -160,8 +161,10 @@ async def execute(
         await end_cancelled(state, result, path=ctx.path)
         return result
     result.usage = state.usage
+    end = RunEnded(status=result.status, reason=result.reason, output=result.output, path=ctx.path)
+    end.key = f"@end{attempt}"  # once per execution: a kill before the status update is finished by finish_ended
     try:
-        await state.record(RunEnded(status=result.status, reason=result.reason, output=result.output, path=ctx.path))
+        await state.record(end)
         await state.flush()
     except LeaseLost:
         return _lost(state, result)
@@ -190,6 +193,26 @@ async def end_cancelled(state: RunState, result: RunResult, *, path: tuple[str, 
     await state.record(RunEnded(status="cancelled", reason=result.reason, path=path))
     await state.flush()
     await state.store.update_run(state.run_id, "cancelled", result.to_dict())
+
+
+def recorded_end(journal: dict[str, Event]) -> RunEnded | None:
+    """The end its last execution recorded, if the process stopped before storing the run's status."""
+    attempt = sum(1 for key in journal if key.startswith("@start"))
+    end = journal.get(f"@end{attempt}")
+    if not isinstance(end, RunEnded) or any(e.seq > end.seq for e in journal.values()):
+        return None  # not ended, or answers were recorded after it: execute again
+    return end
+
+
+async def finish_ended(state: RunState, record: RunRecord, end: RunEnded) -> RunResult:
+    """Store the status of a run whose end is recorded (once: its end event is never written twice)."""
+    status: RunStatus = end.status if end.status in (*ENDED, "interrupted") else "failed"  # type: ignore[assignment]
+    result = RunResult(status=status, thread_id=record.thread_id, run_id=record.id, output=end.output)
+    result.reason = end.reason
+    if status == "interrupted":
+        result.interrupts = pending_interrupts(state.journal)
+    await state.store.update_run(record.id, status, result.to_dict())
+    return result
 
 
 def check_if_busy(if_busy: str) -> None:

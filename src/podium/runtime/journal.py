@@ -148,9 +148,8 @@ class RunState:
                     break
                 count += 1
             ready, self.unpublished = self.unpublished[:count], self.unpublished[count:]
-            if self.bus is not None:
-                for event in ready:
-                    await self.bus.publish(self.thread_id, event)
+            for event in ready:
+                await self._to_bus(event)
 
     async def keep_lease(self) -> None:
         """Renew the thread's lease every third of its time to live, for as long as the run executes.
@@ -179,8 +178,15 @@ class RunState:
         self._to_sinks(event)
         if self.unpublished:
             self.unpublished.append(event)
-        elif self.bus is not None:
-            await self.bus.publish(self.thread_id, event)
+        else:
+            await self._to_bus(event)
+
+    async def _to_bus(self, event: Event) -> None:
+        if self.bus is not None:
+            try:
+                await self.bus.publish(self.thread_id, event)
+            except Exception:  # the event is stored (or streamed only): a bus in trouble must not fail the run
+                _log.exception("publishing an event of run %s failed; live followers may miss it", self.run_id)
 
     def _to_sinks(self, event: Event) -> None:
         for sink in self.sinks:

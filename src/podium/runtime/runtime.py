@@ -37,7 +37,9 @@ from podium.runtime._run import (
     check_if_busy,
     end_cancelled,
     execute,
+    finish_ended,
     pending_interrupts,
+    recorded_end,
 )
 from podium.runtime.bus import EventBus, InProcessBus
 from podium.runtime.journal import Limits, RunState
@@ -201,6 +203,9 @@ class Runtime:
                 )
             journal = await self.store.journal(record.id)
             answers = answers_by_id(record, pending_interrupts(journal), answer)
+            ended = recorded_end(journal) if record.status == "running" and not answers else None
+            if ended is not None:  # its process stopped between the end and the status: store the status, once
+                return await finish_ended(await self._state(record, journal, owner, limits, None), record, ended)
             if record.status != "running":
                 await self.store.update_run(record.id, "running")
             return await self._execute(agent, record, journal, answers, owner, deps, limits, on_event)
@@ -231,7 +236,7 @@ class Runtime:
         """
         if thread_id is not None and await self.store.get_thread(thread_id) is not None:
             last = await self.store.last_run(thread_id)
-            if last is not None and last.status == "interrupted":
+            if last is not None and last.status in ("interrupted", "running"):
                 pending = pending_interrupts(await self.store.journal(last.id))
                 if len(pending) > 1:
                     raise UsageError(
