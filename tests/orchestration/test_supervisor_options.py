@@ -113,6 +113,7 @@ async def _fresh_context() -> tuple[RunContext[Any], HumanMessage]:
 
     store = MemoryStore()
     await store.create_thread("t")
+    await store.acquire_thread("t", "me", 60)  # the run's events are written under its lease
     state = RunState(
         store=store, thread_id="t", run_id="r", journal={}, seq=0, limits=Limits(), owner="me", lease_ttl=60
     )
