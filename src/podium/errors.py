@@ -11,6 +11,7 @@ Every failure the library raises derives from :class:`PodiumError`::
     ├── RunNotFound              no run with that id in the store
     ├── SubscriberLagged         an event-bus subscriber fell behind and missed events
     ├── StoreError               the store cannot be used
+    │   ├── LeaseLost            another process took the thread's write lease over (this writer is fenced)
     │   ├── StoreLocked          the database stayed locked past the busy timeout
     │   └── StoreCorrupt         the file is not a Podium database (or from a newer Podium)
     ├── ModelError               a model could not answer

@@ -151,14 +151,18 @@ class RunState:
             for event in ready:
                 await self._to_bus(event)
 
-    async def keep_lease(self) -> None:
+    async def keep_lease(self, stop: asyncio.Event) -> None:
         """Renew the thread's lease every third of its time to live, for as long as the run executes.
 
         A run whose tool or model call outlives the lease keeps its thread; if another process took the thread over
         all the same (this process stalled), ``lost_to`` is set and the store refuses the run's next write.
         """
         while self.lost_to is None:
-            await asyncio.sleep(max(self.lease_ttl / 3, 0.01))
+            try:  # only the wait is cut short when the run ends, never a store call (a cancelled query breaks it)
+                await asyncio.wait_for(stop.wait(), max(self.lease_ttl / 3, 0.01))
+                return
+            except TimeoutError:
+                pass
             try:
                 holder = await self.store.acquire_thread(self.thread_id, self.owner, self.lease_ttl)
             except StoreError as exc:  # a passing store fault: the next renewal may get through

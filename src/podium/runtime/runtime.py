@@ -419,12 +419,14 @@ class Runtime:
         assert task is not None
         self._executing[record.id] = task
         keeper: asyncio.Task[None] | None = None
+        stop = asyncio.Event()
         try:
             state = await self._state(record, journal, owner, limits, on_event)
-            keeper = asyncio.create_task(state.keep_lease())
+            keeper = asyncio.create_task(state.keep_lease(stop))
             return await execute(agent, record, state, answers, deps, self._cancelling)
         finally:
             if keeper is not None:
-                keeper.cancel()
+                stop.set()
+                await asyncio.wait([keeper])  # let it end now: a run that never yielded must not leave it pending
             del self._executing[record.id]
             self._cancelling.discard(record.id)
