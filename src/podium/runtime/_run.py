@@ -149,6 +149,8 @@ async def execute(
         result.status, result.reason, result.error = "failed", f"{type(exc).__name__}: {exc}", exc
         if state.lost_to is not None:  # the thread belongs to another run now: leave its records alone
             return _lost(state, result)
+        if state.store_fault is not None:  # the store failed, not the agent: the run stays resumable
+            raise
         await state.record(ErrorEvent(error=type(exc).__name__, message=str(exc), path=ctx.path))
     except asyncio.CancelledError:
         result.status, result.usage = "cancelled", state.usage

@@ -95,6 +95,8 @@ class RunState:
     stream_tokens: bool = False
     lost_to: str | None = None
     """Set when another owner took the thread over; the run must not write again."""
+    store_fault: Exception | None = None
+    """Set when storing the recorded events failed: the run stops, unfinished and resumable."""
     histories: HistoryCache | None = None
     """The runtime's incremental histories (``None``: read the whole history at each turn)."""
     pending: list[Event] = field(default_factory=list)
@@ -140,6 +142,10 @@ class RunState:
                 await self.store.append_events(self.thread_id, batch, owner=self.owner)
             except LeaseLost as lost:
                 self.lost_to = lost.holder or "nobody"
+                raise
+            except Exception as exc:  # nothing was stored: the run stops here, left resumable
+                self.pending = batch + self.pending
+                self.store_fault = exc
                 raise
             last = batch[-1].seq
             count = 0
