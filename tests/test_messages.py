@@ -15,6 +15,7 @@ from podium import (
     SystemMessage,
     ToolCall,
     ToolMessage,
+    ToolSignal,
     from_openai,
     message_from_dict,
     message_to_dict,
@@ -25,6 +26,14 @@ from podium.messages import order_tool_results, valid_history
 text = st.text(max_size=40)
 names = st.one_of(st.none(), st.from_regex(r"[a-z_]{1,12}", fullmatch=True))
 calls = st.builds(ToolCall, id=st.from_regex(r"call_[a-z0-9]{4}", fullmatch=True), name=st.just("f"), arguments=text)
+signals = st.builds(
+    ToolSignal,
+    end=st.sampled_from([None, "task", "all"]),
+    passed=st.booleans(),
+    pass_input=st.booleans(),
+    recipient=names,
+    tool_calls=st.lists(calls, max_size=2),
+)
 messages: st.SearchStrategy[Message] = st.one_of(
     st.builds(SystemMessage, content=text),
     st.builds(HumanMessage, content=text, name=names),
@@ -36,6 +45,8 @@ messages: st.SearchStrategy[Message] = st.one_of(
         name=st.just("f"),
         is_error=st.booleans(),
         artifact=st.one_of(st.none(), st.dictionaries(st.text(max_size=5), st.integers(), max_size=2)),
+        value=st.one_of(st.none(), st.integers(), st.lists(st.text(max_size=5), max_size=2)),
+        signal=st.one_of(st.none(), signals),
         metadata=st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2),
     ),
 )
@@ -44,6 +55,7 @@ messages: st.SearchStrategy[Message] = st.one_of(
 @given(messages)
 def test_any_message_round_trips_through_json(message: Message) -> None:
     assert message_from_dict(json.loads(json.dumps(message_to_dict(message)))) == message
+    assert message_from_dict(json.loads(json.dumps(message_to_dict(message, compact=True)))) == message
 
 
 @given(messages)

@@ -26,6 +26,7 @@ __all__ = [
     "SystemMessage",
     "ToolCall",
     "ToolMessage",
+    "ToolSignal",
     "Usage",
     "message_from_dict",
     "message_to_dict",
@@ -139,6 +140,28 @@ class AIMessage(_codec.Tagged):
 
 
 @dataclass(slots=True, kw_only=True)
+class ToolSignal:
+    """What a tool's result asks of the agent that called the tool, beyond its content.
+
+    Task handlers (see :mod:`podium.orchestration.tasks`) return results that end a task, pass a message on or
+    address someone; the signal carries that request with the result, typed and stored with it, so a resumed run
+    acts on it exactly as the first run did. Every field is optional: an empty signal asks nothing.
+    """
+
+    end: Literal["task", "all"] | None = None
+    """``"task"``: the result ends the calling task with the message's ``value``; ``"all"``: it ends every task up
+    the chain (a final result)."""
+    passed: bool = False
+    """The message is passed on rather than answered (to ``recipient`` when set)."""
+    pass_input: bool = False
+    """What is passed on is the task's input rather than the current message."""
+    recipient: str | None = None
+    """Who the result is addressed to (a task's name)."""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    """Calls the result asks another responder to handle (often a sub-task)."""
+
+
+@dataclass(slots=True, kw_only=True)
 class ToolMessage(_codec.Tagged):
     """The result of one tool call, answering the call with the same ``tool_call_id``."""
 
@@ -152,6 +175,11 @@ class ToolMessage(_codec.Tagged):
     """True when the content reports an error the model should correct."""
     artifact: Any = None
     """A result for the user interface (a document, a table), kept out of the model's view."""
+    value: Any = None
+    """The result as JSON data when the tool returned data (what code acting on the result reads, such as a task's
+    value, while the model reads ``content``); ``None`` for a text result."""
+    signal: ToolSignal | None = None
+    """What the result asks of the calling agent (ending a task, passing a message on), if anything."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Data that travels with the message and is never sent to a model."""
     kind: Literal["tool"] = "tool"

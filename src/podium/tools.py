@@ -19,12 +19,16 @@ import re
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast, get_origin, get_type_hints, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, get_origin, get_type_hints, overload
 
 from podium.errors import ToolArgumentsError, ToolDefinitionError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from podium.messages import ToolSignal
+
+_InjectableT = TypeVar("_InjectableT", bound="Injectable")
 
 __all__ = ["Injectable", "Tool", "ToolArgumentsError", "ToolMetadata", "ToolReturn", "ToolSpec", "is_injected", "tool"]
 
@@ -37,7 +41,7 @@ class Injectable:
 
     __slots__ = ()
 
-    def injected(self, kind: type[Injectable]) -> Injectable | None:
+    def injected(self, kind: type[_InjectableT]) -> _InjectableT | None:
         """What a parameter annotated ``kind`` receives when this is the run context (``None``: nothing here)."""
         return self if isinstance(self, kind) else None
 
@@ -84,7 +88,8 @@ class ToolSpec:
 
 @dataclass(slots=True)
 class ToolReturn:
-    """A tool result with extras: an artifact for the UI and metadata, besides the content the model sees."""
+    """A tool result with extras besides the content the model sees: an artifact for the UI, the result as data,
+    a signal to the calling agent, and metadata (each copied onto the result's :class:`podium.ToolMessage`)."""
 
     content: Any
     """What the model sees (text, or data serialised to JSON)."""
@@ -92,6 +97,10 @@ class ToolReturn:
     """A result for the user interface, kept out of the model's view."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Data recorded with the result message."""
+    value: Any = None
+    """The result as JSON data, for code acting on it (``ToolMessage.value``)."""
+    signal: ToolSignal | None = None
+    """What the result asks of the calling agent (``ToolMessage.signal``)."""
 
 
 def _strip_titles(schema: Any) -> Any:
@@ -315,6 +324,10 @@ class Tool:
     def takes_context(self) -> bool:
         """True when the function declares a parameter that is injected (an :class:`Injectable`)."""
         return bool(self._injected)
+
+    def takes(self, kind: type[Injectable]) -> bool:
+        """True when the function declares a parameter annotated ``kind`` (injected, never from the model)."""
+        return kind in self._injected.values()
 
     def validate(self, arguments: str | dict[str, Any]) -> dict[str, Any]:
         """Check model arguments against the signature and return the keyword arguments to call with.

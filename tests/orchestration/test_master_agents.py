@@ -152,13 +152,14 @@ async def test_a_function_taking_the_tool_input_keeps_state_in_the_stack() -> No
 
 
 class Survey(Agent):
-    """An agent written for the orchestrator: reads its task from the input's metadata, returns ToolContent."""
+    """An agent written for the orchestrator: reads its task as the run provides it, returns ToolContent."""
 
     name = "Survey"
     description = "Runs a two-question customer survey."
 
     async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
-        task = ToolInput.from_dict(input.metadata["task"])
+        task = ctx.injected(ToolInput)
+        assert task is not None and task.text == input.content and not input.metadata
         answers = list((task.state or {}).get("answers", []))
         if task.resumed:
             answers.append(input.content)
@@ -204,5 +205,43 @@ def test_tool_names_must_be_unique_and_not_reserved() -> None:
         MasterAgent([human])
     with pytest.raises(UsageError, match="two tools named"):
         MasterAgent([*build().tools.values(), *build().tools.values()])
+
+    def plain(text: str) -> str:
+        """Takes only text."""
+        return text
+
     with pytest.raises(UsageError, match="annotated ToolInput"):
-        TaskFunctionTool(lambda text: text)
+        TaskFunctionTool(plain)
+
+
+async def test_the_request_is_injected_by_annotation_into_every_tool_below_the_call() -> None:
+    """A master tool's input reaches, by annotation, a function tool and the tools of an agent run as a tool."""
+    seen: list[tuple[str, str]] = []
+
+    def lookup(request: ToolInput, query: str) -> str:
+        """Looks a policy up.
+
+        Args:
+            query: what to look up.
+        """
+        seen.append(("lookup", request.text))
+        return f"policy for {query}"
+
+    def helper_model(messages: list[Message], request: ModelRequest) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content=f"Found: {messages[-1].content}.")
+        return AIMessage(tool_calls=[tool_call("lookup", {"query": "motor"})])
+
+    helper = ReactAgent("PolicyHelper", FunctionModel(helper_model), [lookup], description="Explains car policies.")
+
+    async def parrot(request: ToolInput) -> str:
+        """Repeats a phrase back like a parrot."""
+        seen.append(("parrot", request.text))
+        return f"got {request.text}"
+
+    conversation = Conversation(Runtime(MemoryStore()), MasterAgent([helper, TaskFunctionTool(parrot)]))
+    explained = await conversation.say("explain my car policies")
+    assert (explained.result.output or "").startswith("Found: policy for motor.")
+    repeated = await conversation.say("repeat this phrase like a parrot")
+    assert (repeated.result.output or "").startswith("got repeat this phrase like a parrot")
+    assert seen == [("lookup", "explain my car policies"), ("parrot", "repeat this phrase like a parrot")]

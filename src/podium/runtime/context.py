@@ -40,6 +40,7 @@ __all__ = ["AskHandler", "Limits", "RunContext"]
 
 DepsT = TypeVar("DepsT")
 T = TypeVar("T")
+_InjectableT = TypeVar("_InjectableT", bound=Injectable)
 
 
 def _check_exact_json(value: Any, what: str) -> None:
@@ -174,11 +175,15 @@ class RunContext(Injectable, Generic[DepsT]):
         is annotated with its type, as the run context itself is handed to a parameter annotated ``RunContext``."""
         self._provided = {**self._provided, type(value): value}
 
-    def injected(self, kind: type[Injectable]) -> Injectable | None:
-        """What a tool parameter annotated ``kind`` receives here: this context, or a value :meth:`provide` gave."""
+    def injected(self, kind: type[_InjectableT]) -> _InjectableT | None:
+        """What a tool parameter annotated ``kind`` receives here: this context, or a value :meth:`provide` gave.
+
+        Agents read what their caller provided the same way (``ctx.injected(ToolInput)`` under the master agent).
+        """
         if isinstance(self, kind):
             return self
-        return self._provided.get(kind)
+        value = self._provided.get(kind)
+        return value if isinstance(value, kind) else None
 
     def _next_key(self) -> str:
         self._counter += 1

@@ -170,9 +170,11 @@ async def _execute_tool(
                 tool_call_id=call.id,
                 name=call.name,
                 artifact=value.artifact,
+                value=value.value,
+                signal=value.signal,
                 metadata=dict(value.metadata),
             )
-            json.dumps([message.artifact, message.metadata], default=str)
+            json.dumps([message.artifact, message.value, message.metadata], default=str)
             return message
         return ToolMessage(content=result_to_text(value), tool_call_id=call.id, name=call.name)
     except (TypeError, ValueError) as exc:

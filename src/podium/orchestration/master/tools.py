@@ -19,11 +19,10 @@ the run's journal. No exception escapes the orchestrator: a failing tool answers
 
 from __future__ import annotations
 
-import inspect
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, get_type_hints
+from typing import Any
 
 from podium.agents.base import Agent
 from podium.errors import Suspended, UsageError
@@ -32,7 +31,7 @@ from podium.messages import HumanMessage
 from podium.orchestration.master.routing.base import ToolProfile
 from podium.orchestration.master.types import HUMAN, ToolArgument, ToolCallRequest, ToolContent, ToolInput
 from podium.runtime.context import RunContext
-from podium.tools import Tool, ToolMetadata, ToolReturn, is_injected, result_to_text
+from podium.tools import Tool, ToolMetadata, ToolReturn, result_to_text
 
 __all__ = ["ASK_STATE", "AgentTool", "FunctionTool", "MasterTool", "TaskFunctionTool", "as_master_tool", "run_tool"]
 
@@ -121,9 +120,9 @@ class FunctionTool(MasterTool):
         return _to_content(await self.tool.run(ctx, self.tool.validate(arguments)))
 
 
-class TaskFunctionTool(MasterTool):
-    """A function that takes the whole :class:`ToolInput` (found by its annotation) and, optionally, the
-    :class:`podium.RunContext` (also by annotation)."""
+class TaskFunctionTool(FunctionTool):
+    """A function that takes the whole :class:`ToolInput` (injected by its annotation, as the
+    :class:`podium.RunContext` is) instead of separate arguments; a :class:`FunctionTool` that insists on it."""
 
     def __init__(
         self,
@@ -133,36 +132,25 @@ class TaskFunctionTool(MasterTool):
         description: str | None = None,
         metadata: ToolMetadata | None = None,
     ) -> None:
-        """Wrap ``function`` (sync or async); its docstring's first paragraph is the default description."""
-        self.function = function
-        self.name = name or function.__name__
-        doc = inspect.getdoc(function) or ""
-        self.description = description if description is not None else doc.split("\n\n")[0].strip()
-        self.metadata = metadata or _default_metadata(self.description)
-        hints = get_type_hints(function)
-        found = [k for k, v in hints.items() if v is ToolInput and k != "return"]
-        if not found:
-            raise UsageError(f"{self.name!r} needs a parameter annotated ToolInput to be a TaskFunctionTool")
-        self._request_param = found[0]
-        self._context_param = next((k for k, v in hints.items() if is_injected(v)), None)
+        """Wrap ``function`` (sync or async); its docstring's first paragraph is the default description.
 
-    async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
-        kwargs: dict[str, Any] = {self._request_param: request}
-        if self._context_param is not None:
-            kwargs[self._context_param] = ctx
-        result = self.function(**kwargs)
-        if inspect.isawaitable(result):
-            result = await result
-        return _to_content(result)
+        Raises:
+            UsageError: ``function`` has no parameter annotated :class:`ToolInput`.
+        """
+        made = function if isinstance(function, Tool) else Tool(function, name=name, description=description)
+        if not made.takes(ToolInput):
+            raise UsageError(f"{made.name!r} needs a parameter annotated ToolInput to be a TaskFunctionTool")
+        super().__init__(made, metadata=metadata or _default_metadata(made.description))
 
 
 class AgentTool(MasterTool):
     """A :class:`podium.Agent` as a tool: the request's text is its input message.
 
-    The agent runs in its own message namespace per call. The whole :class:`ToolInput` rides in the input
-    message's ``metadata["task"]``, so an agent written for the orchestrator can read its resumed state there and
-    return :class:`ToolContent` as its result's ``data``. An agent that merely answers with a question completes;
-    to wait for the human it asks with ``ctx.ask`` (any depth) or returns ``interrupt = true`` content.
+    The agent runs in its own message namespace per call. An agent written for the orchestrator reads the whole
+    :class:`ToolInput` (its resumed state too) with ``ctx.injected(ToolInput)``, as its tools receive it by
+    annotation, and returns :class:`ToolContent` as its result's ``data``. An agent that merely answers with a
+    question completes; to wait for the human it asks with ``ctx.ask`` (any depth) or returns ``interrupt = true``
+    content.
     """
 
     def __init__(
@@ -183,7 +171,7 @@ class AgentTool(MasterTool):
         # One namespace per call and run: the agent's history never mixes two calls.
         namespace = f"{'/'.join(ctx.path)}/{self.agent.name}@{ctx.run_id[:8]}"
         inner = ctx.child(self.agent.name, namespace=namespace)
-        message = HumanMessage(content=request.text, metadata={"task": request.to_dict()})
+        message = HumanMessage(content=request.text)
         result = await self.agent.invoke(inner, message)
         if isinstance(result.data, ToolContent):
             return result.data
@@ -199,13 +187,7 @@ def as_master_tool(item: MasterTool | Agent | Tool | Callable[..., Any]) -> Mast
     if isinstance(item, Tool):
         return FunctionTool(item)
     if callable(item):
-        try:
-            hints = get_type_hints(item)
-        except Exception:  # unresolvable annotations: Tool() reports them clearly
-            hints = {}
-        if any(v is ToolInput for k, v in hints.items() if k != "return"):
-            return TaskFunctionTool(item)
-        return FunctionTool(item)
+        return FunctionTool(item)  # a parameter annotated ToolInput receives the whole request
     raise UsageError(f"cannot make a tool of {item!r}: pass a MasterTool, an Agent, a Tool or a function")
 
 
@@ -242,6 +224,7 @@ async def run_tool(
     """
     asks = _Asks(dict(answers or {}))
     inner = ctx.child(tool.name, request.call_id, f"i{request.invocation}", on_ask=asks)
+    inner.provide(request)  # every tool run below this call receives it by annotation
     try:
         content = await tool.call(inner, request)
         if not isinstance(content, ToolContent):

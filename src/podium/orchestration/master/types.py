@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podium.events import Expectation
+from podium.tools import Injectable
 
 __all__ = ["HUMAN", "TaskEntry", "TaskStack", "ToolArgument", "ToolCallRequest", "ToolContent", "ToolInput"]
 
@@ -254,8 +255,12 @@ class TaskStack:
 
 
 @dataclass(slots=True, kw_only=True)
-class ToolInput:
-    """What the orchestrator hands a tool: the text, why it was chosen, and, when resumed, its state."""
+class ToolInput(Injectable):
+    """What the orchestrator hands a tool: the text, why it was chosen, and, when resumed, its state.
+
+    Injected by annotation: a function tool, or any tool run below the orchestrator's call (an agent tool's own
+    tools), receives it in a parameter annotated ``ToolInput``; an agent reads it with ``ctx.injected(ToolInput)``.
+    """
 
     text: str
     """The request (or, when resumed, the answer to what the task asked)."""

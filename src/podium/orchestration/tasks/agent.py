@@ -24,7 +24,7 @@ from podium.errors import UsageError
 from podium.events import Expectation
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
-from podium.orchestration.tasks.tools import META_KEY, handler_tool, tool_guide
+from podium.orchestration.tasks.tools import handler_tool, tool_guide
 from podium.orchestration.tasks.types import (
     AGENT,
     LLM,
@@ -303,28 +303,26 @@ class ResponderAgent:
         values: list[Any] = []
         chosen: ToolMessage | None = None
         for result in results:
-            meta = result.metadata.get(META_KEY) if result.metadata else None
-            value = None
-            if isinstance(meta, dict):
-                value = meta.get("value")
-                value_type = session.value_types.get(result.name)
-                if value_type is not None and value is not None:
-                    from pydantic import TypeAdapter
+            value = result.value
+            value_type = session.value_types.get(result.name)
+            if value_type is not None and value is not None:
+                from pydantic import TypeAdapter
 
-                    value = TypeAdapter(value_type).validate_python(value)
-                signal = meta.get("signal")
-                if signal == "pass":
-                    response.passed, response.done = True, bool(meta.get("done"))
-                    response.pass_input = bool(meta.get("input"))
-                if meta.get("tool_calls"):  # a tool for another responder: its results go to that one
-                    response.tool_calls.extend(ToolCall(**c) for c in meta["tool_calls"])
-                    response.namespace, response.tool_results = "", []
-                if signal == "final" or (signal == "done" and not response.final):
-                    response.final = response.final or signal == "final"
+                value = TypeAdapter(value_type).validate_python(value)
+            signal = result.signal
+            if signal is not None:
+                if signal.passed:
+                    response.passed, response.done = True, signal.end is not None
+                    response.pass_input = signal.pass_input
+                elif signal.end == "all" or (signal.end == "task" and not response.final):
+                    response.final = response.final or signal.end == "all"
                     response.done = True
                     response.value, chosen = value, result
-                if meta.get("recipient"):
-                    response.recipient = str(meta["recipient"])
+                if signal.tool_calls:  # a tool for another responder: its results go to that one
+                    response.tool_calls.extend(signal.tool_calls)
+                    response.namespace, response.tool_results = "", []
+                if signal.recipient:
+                    response.recipient = signal.recipient
             values.append(value)
         if chosen is not None:
             response.content = chosen.content

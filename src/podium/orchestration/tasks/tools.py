@@ -7,8 +7,8 @@ A handler is an ordinary :class:`podium.tools.Tool` (or a plain typed function).
   model sees;
 - the handler may return anything: text as it is, data (pydantic objects, dataclasses, dicts, numbers) shown to the
   model as JSON and kept as the message's ``value``, :class:`TaskDone` / :class:`FinalResult` to end tasks, or a
-  :class:`TaskMessage` to address someone. The value rides in the tool message's metadata (JSON), so a resumed run
-  sees the same value.
+  :class:`TaskMessage` to address someone. The value is the tool message's ``value`` (JSON) and the request its typed
+  ``signal``, stored with the message, so a resumed run sees the same value and acts the same way.
 
 Built-in tools: :func:`done_tool` (the Done signal), :func:`final_result_tool` (ends every ancestor; typed results),
 :func:`send_tool` (recipient routing as a structured field), the pass tools (:func:`pass_tool`,
@@ -31,7 +31,7 @@ from typing import Any, Optional, get_type_hints
 from pydantic import BaseModel, ConfigDict
 
 from podium.errors import ModelRetry, ToolDefinitionError
-from podium.messages import ToolCall
+from podium.messages import ToolCall, ToolSignal
 from podium.orchestration.tasks.types import AgentState, FinalResult, TaskDone, TaskMessage, TaskPass
 from podium.tools import Tool, ToolReturn, result_to_text
 
@@ -48,9 +48,6 @@ __all__ = [
     "tool_request",
     "with_guidance",
 ]
-
-META_KEY = "task"
-"""Key of a tool message's metadata holding the handler's value and signals."""
 
 
 def _jsonable(value: Any) -> Any:
@@ -76,43 +73,36 @@ def tool_request(name: str, /, **arguments: Any) -> ToolCall:
     return ToolCall(id=f"call_{uuid.uuid4().hex[:24]}", name=name, arguments=json.dumps(arguments))
 
 
-def _calls_meta(calls: Sequence[ToolCall]) -> list[dict[str, str]]:
-    return [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
-
-
 def to_tool_return(result: Any) -> Any:
-    """What a handler's ``result`` becomes for the tool message: text, or a :class:`ToolReturn` with metadata."""
+    """What a handler's ``result`` becomes for the tool message: text, or a :class:`ToolReturn` carrying the result
+    as data (``value``) and what it asks of the agent (``signal``)."""
     if isinstance(result, str):
         return result
     if result is None:
         return ""
-    meta: dict[str, Any]
     if isinstance(result, ToolCall) or (
         isinstance(result, list) and result and all(isinstance(c, ToolCall) for c in result)
     ):
         calls = [result] if isinstance(result, ToolCall) else result
         text = ", ".join(f"{c.name}({c.arguments})" for c in calls)
-        return ToolReturn(content=f"Requested {text}", metadata={META_KEY: {"tool_calls": _calls_meta(calls)}})
+        return ToolReturn(content=f"Requested {text}", signal=ToolSignal(tool_calls=list(calls)))
     if isinstance(result, ResultTool):
-        meta = {"signal": "done", "value": _jsonable(result)}
-        return ToolReturn(content=result.model_dump_json(), metadata={META_KEY: meta})
+        return ToolReturn(content=result.model_dump_json(), value=_jsonable(result), signal=ToolSignal(end="task"))
     if isinstance(result, TaskPass):
-        meta = {"signal": "pass", "recipient": result.recipient, "done": result.done, "input": result.of_input}
-        return ToolReturn(content="Passed on." if not result.done else "Done.", metadata={META_KEY: meta})
+        signal = ToolSignal(passed=True, recipient=result.recipient, pass_input=result.of_input)
+        signal.end = "task" if result.done else None
+        return ToolReturn(content="Passed on." if not result.done else "Done.", signal=signal)
     if isinstance(result, TaskDone):
-        meta = {"signal": "done", "value": _jsonable(result.value)}
-        return ToolReturn(content=result.content, metadata={META_KEY: meta})
+        return ToolReturn(content=result.content, value=_jsonable(result.value), signal=ToolSignal(end="task"))
     if isinstance(result, FinalResult):
         content = result.content if result.content is not None else result_to_text(result.value)
-        return ToolReturn(content=content, metadata={META_KEY: {"signal": "final", "value": _jsonable(result.value)}})
+        return ToolReturn(content=content, value=_jsonable(result.value), signal=ToolSignal(end="all"))
     if isinstance(result, TaskMessage):
-        meta = {"recipient": result.recipient, "value": _jsonable(result.value)}
-        if result.tool_calls:
-            meta["tool_calls"] = _calls_meta(result.tool_calls)
-        return ToolReturn(content=result.content, metadata={META_KEY: meta})
+        signal = ToolSignal(recipient=result.recipient or None, tool_calls=list(result.tool_calls))
+        return ToolReturn(content=result.content, value=_jsonable(result.value), signal=signal)
     if isinstance(result, ToolReturn):
         return result
-    return ToolReturn(content=result, metadata={META_KEY: {"value": _jsonable(result)}})
+    return ToolReturn(content=result, value=_jsonable(result))
 
 
 def _value_type(annotation: Any) -> Any:
