@@ -90,31 +90,32 @@ class SharedBus(InProcessBus):
                 continue
             self._wanted[thread_id] = max(int(seq), self._wanted.get(thread_id, 0))
             if thread_id not in self._tails:
-                task = asyncio.get_running_loop().create_task(self._tail(thread_id))
-                self._tails[thread_id] = task
-                task.add_done_callback(self._tailed)
-
-    def _tailed(self, task: asyncio.Task[None]) -> None:
-        for thread_id, running in list(self._tails.items()):
-            if running is task:
-                del self._tails[thread_id]
+                self._tails[thread_id] = asyncio.get_running_loop().create_task(self._tail(thread_id))
 
     async def _tail(self, thread_id: str) -> None:
-        """Read the thread's events up to the newest announced, for as long as more are announced meanwhile."""
-        while thread_id in self._by_thread:
-            newest = self._wanted.pop(thread_id, 0)
-            after = self._delivered.get(thread_id, newest - 1)  # a new follower: its stream reads the rest itself
-            if newest <= after:
-                return
-            try:
-                events = await self.store.read_events(thread_id, after=after)
-            except PodiumError as exc:
-                _log.warning("could not read the events of thread %s: %s", thread_id, exc)
-                return
-            for event in events:
-                if event.seq > self._delivered.get(thread_id, 0) and thread_id in self._by_thread:
-                    self._delivered[thread_id] = event.seq
-                    InProcessBus.publish_nowait(self, thread_id, event)
+        """Read the thread's events up to the newest announced, for as long as more are announced meanwhile.
+
+        The task leaves ``_tails`` in the same step as it decides it is done (no await in between), so an
+        announcement arriving after that decision always starts a new tail: none is left unread until the next one.
+        """
+        try:
+            while thread_id in self._by_thread:
+                newest = self._wanted.pop(thread_id, 0)
+                after = self._delivered.get(thread_id, newest - 1)  # a new follower: its stream reads the rest itself
+                if newest <= after:
+                    return
+                try:
+                    events = await self.store.read_events(thread_id, after=after)
+                except PodiumError as exc:
+                    _log.warning("could not read the events of thread %s: %s", thread_id, exc)
+                    return
+                for event in events:
+                    if event.seq > self._delivered.get(thread_id, 0) and thread_id in self._by_thread:
+                        self._delivered[thread_id] = event.seq
+                        InProcessBus.publish_nowait(self, thread_id, event)
+        finally:
+            if self._tails.get(thread_id) is asyncio.current_task():
+                del self._tails[thread_id]
 
     def _remove(self, subscription: object) -> None:
         super()._remove(subscription)  # type: ignore[arg-type]
