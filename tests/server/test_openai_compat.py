@@ -119,6 +119,22 @@ def test_without_a_conversation_the_sent_history_is_the_input(client: OpenAI) ->
     assert again.headers["x-podium-thread-id"] != done.headers["x-podium-thread-id"]  # each request stands alone
 
 
+def test_the_thread_header_a_response_sent_continues_that_thread(client: OpenAI) -> None:
+    note = [{"role": "user", "content": "Save a note: pack sunglasses for Lisbon"}]
+    asked = client.chat.completions.with_raw_response.create(model="trip", messages=note)  # stateless
+    assert asked.parse().choices[0].message.content.endswith("[yes / no]")
+    thread = {"X-Podium-Thread-Id": asked.headers["x-podium-thread-id"]}
+    answered = client.chat.completions.with_raw_response.create(
+        model="trip", messages=[{"role": "user", "content": "yes"}], extra_headers=thread
+    )
+    assert answered.headers["x-podium-thread-id"] == thread["X-Podium-Thread-Id"]
+    assert answered.parse().choices[0].message.content == "Done: Saved to the trip notebook: pack sunglasses for Lisbon"
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(
+            model="trip", messages=WEATHER, extra_headers={"X-Podium-Thread-Id": "no-such-thread"}
+        )
+
+
 def test_bad_requests_get_4xx_with_json_detail(client: OpenAI) -> None:
     with pytest.raises(openai.NotFoundError, match="no assistant 'nope'"):
         client.chat.completions.create(model="nope", messages=WEATHER)
@@ -160,6 +176,12 @@ def test_identity_comes_from_the_key_never_the_user_field(tmp_path: Path) -> Non
         assert thread == "alice"  # not the body's "user"
         bob_threads = httpx.post(f"{url}/threads/search", json={}, headers={"X-Api-Key": bob_key}).json()
         assert asked.headers["x-podium-thread-id"] not in {t["thread_id"] for t in bob_threads}
+        with pytest.raises(openai.NotFoundError):  # alice's thread id is not bob's to continue
+            bob.chat.completions.create(
+                model="trip",
+                messages=[{"role": "user", "content": "yes"}],
+                extra_headers={"X-Podium-Thread-Id": asked.headers["x-podium-thread-id"]},
+            )
         with pytest.raises(openai.AuthenticationError, match="invalid or revoked API key"):
             stranger.models.list()
         for each in (alice, bob, stranger):

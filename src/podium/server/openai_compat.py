@@ -5,8 +5,8 @@ Any OpenAI client talks to a Podium app this way (``docs/server.md``, "OpenAI-co
 - **Conversations.** ``X-Conversation-Id`` (or ``metadata.conversation_id``) names a conversation the server keeps:
   only the last user message of the request is new input. Without one the request is stateless: the history it
   sends is the conversation, stored in a fresh thread. Each conversation is a thread of the caller (the thread API
-  shows it; its id comes back in ``X-Podium-Thread-Id``) and belongs to the user of the credentials, never to the
-  request's ``user`` field.
+  shows it; its id comes back in ``X-Podium-Thread-Id``, which a later request may send back to continue that
+  thread, a stateless one too) and belongs to the user of the credentials, never to the request's ``user`` field.
 - **Tool calls stay inside.** The agent's own tool calls run on the server and are never sent as
   ``tool_calls``/``delta.tool_calls`` (a client would try to run them): only the agent's text is.
 - **Questions are text.** A run that waits for the human answers with the question (its choices in brackets); the
@@ -152,14 +152,25 @@ def _messages(body: ChatCompletionRequest) -> tuple[list[Message], str]:
 
 
 async def _start(
-    state: ServerState, principal: Principal, body: ChatCompletionRequest, conversation: str | None
+    state: ServerState,
+    principal: Principal,
+    body: ChatCompletionRequest,
+    conversation: str | None,
+    thread: str | None = None,
 ) -> tuple[Job, Subscription]:
-    """Find or make the conversation's thread, then submit the run (new input, or the answer to its question)."""
+    """Find or make the conversation's thread, then submit the run (new input, or the answer to its question).
+
+    ``thread`` (the ``X-Podium-Thread-Id`` a response sent) continues that thread of the caller, as a conversation.
+    """
     store = state.store
     app = state.app(body.model)
     history, text = _messages(body)
     job = Job(run_id=str(uuid.uuid4()), thread_id="", assistant_id=app.name, text=text)
-    if conversation is None:
+    if conversation is None and thread is not None:
+        job.thread_id = thread
+        await owned_thread(store, thread, principal.user)  # 404 for an unknown thread or another user's
+        await _answer_or_add(state, app.name, job, text)
+    elif conversation is None:
         job.thread_id = f"oai-{uuid.uuid4().hex}"
         await create_thread(store, job.thread_id, principal.user, {"source": "openai"})
         if history:  # the sent history is the conversation so far
@@ -173,19 +184,25 @@ async def _start(
             metadata = {"source": "openai", "conversation_id": conversation}
             await create_thread(store, job.thread_id, principal.user, metadata)
         await owned_thread(store, job.thread_id, principal.user)
-        status, pending = await state.runtime.pending(job.thread_id)
-        if status == "interrupted" and pending:
-            if len(pending) > 1:
-                asked = "; ".join(f"{p.id}: {p.prompt}" for p in pending)
-                raise HTTPException(409, f"the conversation waits for several answers ({asked}); use the thread API")
-            last = await store.last_run(job.thread_id)
-            assert last is not None  # a question waits, so a run asked it
-            started = await run_extra(store, job.thread_id, last.id) or {}
-            if started.get("assistant_id", app.name) != app.name:
-                raise HTTPException(422, f"the conversation waits for an answer to model {started['assistant_id']!r}")
-            job.run_id, job.resume, job.answer, job.text = last.id, True, text, None
+        await _answer_or_add(state, app.name, job, text)
     extra = {"assistant_id": app.name, "metadata": {"source": "openai"}, "created_at": time.time()}
     return job, await state.executor.submit_watched(job, "reject", extra)
+
+
+async def _answer_or_add(state: ServerState, app: str, job: Job, text: str) -> None:
+    """Make ``job`` the answer to the question the thread waits on, if it waits on one (else it is new input)."""
+    store = state.store
+    status, pending = await state.runtime.pending(job.thread_id)
+    if status == "interrupted" and pending:
+        if len(pending) > 1:
+            asked = "; ".join(f"{p.id}: {p.prompt}" for p in pending)
+            raise HTTPException(409, f"the conversation waits for several answers ({asked}); use the thread API")
+        last = await store.last_run(job.thread_id)
+        assert last is not None  # a question waits, so a run asked it
+        started = await run_extra(store, job.thread_id, last.id) or {}
+        if started.get("assistant_id", app) != app:
+            raise HTTPException(422, f"the conversation waits for an answer to model {started['assistant_id']!r}")
+        job.run_id, job.resume, job.answer, job.text = last.id, True, text, None
 
 
 @dataclass(slots=True)
@@ -330,11 +347,12 @@ async def chat_completions(
     request: Request,
     principal: Annotated[Principal, Depends(require("run"))],
     x_conversation_id: Annotated[str | None, Header(max_length=200)] = None,
+    x_podium_thread_id: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Any:
     """The app ``model`` answers the last user message, streaming (``stream: true``) or not."""
     state = _state(request)
     conversation = x_conversation_id or (body.metadata or {}).get("conversation_id") or None
-    job, subscription = await _start(state, principal, body, conversation)
+    job, subscription = await _start(state, principal, body, conversation, x_podium_thread_id or None)
     completion_id = f"chatcmpl-{job.run_id}"
     headers = _headers(job, conversation)
     if body.stream:
