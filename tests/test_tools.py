@@ -238,3 +238,49 @@ def test_callables_that_cannot_be_cached_are_derived_every_time() -> None:
 
     for made in (Tool(Unhashable(), name="echo"), Tool(NoWeakref(), name="echo")):
         assert made.description == "Echo a number." and made.validate({"x": 3}) == {"x": 3}
+
+
+def test_agents_built_from_a_function_share_its_read_only_tool() -> None:
+    import functools
+    import gc
+    import weakref
+
+    from podium import ReactAgent, UsageError
+    from podium.models.base import ModelSettings
+    from podium.testing import FunctionModel
+
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return key
+
+    model = FunctionModel(lambda messages, request: "ok")
+    first, second = ReactAgent("a", model, [lookup]), ReactAgent("b", model, [lookup, add])
+    shared = first.tools["lookup"]
+    assert second.tools["lookup"] is shared and shared.function is lookup  # made once, for every agent
+    assert shared.spec == Tool(lookup).spec and shared.validate({"key": "k"}) == {"key": "k"}
+    for change in ("description", "name", "metadata", "parameters"):
+        with pytest.raises(UsageError, match=r"shared by every agent .* Tool\(lookup\)"):
+            setattr(shared, change, None)
+    assert shared.description == "Look a key up." and shared.parameters["required"] == ["key"]
+    own = Tool(lookup)  # a tool of one's own stays changeable, and the shared one is untouched
+    own.description = "Mine."
+    assert own.description == "Mine." and ReactAgent("c", model, [lookup]).tools["lookup"].description != "Mine."
+
+    @functools.wraps(lookup)  # copies the function's attributes, the shared tool among them: not the wrapper's
+    def wrapper(key: str) -> str:
+        return key.upper()
+
+    wrapped = ReactAgent("d", model, [wrapper]).tools["lookup"]
+    assert wrapped is not shared and wrapped.function is wrapper
+    lookup.__name__ = "find"  # a renamed function gets a tool of its new name
+    assert ReactAgent("e", model, [lookup]).tools["find"].name == "find"
+
+    settings = ModelSettings(temperature=0.1)
+    assert first.settings == ModelSettings() and first.settings is not second.settings  # its own default
+    first.settings = settings
+    assert first.settings is settings and ReactAgent("f", model, settings=settings).settings is settings
+
+    alive = weakref.ref(lookup)
+    del lookup, wrapper, first, second, shared, own, wrapped
+    gc.collect()
+    assert alive() is None  # the tool lives and dies with its function

@@ -19,9 +19,10 @@ import re
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from types import FunctionType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, get_origin, get_type_hints, overload
 
-from podium.errors import ToolArgumentsError, ToolDefinitionError
+from podium.errors import ToolArgumentsError, ToolDefinitionError, UsageError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -253,7 +254,7 @@ class Tool:
 
     Build one with :func:`tool` (decorator) or ``Tool(function, ...)``. What the function's signature and docstring
     say is derived once per function (and name): making a tool of the same function again costs a few
-    microseconds.
+    microseconds. An agent given a plain function uses that function's one shared, read-only tool instead.
     """
 
     __slots__ = (
@@ -437,6 +438,42 @@ def tool(
     return decorate
 
 
+class _SharedTool(Tool):
+    """The tool of a plain function given to an agent: made once per function, shared, and read-only.
+
+    Every agent built from the function holds this one object, so building an agent costs no tool construction;
+    being shared, it cannot be changed (its metadata is shared too): change a tool of your own, ``Tool(function)``.
+    """
+
+    __slots__ = ("_sealed",)
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        super().__init__(function)
+        self._parameters = copy.deepcopy(self._schema)  # the one copy its users see, made before it is sealed
+        self._sealed = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_sealed", False):
+            raise UsageError(
+                f"tool {self.name!r} is shared by every agent made from the function {self.name}, so it cannot be "
+                f"changed: give the agent a tool of its own, Tool({self.name}), and change that"
+            )
+        object.__setattr__(self, name, value)
+
+
+_SHARED = "_podium_tool"
+"""Where a function keeps its shared tool: an attribute of the function itself, so a lookup costs one dictionary
+read and the tool lives (and dies) with the function (a weak-keyed cache would keep it alive through the tool)."""
+
+
 def as_tool(value: Tool | Callable[..., Any]) -> Tool:
-    """``value`` itself if it is a tool, else a tool made from the function."""
+    """``value`` itself if it is a tool, else the tool of the function (plain functions: their shared tool)."""
+    if type(value) is FunctionType:
+        shared = value.__dict__.get(_SHARED)
+        # copied onto a wrapper by functools.wraps, or left behind by a renamed function: not this one's
+        if shared is not None and shared.function is value and shared.name == value.__name__:
+            return cast(Tool, shared)
+        made = _SharedTool(value)
+        value.__dict__[_SHARED] = made
+        return made
     return value if isinstance(value, Tool) else Tool(value)

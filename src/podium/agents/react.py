@@ -12,7 +12,7 @@ accepted as the answer, the empty string.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from inspect import isfunction
+from types import FunctionType
 from typing import Any, cast
 
 from podium.agents.base import Agent, AgentResult, Toolset
@@ -51,7 +51,8 @@ class ReactAgent(Agent):
         Args:
             name: the agent's name, set on its replies.
             model: the model it calls.
-            tools: tools, plain functions (made into tools) and toolsets (read again before each model call);
+            tools: tools, plain functions (each function's one read-only tool, shared by the agents given it, so
+                building an agent costs no tool construction) and toolsets (read again before each model call);
                 handoff tools (``create_handoff_tool``) are kept in ``handoffs`` for a swarm to offer.
             prompt: the system prompt, or a function of the history returning it.
             description: what the agent does, for a caller choosing among agents.
@@ -72,24 +73,37 @@ class ReactAgent(Agent):
         self.max_steps = max_steps
         self.max_tool_retries = max_tool_retries
         self.handle_tool_errors = handle_tool_errors
-        self.settings = settings or ModelSettings()
+        self._settings = settings  # the default is made on first use: construction stays cheap
         self.tools: dict[str, Tool] = {}
         self.toolsets: list[Toolset] = []
         self.handoffs: list[Any] = []
         """Handoff tools given with the tools: kept apart, for a swarm to offer (the agent alone does not)."""
         for item in tools:
-            # a tool or a plain function is never a toolset: skip the (slow) structural check for them
-            if not isinstance(item, Tool) and not isfunction(item) and isinstance(item, Toolset):
+            if type(item) is FunctionType:  # the common case first: a plain function's (shared) tool
+                made = as_tool(item)
+            elif not isinstance(item, Tool) and isinstance(item, Toolset):  # the structural check is slow
                 self.toolsets.append(item)
                 continue
-            if getattr(item, "kind", None) == "handoff":  # a handoff tool, read by orchestrations above this layer
+            elif getattr(item, "kind", None) == "handoff":  # a handoff tool, read by orchestrations above this layer
                 self.handoffs.append(item)
                 continue
-            made = as_tool(item)
+            else:
+                made = as_tool(item)
             if made.name in self.tools:
                 raise UsageError(f"agent {name!r} has two tools named {made.name!r}")
             self.tools[made.name] = made
         self._specs: list[ToolSpec] | None = None  # made on first use: construction stays cheap
+
+    @property
+    def settings(self) -> ModelSettings:
+        """Request options (temperature, parallel tool calls ...) sent with each model call."""
+        if self._settings is None:
+            self._settings = ModelSettings()
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: ModelSettings) -> None:
+        self._settings = value
 
     def current_tools(self) -> dict[str, Tool]:
         """The agent's tools now: its own and its toolsets' current ones.
