@@ -205,10 +205,11 @@ def scripted_reply(messages: list[Any], request: Any) -> Any:
     if "web_search" in names:
         _account(messages, request, "research_expert")
         seen = sum(1 for m in messages if isinstance(m, ToolMessage) and m.name == "web_search")
+        seen += sum(m.content.count("web_search(") for m in messages if isinstance(m, HumanMessage))  # folded
         return call("web_search", {"query": "FAANG headcount 2024"}, "res_1") if seen == 0 else text(RESEARCH_TEXT)
     if "add" in names:
         _account(messages, request, "math_expert")
-        # results it is shown: tool messages, and the lines of a "Done so far" note (scoped workers' older rounds)
+        # results it is shown: tool messages, and the lines of a "Done so far" note (scoped workers' folded rounds)
         seen = sum(1 for m in messages if isinstance(m, ToolMessage) and m.name in names)
         seen += sum(
             m.content.count(") -> ") for m in messages if isinstance(m, HumanMessage) and "Done so far:" in m.content

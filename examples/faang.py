@@ -132,11 +132,11 @@ def seed_reply(messages: list[Message], request: ModelRequest) -> AIMessage:
             return _call("call_z9x3nnqjvnp9hxuehejkivgn", "transfer_to_math_expert", task)
         return AIMessage(content=FINAL_ANSWER)
     if "web_search" in tools:
-        if not own:
+        if not own and not any("web_search(" in m.content for m in messages if isinstance(m, HumanMessage)):
             arguments = ' {\n        "query": "Combined headcount of FAANG companies in 2024"\n    }\n'
             return _call("call_t52sv5g0zm4x1tft5hcnwjjs", "web_search", arguments)
         return AIMessage(content=RESEARCH_ANSWER)
-    # results shown: own tool messages, plus the lines of a "Done so far" note (a scoped worker's older rounds)
+    # results shown: own tool messages, plus the lines of a "Done so far" note (a scoped worker's folded rounds)
     done = len(own) + sum(m.content.count(") -> ") for m in messages if isinstance(m, HumanMessage))
     if done < len(SEED_ADDS):
         call_id, arguments = SEED_ADDS[done]

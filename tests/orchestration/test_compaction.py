@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from examples import faang
-from podium import AIMessage, HumanMessage, Runtime, SystemMessage, ToolCall, ToolMessage, UsageError
+from podium import AIMessage, HumanMessage, ReactAgent, Runtime, SystemMessage, ToolCall, ToolMessage, UsageError
 from podium.orchestration import create_supervisor
 from podium.orchestration.supervisor._loop import compact_rounds
 from podium.testing import FunctionModel
@@ -37,7 +37,7 @@ def test_without_a_task_message_the_note_stands_alone_and_bad_json_is_kept_verba
     assert shown[0] == HumanMessage(content="Done so far:\nf({oops) -> err")
 
 
-async def test_scoped_supervisor_records_everything_but_shows_folded_rounds() -> None:
+async def test_scoped_workers_see_only_their_task_and_what_they_did_and_nothing_is_lost() -> None:
     model = FunctionModel(faang.seed_reply)
     runtime = Runtime()
     result = await runtime.run(faang.build(model, "scoped"), faang.QUESTION, thread_id="t")
@@ -45,9 +45,13 @@ async def test_scoped_supervisor_records_everything_but_shows_folded_rounds() ->
     math_calls = [r for r in model.requests if any(t.name == "add" for t in r.tools)]
     adds = len(faang.SEED_ADDS)
     assert adds >= 3 and len(math_calls) == adds + 1
-    last = math_calls[-1].messages
-    assert sum(isinstance(m, ToolMessage) for m in last) == 1  # the latest round only
-    assert last[1].content.count(") -> ") == adds - 1  # the older rounds, one line each
+    for done, request in enumerate(math_calls):  # its prompt and its task, with every call and result so far
+        system, task = request.messages
+        assert isinstance(system, SystemMessage) and isinstance(task, HumanMessage)
+        assert task.content.startswith(faang.SCOPED_MATH_TASK) and task.content.count(") -> ") == done
+    assert "add(a=67317, b=164000) -> 231317.0" in math_calls[-1].messages[1].content
+    last = [r for r in model.requests if any(t.name == "transfer_to_math_expert" for t in r.tools)][-1]
+    assert isinstance(last.messages[-1], ToolMessage)  # the supervisor keeps its latest round whole
     events = await runtime.events("t")
     recorded = [
         e
@@ -57,6 +61,16 @@ async def test_scoped_supervisor_records_everything_but_shows_folded_rounds() ->
     assert len(recorded) == adds  # the full history is in the store
 
 
-def test_worker_rounds_must_be_positive() -> None:
+async def test_worker_rounds_keeps_the_latest_rounds_whole() -> None:
+    model = FunctionModel(faang.seed_reply)
+    math_expert = ReactAgent("math_expert", model, [faang.add, faang.multiply], prompt=faang.MATH_PROMPT)
+    research_expert = ReactAgent("research_expert", model, [faang.web_search], prompt=faang.RESEARCH_PROMPT)
+    await Runtime().run(create_supervisor([research_expert, math_expert], model=model, worker_rounds=1), faang.QUESTION)
+    last = [r for r in model.requests if any(t.name == "add" for t in r.tools)][-1].messages
+    assert sum(isinstance(m, ToolMessage) for m in last) == 1  # the latest round only
+    assert last[1].content.count(") -> ") == len(faang.SEED_ADDS) - 1  # the older rounds, one line each
+
+
+def test_worker_rounds_must_not_be_negative() -> None:
     with pytest.raises(UsageError, match="worker_rounds"):
-        create_supervisor([], model=FunctionModel(faang.seed_reply), worker_rounds=0)
+        create_supervisor([], model=FunctionModel(faang.seed_reply), worker_rounds=-1)

@@ -36,6 +36,13 @@ from podium.testing import FunctionModel, tool_call
 FIGURES = ["67,317", "164,000", "1,551,000", "14,000", "181,269"]
 
 
+def results(messages: list[Message]) -> list[str]:
+    """The tool results a model is shown: tool messages, and the lines of a scoped worker's "Done so far" note."""
+    notes = [m.content.split("Done so far:\n", 1)[-1] for m in messages if "Done so far:" in m.content]
+    folded = [line.split(" -> ", 1)[1] for note in notes for line in note.splitlines() if " -> " in line]
+    return folded + [m.content for m in messages if isinstance(m, ToolMessage)]
+
+
 def chars(request: ModelRequest) -> int:
     return len(json.dumps(request_to_openai(request)["messages"], ensure_ascii=False))
 
@@ -103,7 +110,7 @@ def team_reply(messages: list[Message], request: ModelRequest) -> AIMessage:
     messages = messages[last_human:]  # this turn
     if "transfer_to_alice" not in names:
         who = "alice" if "alice_tool" in names else "bob"
-        if who == "alice" and not any(isinstance(m, ToolMessage) and m.name == "alice_tool" for m in messages):
+        if who == "alice" and "alice's result" not in results(messages):
             return AIMessage(tool_calls=[tool_call("alice_tool", {}, id="a1")])
         return AIMessage(content=f"{who} says hi")
     if not any(isinstance(m, AIMessage) and m.name == "supervisor" and m.tool_calls for m in messages):
@@ -246,9 +253,9 @@ async def approve_search(ctx: RunContext[Any], query: str) -> str:
 def approval_reply(messages: list[Message], request: ModelRequest) -> AIMessage:
     names = {t.name for t in request.tools}
     if "approve_search" in names:
-        if not any(isinstance(m, ToolMessage) for m in messages):
+        if not results(messages):
             return AIMessage(tool_calls=[tool_call("approve_search", {"query": "FAANG"}, id="s1")])
-        return AIMessage(content="Found: " + next(m.content for m in messages if isinstance(m, ToolMessage)))
+        return AIMessage(content="Found: " + results(messages)[0])
     if not any(isinstance(m, ToolMessage) for m in messages):
         return AIMessage(tool_calls=[tool_call("transfer_to_researcher", {"task": "count FAANG staff"}, id="h1")])
     return AIMessage(content="Answer: " + next(m.content for m in messages if isinstance(m, ToolMessage)))
@@ -285,7 +292,13 @@ async def test_an_interrupt_in_a_worker_survives_a_restart(tmp_path: Path) -> No
     assert resumed.output == "Answer: Found: FAANG: 1,977,586 people"
     # Nothing completed is asked again: only the researcher's next call and the supervisor's answer are new.
     assert [r.messages[0].content for r in second_model.requests] == ["Research.", "Lead."]
-    assert [r.messages[-1].kind for r in second_model.requests] == ["tool", "tool"]
+    # the researcher is shown its task with the search folded in; the supervisor, its handoff answered
+    assert [r.messages[-1].kind for r in second_model.requests] == ["human", "tool"]
+    assert (
+        second_model.requests[0]
+        .messages[-1]
+        .content.endswith('approve_search(query="FAANG") -> FAANG: 1,977,586 people')
+    )
     stored = await Runtime(store).messages("t")
     assert history_problems(stored) == []
     await store.close()
@@ -294,13 +307,13 @@ async def test_an_interrupt_in_a_worker_survives_a_restart(tmp_path: Path) -> No
 async def test_parallel_workers_asking_at_once_suspend_together_and_resume() -> None:
     def reply(messages: list[Message], request: ModelRequest) -> AIMessage:
         names = {t.name for t in request.tools}
-        done = [m for m in messages if isinstance(m, ToolMessage)]
+        done = results(messages)
         if "approve_search" in names:
             if not done:
                 return AIMessage(
                     tool_calls=[tool_call("approve_search", {"query": request.messages[0].content}, id="q")]
                 )
-            return AIMessage(content=done[0].content)
+            return AIMessage(content=done[0])
         if not done:
             return AIMessage(
                 tool_calls=[
@@ -308,7 +321,7 @@ async def test_parallel_workers_asking_at_once_suspend_together_and_resume() -> 
                     tool_call("transfer_to_right", {"task": "r"}, id="R"),
                 ]
             )
-        return AIMessage(content=" & ".join(m.content for m in done))
+        return AIMessage(content=" & ".join(done))
 
     def team(model: FunctionModel) -> Any:
         left = ReactAgent("left", model, [approve_search], prompt="left")
@@ -337,7 +350,7 @@ def test_options_are_one_validated_object_shared_by_the_factory_and_the_class() 
     direct = Supervisor([worker], model, options=made.options)
     assert direct.options is made.options and direct.worker_rounds is None  # rounds fold in the scoped policy only
     with pytest.raises(UsageError, match="worker_rounds"):
-        SupervisorOptions(worker_rounds=0)
+        SupervisorOptions(worker_rounds=-1)
     with pytest.raises(UsageError, match="max_steps"):
         SwarmOptions(max_steps=0)
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -94,10 +94,12 @@ class SupervisorOptions:
     run's :class:`~podium.Limits`; reaching it ends the run with status ``limit_exceeded``."""
     share_question: bool = True
     """``scoped`` policy: add the user's message to a task that does not quote it."""
-    worker_rounds: int | None = 1
+    worker_rounds: int | None = 0
     """``scoped`` policy: the supervisor and its ``ReactAgent`` workers are shown the latest ``worker_rounds`` tool
-    rounds of the current turn in full and the earlier ones as one line each; ``None`` shows every round in full.
-    The recorded history is complete either way."""
+    rounds of the current turn in full and the earlier ones as one line each under the task ("Done so far"): with
+    ``0`` (the default) a worker is shown its prompt and its task with every call and result so far, nothing more,
+    and the supervisor its latest round whole (at least one); ``None`` shows every round in full. The recorded
+    history is complete either way."""
     settings: ModelSettings | None = None
     """Request options of the supervisor's model (``parallel_tool_calls`` set from the option above)."""
     include_agent_name: AgentNameMode | None = None
@@ -112,8 +114,8 @@ class SupervisorOptions:
         if self.context == "scoped" and self.output_mode == "full_history":
             raise UsageError("output_mode='full_history' shares agents' internals: use it with context='shared'")
         _check_counts(self.max_handoffs, self.max_steps)
-        if self.worker_rounds is not None and self.worker_rounds < 1:
-            raise UsageError("worker_rounds must be at least 1 (or None to show every round in full)")
+        if self.worker_rounds is not None and self.worker_rounds < 0:
+            raise UsageError("worker_rounds must be 0 or more (or None to show every round in full)")
         if self.agent_limits is not None and self.agent_limits.timeout is not None:
             raise UsageError("agent_limits bound model calls and tokens; give timeouts to the run's Limits")
 

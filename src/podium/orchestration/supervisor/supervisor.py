@@ -8,8 +8,9 @@ it (durable runs, interrupts, streaming) and another supervisor can manage it.
 Two context policies:
 
 - ``scoped`` (default): a handoff carries a ``task``; the agent sees its system prompt and the task (with the
-  user's message added when the task does not quote it) and its own tool loop; its answer is the handoff call's
-  tool result, so the supervisor sees results, not internals.
+  user's message added when the task does not quote it) and, folded under the task, what its own tool loop has
+  done so far (``worker_rounds``); its answer is the handoff call's tool result, so the supervisor sees results,
+  not internals.
 - ``shared``: every agent sees the shared conversation in the layout described in docs/migrating.md
   (``Successfully transferred to <agent>``, the agent's last message or full history, the hand-back pair), so the
   model requests match that conversation's recorded trace.
@@ -164,7 +165,8 @@ class Supervisor(Agent):
         hides = self.options.after_model is not None or self.forward_message or not self.options.add_handoff_messages
         raw_ctx = ctx.child("raw", namespace=f"{ctx.namespace}#raw") if hides else ctx
         for _ in range(self.options.max_steps):
-            shown = view if self.worker_rounds is None else compact_rounds(view, turn, self.worker_rounds)
+            # the supervisor keeps its latest round whole: the answers it is to act on come as its calls' results
+            shown = view if self.worker_rounds is None else compact_rounds(view, turn, max(self.worker_rounds, 1))
             request = ModelRequest(
                 messages=system_prompt(self.prompt, shown) + shown, tools=self._specs, settings=self.settings
             )
@@ -373,7 +375,7 @@ def create_supervisor(
     max_steps: int = 25,
     agent_limits: Limits | None = None,
     share_question: bool = True,
-    worker_rounds: int | None = 1,
+    worker_rounds: int | None = 0,
     description: str = "",
     settings: ModelSettings | None = None,
     include_agent_name: AgentNameMode | None = None,
