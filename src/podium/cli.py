@@ -183,7 +183,10 @@ def _with_store(spec: str | None, work: Callable[[Store], Awaitable[None]]) -> N
 
 
 @cli.command()
-def threads(store: StoreOption = None, limit: int = 20) -> None:
+def threads(
+    store: StoreOption = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many threads to list")] = 20,
+) -> None:
     """List stored conversations, newest first."""
 
     async def listing(opened: Store) -> None:
@@ -428,5 +431,22 @@ def graph_(app: Annotated[str, typer.Argument(help="An example name, a .py file,
 
 
 def main() -> None:
-    """Entry point of the ``podium`` command."""
-    cli()
+    """Entry point of the ``podium`` command.
+
+    A command line that does not parse (an unknown option, a value out of range) is one ``error:`` line on stderr
+    and exit status 2, like every other refused input.
+    """
+    if not sys.argv[1:]:
+        cli()  # the help, exit status 2
+    try:
+        code = cli(standalone_mode=False)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        code = 1
+    except typer.TyperException as exc:  # the command line does not parse
+        context = getattr(exc, "ctx", None)
+        where = f" (see {context.command_path} --help)" if context is not None else ""
+        if exc.format_message().strip():  # a group called bare has shown its help already
+            typer.echo(f"error: {exc.format_message()}{where}", err=True)
+        code = 2
+    sys.exit(code if isinstance(code, int) else 0)

@@ -31,6 +31,7 @@ variable                    meaning                                          def
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -100,38 +101,27 @@ class Settings:
     def load(cls, env: Mapping[str, str] | None = None, file: str | os.PathLike[str] | None = None) -> Settings:
         """Read ``podium.toml`` (``[podium]`` table; ``PODIUM_SETTINGS`` names another file), then the environment.
 
+        A file named by ``file`` or ``PODIUM_SETTINGS`` must exist; ``podium.toml`` in the current folder is read
+        when present.
+
         Raises:
-            UsageError: a value that does not parse, or an unknown key in the file.
+            UsageError: a named settings file that is missing or unreadable, a file that is not valid TOML, an
+                unknown key, a value of the wrong type (``store = 5``), or a value out of range (a negative timeout
+                or retry count).
         """
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
-        path = Path(file or env.get("PODIUM_SETTINGS") or "podium.toml")
-        if path.is_file():
-            import tomllib
-
-            try:
-                table = tomllib.loads(path.read_text(encoding="utf-8")).get("podium", {})
-            except tomllib.TOMLDecodeError as exc:
-                raise UsageError(f"settings file {path} is not valid TOML: {exc}") from None
-            unknown = sorted(set(table) - set(_FIELDS))
-            if unknown:
-                raise UsageError(
-                    f"settings file {path}: unknown keys {', '.join(unknown)}; known: {', '.join(_FIELDS)}"
-                )
-            values.update(table)
+        named = file or env.get("PODIUM_SETTINGS")
+        path = Path(named or "podium.toml")
+        if named or path.is_file():
+            values.update(_read_file(path, "the caller" if file else "PODIUM_SETTINGS" if named else ""))
         for name, variables in _FIELDS.items():
             for variable in variables:
                 if env.get(variable):
                     values[name] = env[variable]
                     break
-        for name, kind in (("timeout", float), ("max_retries", int), ("max_tokens", int)):
-            if name in values:
-                try:
-                    values[name] = kind(values[name])
-                except ValueError as exc:
-                    raise UsageError(f"bad setting {name}: {exc}") from None
-        if values.get("max_tokens", 1) < 1:
-            raise UsageError(f"bad setting: max_tokens must be at least 1, not {values['max_tokens']}")
+        for name, value in values.items():
+            values[name] = _coerce(name, value)
         if values.get("classifier") not in (None, "router", "llm", "hybrid"):
             raise UsageError(f"bad setting classifier: {values['classifier']!r}; choose router, llm or hybrid")
         if values.get("durability", "full") not in ("full", "process"):
@@ -161,6 +151,64 @@ class Settings:
         )
 
 
+def _read_file(path: Path, named_by: str) -> dict[str, Any]:
+    """The ``[podium]`` table of a settings file, checked for unknown keys."""
+    import tomllib
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"settings file {path} (named by {named_by}) does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"cannot read settings file {path}: {reason}") from None
+    try:
+        table = tomllib.loads(text).get("podium", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"settings file {path} is not valid TOML: {exc}") from None
+    if not isinstance(table, dict):
+        raise UsageError(f"settings file {path}: 'podium' must be a table ([podium] with keys below it)")
+    unknown = sorted(set(table) - set(_FIELDS))
+    if unknown:
+        raise UsageError(f"settings file {path}: unknown keys {', '.join(unknown)}; known: {', '.join(_FIELDS)}")
+    return {key: (value, path) for key, value in table.items()}
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """``value`` (text from the environment, or ``(value, file)`` from a settings file) as setting ``name`` wants."""
+    where = ""
+    if isinstance(value, tuple):
+        value, file = value
+        where = f" (in {file})"
+    kind = _NUMBERS.get(name, str)
+    if kind is str:
+        if not isinstance(value, str):
+            raise UsageError(f"bad setting {name}{where}: expected text, not {type(value).__name__} {value!r}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise UsageError(f"bad setting {name}{where}: expected a number, not {type(value).__name__} {value!r}")
+    try:
+        number = kind(value)
+    except (ValueError, OverflowError):
+        raise UsageError(f"bad setting {name}{where}: {value!r} is not {_WORDS[kind]}") from None
+    if kind is int and isinstance(value, float) and number != value:
+        raise UsageError(f"bad setting {name}{where}: {value!r} is not {_WORDS[kind]}")
+    least, strict = _LEAST[name]
+    if not math.isfinite(number) or number < least or (strict and number == least):
+        raise UsageError(f"bad setting {name}{where}: {value!r} is out of range; {_RANGES[name]}")
+    return number
+
+
+_NUMBERS: dict[str, type] = {"timeout": float, "max_tokens": int, "max_retries": int}
+_WORDS = {float: "a number", int: "a whole number"}
+_LEAST = {"timeout": (0, True), "max_tokens": (1, False), "max_retries": (0, False)}  # (bound, excluded)
+_RANGES = {
+    "timeout": "seconds must be more than zero",
+    "max_tokens": "it must be at least 1",
+    "max_retries": "it must be 0 or more",
+}
+
+
 def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Store:
     """Open a store: ``"memory"``, a SQLite file path, ``sqlite:///path``, or by default the settings' store.
 
@@ -168,7 +216,7 @@ def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings
     ``postgres`` extra); it connects on first use. SQLite and PostgreSQL stores get the settings' ``durability``.
 
     Raises:
-        UsageError: an unsupported URL scheme.
+        UsageError: an unsupported URL scheme, or an empty path.
         StoreError: a malformed ``postgresql://`` URL.
     """
     settings = settings or Settings.load()
@@ -190,6 +238,8 @@ def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings
                 f"unsupported store {target!r}: use 'memory', a file path, sqlite:///path or postgresql://..."
             )
         target = rest[1:] if rest.startswith("/") else rest  # sqlite:///relative.db, sqlite:////absolute.db
+    if not target.strip():
+        raise UsageError("the store path is empty: use 'memory', a file path, sqlite:///path or postgresql://...")
     from podium.store.sqlite import SQLiteStore
 
     return SQLiteStore(Path(target).expanduser(), durability=settings.durability)

@@ -422,7 +422,8 @@ async def test_settings_from_the_environment_give_a_working_model(standin: Stand
         "PODIUM_MAX_RETRIES": "0",
         "PODIUM_TIMEOUT": "5",
     }
-    settings = podium.Settings.load(env=env, file=tmp_path / "absent.toml")
+    (tmp_path / "empty.toml").write_text("")  # no settings from a file (nor from a podium.toml where tests run)
+    settings = podium.Settings.load(env=env, file=tmp_path / "empty.toml")
     model = settings.model_or_none()
     assert isinstance(model, OpenAIModel)
     assert (model.max_retries, model.timeout) == (0, 5.0)
@@ -435,7 +436,7 @@ async def test_settings_from_the_environment_give_a_working_model(standin: Stand
     [received] = standin.requests
     assert received.body["model"] == "local-llm"
     assert received.headers["authorization"] == "Bearer sk-from-env"
-    assert podium.Settings.load(env={}, file=tmp_path / "absent.toml").model_or_none() is None
+    assert podium.Settings.load(env={}, file=tmp_path / "empty.toml").model_or_none() is None
 
 
 # event loops ------------------------------------------------------------------------------------------------------

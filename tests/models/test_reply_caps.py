@@ -54,7 +54,7 @@ async def test_the_cap_comes_from_podium_max_tokens_and_none_leaves_the_server_d
 @pytest.mark.parametrize("value", ["many", "0", "-5"])
 def test_a_bad_reply_cap_is_a_clear_usage_error(value: str) -> None:
     with pytest.raises(UsageError, match="max_tokens"):
-        Settings.load(env={"PODIUM_MAX_TOKENS": value}, file="/nonexistent/podium.toml")
+        Settings.load(env={"PODIUM_MAX_TOKENS": value})
     with pytest.raises(UsageError, match="max_tokens must be at least 1"):
         OpenAIModel("m", base_url="http://127.0.0.1:9/v1", max_tokens=0)
 

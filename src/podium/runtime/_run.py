@@ -216,8 +216,3 @@ async def finish_ended(state: RunState, record: RunRecord, end: RunEnded) -> Run
     await state.store.update_run(record.id, status, result.to_dict())
     return result
 
-
-def check_if_busy(if_busy: str) -> None:
-    """Refuse an unknown ``if_busy``."""
-    if if_busy not in ("fail", "wait"):
-        raise UsageError(f"if_busy must be 'fail' or 'wait', not {if_busy!r}")

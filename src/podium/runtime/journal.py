@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from podium.errors import LeaseLost, LimitReached, StoreError
+from podium.errors import LeaseLost, LimitReached, StoreError, UsageError
 from podium.events import Event
 from podium.messages import Usage
 
@@ -43,6 +44,18 @@ class Limits:
     """Input plus output tokens in the whole run."""
     timeout: float | None = None
     """Wall-clock seconds for one execution of the run."""
+
+    def __post_init__(self) -> None:
+        """Refuse bounds that cannot be met (``UsageError``): negative counts, a timeout that is not positive."""
+        for name in ("max_model_calls", "max_tokens"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise UsageError(f"Limits.{name} must be a whole number, 0 or more (or None), not {value!r}")
+        timeout = self.timeout
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf
+        ):
+            raise UsageError(f"Limits.timeout must be a number of seconds above zero (or None), not {timeout!r}")
 
 
 @dataclass(slots=True)

@@ -27,6 +27,7 @@ from podium.events import (
 )
 from podium.messages import HumanMessage, Message, message_to_dict, order_tool_results
 from podium.runtime._history import HistoryCache
+from podium.runtime._inputs import check_answer, check_call, check_input, check_runtime
 from podium.runtime._run import (
     ENDED,
     Cancelled,
@@ -34,7 +35,6 @@ from podium.runtime._run import (
     RunResult,
     _Agent,
     answers_by_id,
-    check_if_busy,
     end_cancelled,
     execute,
     finish_ended,
@@ -71,7 +71,11 @@ class Runtime:
                 run executes. A process that crashed releases its threads after this, or at once when its end is
                 seen on this machine (see docs/architecture.md, "Single writer").
             busy_poll: seconds between checks when waiting for a busy thread.
+
+        Raises:
+            UsageError: a ``lease_ttl`` or ``busy_poll`` that is not a positive number of seconds.
         """
+        check_runtime(lease_ttl, busy_poll)
         if store is None:
             from podium.store.memory import MemoryStore
 
@@ -118,14 +122,12 @@ class Runtime:
             ThreadBusy: another run holds the thread.
             ThreadWaiting: the thread waits for an answer (use :meth:`resume` or :meth:`send`) or has an
                 unfinished run.
-            UsageError: empty or non-text input, an unknown ``if_busy``, or a ``run_id`` already used.
+            UsageError: empty or non-text input (or text that cannot be stored: a lone surrogate), an unknown
+                ``if_busy``, a negative ``busy_timeout``, an empty id, or a ``run_id`` already used. Input is
+                checked before anything is created: a refused call leaves no thread behind.
         """
-        message = input if isinstance(input, HumanMessage) else HumanMessage(content=input)
-        if not isinstance(message.content, str):
-            raise UsageError(f"the input must be text, not {type(message.content).__name__}")
-        if not message.content.strip():
-            raise UsageError("the input is empty: a run needs a message")
-        check_if_busy(if_busy)
+        message = check_input(input)
+        check_call(thread_id, run_id, if_busy, busy_timeout)
         if run_id is not None and await self.store.get_run(run_id) is not None:
             raise UsageError(f"run id {run_id!r} is already used; pass a new one or none")
         thread_id = thread_id or uuid.uuid4().hex
@@ -172,8 +174,9 @@ class Runtime:
         Args:
             agent: the same agent that started the run.
             thread_id: the conversation.
-            answer: the answer to the one pending interrupt, or answers by interrupt id. Leave it out to finish a
-                run whose process stopped mid-way.
+            answer: the answer to the one pending interrupt (text), or answers by interrupt id (a dict of texts).
+                Leave it out to finish a run whose process stopped mid-way. Anything else (a number, a list, blank
+                text) is refused with :class:`UsageError` before anything is stored.
             run_id: the run expected to be resumed (default: the thread's last); a different last run is an error.
             deps: see :meth:`run`.
             limits: see :meth:`run`.
@@ -183,10 +186,11 @@ class Runtime:
 
         Raises:
             ThreadNotFound: no such thread.
-            UsageError: nothing to resume, another agent or run than the last one's, a missing answer, or an answer
-                to an unknown interrupt.
+            UsageError: nothing to resume, another agent or run than the last one's, a missing answer, an answer
+                that is not text, or an answer to an unknown interrupt.
         """
-        check_if_busy(if_busy)
+        check_answer(answer)
+        check_call(thread_id, run_id, if_busy, busy_timeout)
         if await self.store.get_thread(thread_id) is None:
             raise ThreadNotFound(thread_id)
         owner = await self._acquire(thread_id, if_busy, busy_timeout)
@@ -234,6 +238,7 @@ class Runtime:
             UsageError: the last run waits on several interrupts (answer them by id with :meth:`resume`), or
                 what :meth:`run` and :meth:`resume` raise.
         """
+        check_call(thread_id, run_id, if_busy, busy_timeout)
         if thread_id is not None and await self.store.get_thread(thread_id) is not None:
             last = await self.store.last_run(thread_id)
             if last is not None and last.status in ("interrupted", "running"):

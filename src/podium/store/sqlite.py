@@ -89,6 +89,21 @@ def _transaction(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], 
     return result
 
 
+def _make_folder(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return those it created, outermost first.
+
+    Raises:
+        StoreError: a folder cannot be created (a file in the way, no permission).
+    """
+    missing = [folder, *folder.parents]
+    missing = [p for p in missing if not p.exists()][::-1]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the folder {folder} for the database: {exc.strerror or exc}") from None
+    return missing
+
+
 class SQLiteStore(Store):
     """A store in one SQLite file, whose statements run on a thread of its own."""
 
@@ -98,13 +113,15 @@ class SQLiteStore(Store):
         """Open (creating if needed) the database at ``path`` and migrate its schema.
 
         Args:
-            path: the database file; its folder is created if missing. ``":memory:"`` works for tests.
+            path: the database file; its folder is created if missing (and removed again if the database cannot
+                be opened). ``":memory:"`` works for tests.
             busy_timeout: seconds to wait for another connection's write lock before :class:`StoreLocked`.
             durability: ``"full"`` (fsync at every commit: commits survive a power cut) or ``"process"`` (commits
                 survive a crash of the process, not of the machine); see the module's documentation.
 
         Raises:
             UsageError: an unknown ``durability``.
+            StoreError: the folder cannot be created, or the file cannot be opened.
             StoreCorrupt: the file is not a Podium database, or was written by a newer version.
             StoreLocked: the file stayed locked while migrating.
         """
@@ -113,14 +130,17 @@ class SQLiteStore(Store):
         self.path = str(path)
         self.durability: Durability = durability
         """What a committed write survives: ``"full"`` (a power cut) or ``"process"`` (a process crash)."""
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        if Path(self.path).is_dir():
+            raise StoreError(f"{self.path} is a folder, not a database file; name a file in it (like podium.db)")
+        made = _make_folder(Path(self.path).parent) if self.path != ":memory:" else []
         self._writer = Writer("podium-sqlite", self._errors)
         self._writer.full = durability == "full"
         try:
             self._on_thread(lambda _: self._open(busy_timeout), opening=True)
         except BaseException:
             self._writer.stop()
+            for folder in reversed(made):  # leave nothing behind
+                folder.rmdir()
             raise
 
     @property
