@@ -16,14 +16,14 @@ from podium.messages import HumanMessage, message_to_dict
 __all__: list[str] = []
 
 
-def check_text(text: object, what: str) -> str:
-    """``text`` if it is non-blank text that can be stored (UTF-8: no lone surrogates), else ``UsageError``."""
+def check_text(text: object, what: str) -> None:
+    """Refuse ``text`` unless it is text that can be stored (UTF-8: no lone surrogates).
+
+    Blank text is allowed: an empty answer reaches the agent, which asks again (``Expectation.fit`` never takes it).
+    """
     if not isinstance(text, str):
         raise UsageError(f"{what} must be text, not {type(text).__name__}")
-    if not text.strip():
-        raise UsageError(f"{what} is empty: it needs some text")
     _encodable(text, what)
-    return text
 
 
 def _encodable(text: str, what: str) -> None:

@@ -175,8 +175,8 @@ class Runtime:
             agent: the same agent that started the run.
             thread_id: the conversation.
             answer: the answer to the one pending interrupt (text), or answers by interrupt id (a dict of texts).
-                Leave it out to finish a run whose process stopped mid-way. Anything else (a number, a list, blank
-                text) is refused with :class:`UsageError` before anything is stored.
+                Leave it out to finish a run whose process stopped mid-way. Anything else (a number, a list, text
+                with a lone surrogate) is refused with :class:`UsageError` before anything is stored.
             run_id: the run expected to be resumed (default: the thread's last); a different last run is an error.
             deps: see :meth:`run`.
             limits: see :meth:`run`.
