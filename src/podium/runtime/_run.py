@@ -215,4 +215,3 @@ async def finish_ended(state: RunState, record: RunRecord, end: RunEnded) -> Run
         result.interrupts = pending_interrupts(state.journal)
     await state.store.update_run(record.id, status, result.to_dict())
     return result
-
