@@ -140,7 +140,7 @@ def test_runtime_options_out_of_range_are_refused() -> None:
     with pytest.raises(UsageError, match="lease_ttl"):
         Runtime(lease_ttl=-1)
     with pytest.raises(UsageError, match="busy_poll"):
-        Runtime(busy_poll=0)
+        Runtime(busy_poll=-0.5)
     assert Limits(max_model_calls=0, timeout=1).max_model_calls == 0
 
 

@@ -86,7 +86,7 @@ def check_call(thread_id: object, run_id: object, if_busy: object, busy_timeout:
 
 
 def check_runtime(lease_ttl: object, busy_poll: object) -> None:
-    """Refuse a lease or a polling interval that is not a positive number of seconds."""
+    """Refuse a lease or a polling interval that is not a number of seconds, 0 or more."""
     for name, value in (("lease_ttl", lease_ttl), ("busy_poll", busy_poll)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-            raise UsageError(f"{name} must be a number of seconds above zero, not {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+            raise UsageError(f"{name} must be a number of seconds, 0 or more, not {value!r}")

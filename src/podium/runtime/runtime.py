@@ -73,7 +73,7 @@ class Runtime:
             busy_poll: seconds between checks when waiting for a busy thread.
 
         Raises:
-            UsageError: a ``lease_ttl`` or ``busy_poll`` that is not a positive number of seconds.
+            UsageError: a ``lease_ttl`` or ``busy_poll`` that is not a number of seconds, 0 or more.
         """
         check_runtime(lease_ttl, busy_poll)
         if store is None:
