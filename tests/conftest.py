@@ -44,9 +44,12 @@ def _data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     yield
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", "sqlite-process", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[object]:
-    """Each store backend in turn (tests using it run once per backend); postgres in a fresh schema."""
+    """Each store backend in turn (tests using it run once per backend); postgres in a fresh schema.
+
+    SQLite runs at both durabilities: at ``process`` its writes run on the event loop's connection.
+    """
     from podium import MemoryStore, SQLiteStore
 
     if request.param == "postgres":
@@ -55,7 +58,10 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         url, schema = request.getfixturevalue("postgres_schema")
         backend: Store = await PostgresStore.connect(url, schema=schema)
     else:
-        backend = MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "store.db")
+        durability = "process" if request.param == "sqlite-process" else "full"
+        backend = (
+            MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "store.db", durability=durability)
+        )
     yield backend
     await backend.close()
 

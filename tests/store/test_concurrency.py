@@ -28,9 +28,10 @@ def _hold_write_lock(path: Path) -> sqlite3.Connection:
     return holder
 
 
-async def test_a_held_write_lock_delays_its_store_only_never_the_event_loop(tmp_path: Path) -> None:
+@pytest.mark.parametrize("durability", ["full", "process"])
+async def test_a_held_write_lock_delays_its_store_only_never_the_event_loop(tmp_path: Path, durability: str) -> None:
     path = tmp_path / "locked.db"
-    store = SQLiteStore(path)
+    store = SQLiteStore(path, durability=durability)  # type: ignore[arg-type]  # at process, writes try the loop first
     locked, free = Runtime(store), Runtime(MemoryStore())
     agent = _echo()
     await locked.run(agent, "warm up", thread_id="warm")
@@ -61,9 +62,12 @@ async def test_a_held_write_lock_delays_its_store_only_never_the_event_loop(tmp_
     await store.close()
 
 
-async def test_runs_fail_clearly_after_the_busy_timeout_and_go_on_once_the_lock_is_released(tmp_path: Path) -> None:
+@pytest.mark.parametrize("durability", ["full", "process"])
+async def test_runs_fail_clearly_after_the_busy_timeout_and_go_on_once_the_lock_is_released(
+    tmp_path: Path, durability: str
+) -> None:
     path = tmp_path / "locked.db"
-    store = SQLiteStore(path, busy_timeout=0.05)
+    store = SQLiteStore(path, busy_timeout=0.05, durability=durability)  # type: ignore[arg-type]
     runtime = Runtime(store)
     agent = _echo()
     holder = _hold_write_lock(path)

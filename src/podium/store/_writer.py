@@ -37,7 +37,7 @@ class _Job:
     durable: bool
 
 
-def _settled(value: Any) -> Any:
+def settled(value: Any) -> Any:
     """``value``, but a cursor (what ``execute`` returns) closed here and replaced by ``None``.
 
     A cursor handed to the event loop's thread would be finalised there, touching the connection while this thread
@@ -120,7 +120,7 @@ class Writer:
     def _run_alone(self, job: _Job) -> None:
         try:
             with self._errors():
-                value = _settled(job.work(self.conn))
+                value = settled(job.work(self.conn))
         except BaseException as exc:  # handed to the caller
             job.future.set_exception(exc)
         else:
@@ -143,7 +143,7 @@ class Writer:
                     conn.execute("SAVEPOINT podium_call")
                     try:
                         with self._errors():
-                            outcomes.append((job, _settled(job.work(conn)), True))
+                            outcomes.append((job, settled(job.work(conn)), True))
                     except Exception as exc:
                         conn.execute("ROLLBACK TO podium_call")
                         outcomes.append((job, exc, False))

@@ -1,9 +1,10 @@
 """The default store: one SQLite file (WAL mode), safe across processes on one machine.
 
-The store owns one connection, used only by a thread of its own: every call is handed to that thread and awaited,
-so a write lock held by another process (SQLite waits up to ``busy_timeout`` for it) delays the calls of this store,
-never the event loop and the other coroutines of the process. Writes queued at the same moment share one
-transaction and one fsync (group commit, see :mod:`podium.store._writer`).
+No call makes the event loop wait. Reads, and writes that need no fsync, run at once on a connection of the event
+loop's thread, which never waits for a lock (:mod:`podium.store._direct`); a call that would wait, and every write
+that fsyncs, is handed to the store's own thread and awaited there (:mod:`podium.store._writer`), where writes
+queued at one moment share one transaction and one fsync. A lock held by another process (waited for up to
+``busy_timeout``) delays the calls that need it, never the event loop.
 
 ``durability`` says what a committed write survives (the file is in WAL mode either way):
 
@@ -18,13 +19,11 @@ one that is not a Podium database, is refused with :class:`StoreCorrupt`.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, get_args
@@ -32,6 +31,8 @@ from typing import Any, TypeVar, get_args
 from podium.errors import LeaseLost, StoreCorrupt, StoreError, StoreLocked, UsageError
 from podium.events import Event
 from podium.messages import Message
+from podium.store._calls import Calls
+from podium.store._direct import Direct
 from podium.store._rows import (
     api_key_from_row,
     api_key_row,
@@ -104,8 +105,8 @@ def _make_folder(folder: Path) -> list[Path]:
     return missing
 
 
-class SQLiteStore(Store):
-    """A store in one SQLite file, whose statements run on a thread of its own."""
+class SQLiteStore(Calls, Store):
+    """A store in one SQLite file; no call makes the event loop wait (see the module's documentation)."""
 
     def __init__(
         self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0, durability: Durability = "full"
@@ -135,18 +136,18 @@ class SQLiteStore(Store):
         made = _make_folder(Path(self.path).parent) if self.path != ":memory:" else []
         self._writer = Writer("podium-sqlite", self._errors)
         self._writer.full = durability == "full"
+        self._direct: Direct | None = None
         try:
             self._on_thread(lambda _: self._open(busy_timeout), opening=True)
+            if self.path != ":memory:":  # a second connection to ":memory:" would be another database
+                with self._errors():
+                    self._direct = Direct(self.path, self._writer, self._errors, writes=durability == "process")
         except BaseException:
+            self._on_thread(self._shut, opening=True)
             self._writer.stop()
             for folder in reversed(made):  # leave nothing behind
                 folder.rmdir()
             raise
-
-    @property
-    def commits(self) -> int:
-        """Write transactions committed so far by this store (several callers' writes may share one)."""
-        return self._writer.commits
 
     # the store's thread ---------------------------------------------------------------------------------------------
     def _open(self, busy_timeout: float) -> None:
@@ -162,40 +163,6 @@ class SQLiteStore(Store):
             self._writer.conn = None
             conn.close()
             raise
-
-    def _guard(self, work: Callable[[sqlite3.Connection], T], opening: bool) -> Callable[[Any], T]:
-        def guarded(conn: sqlite3.Connection | None) -> T:
-            if conn is None and not opening:
-                raise StoreError(f"the SQLite store {self.path} is closed")
-            return work(conn)  # type: ignore[arg-type]  # None only while opening, when work ignores it
-
-        return guarded
-
-    def _submit(
-        self, work: Callable[[sqlite3.Connection], T], *, write: bool, durable: bool = True, opening: bool = False
-    ) -> Future[T]:
-        try:
-            return self._writer.submit(self._guard(work, opening), write=write, durable=durable)
-        except RuntimeError:  # stopped by close()
-            raise StoreError(f"the SQLite store {self.path} is closed") from None
-
-    def _on_thread(self, work: Callable[[sqlite3.Connection], T], *, opening: bool = False) -> T:
-        """Run ``work`` on the store's thread and wait for it, blocking (for set-up, not for coroutines)."""
-        return self._submit(work, write=False, opening=opening).result()
-
-    async def _call(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work`` (reads, or statements managing their own transaction) on the store's thread."""
-        return await asyncio.wrap_future(self._submit(work, write=False))
-
-    async def _tx(self, work: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> T:
-        """Run ``work`` in a write transaction on the store's thread (shared with the writes queued meanwhile).
-
-        ``durable=False`` lets it commit without an fsync of its own (for leases, which a power cut voids).
-        """
-        return await asyncio.wrap_future(self._submit(work, write=True, durable=durable))
-
-    async def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        return await self._call(lambda conn: conn.execute(sql, params).fetchall())
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -243,6 +210,12 @@ class SQLiteStore(Store):
         with self._errors():
             _transaction(conn, migrate)
 
+    def _shut(self, conn: sqlite3.Connection | None) -> None:
+        """Close the thread's connection (on the thread; the last connection to close checkpoints the WAL)."""
+        self._writer.conn = None
+        if conn is not None:
+            conn.close()
+
     # threads
     async def create_thread(self, thread_id: str, metadata: dict[str, Any] | None = None) -> ThreadInfo:
         info = ThreadInfo(id=thread_id, metadata=dict(metadata or {}))
@@ -269,8 +242,10 @@ class SQLiteStore(Store):
         rows = [event_row(thread_id, e) for e in events]
         if owner is not None:
             await self._append_fenced(thread_id, rows, owner)
-            return
-        await self._tx(lambda c: c.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows))
+        elif len(rows) == 1:
+            await self._tx(lambda c: c.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows[0]), single=True)
+        else:
+            await self._tx(lambda c: c.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows))
 
     async def _append_fenced(self, thread_id: str, rows: list[tuple[Any, ...]], owner: str) -> None:
         """Insert ``rows`` only while ``owner`` holds the lease: each insert names the lease in its own condition."""
@@ -284,8 +259,9 @@ class SQLiteStore(Store):
                     holder = c.execute("SELECT owner FROM leases WHERE thread_id=?", (thread_id,)).fetchone()
                     raise LeaseLost(thread_id, owner, holder[0] if holder else None)
 
-        # in the writer's batch: a LeaseLost rolls back this call's savepoint and fails this caller only
-        await self._tx(work)
+        # one row: one statement, its own transaction; on the thread, a LeaseLost rolls back this call's savepoint
+        # and fails this caller only
+        await self._tx(work, single=len(rows) == 1)
 
     async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
         sql = "SELECT seq, run_id, kind, key, ns, body FROM events WHERE thread_id=? AND seq>?"
@@ -318,7 +294,7 @@ class SQLiteStore(Store):
     # runs
     async def create_run(self, run: RunRecord) -> None:
         row = run_row(run)
-        await self._tx(lambda c: c.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?)", row))
+        await self._tx(lambda c: c.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?)", row), single=True)
 
     async def update_run(self, run_id: str, status: RunStatus, result: dict[str, Any] | None = None) -> None:
         def work(c: sqlite3.Connection) -> None:
@@ -329,7 +305,7 @@ class SQLiteStore(Store):
             if cursor.rowcount == 0:
                 raise StoreError(f"no run {run_id!r}")
 
-        await self._tx(work)
+        await self._tx(work, single=True)  # nothing written when it raises
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         rows = await self._query("SELECT * FROM runs WHERE id=?", (run_id,))
@@ -376,7 +352,7 @@ class SQLiteStore(Store):
 
     async def release_thread(self, thread_id: str, owner: str) -> None:
         sql = "DELETE FROM leases WHERE thread_id=? AND owner=?"
-        await self._tx(lambda c: c.execute(sql, (thread_id, owner)), durable=False)
+        await self._tx(lambda c: c.execute(sql, (thread_id, owner)), durable=False, single=True)
 
     # state
     async def put_state(self, thread_id: str, key: str, value: Any) -> None:
@@ -412,14 +388,11 @@ class SQLiteStore(Store):
         return await self._tx(work)
 
     async def close(self) -> None:
-        """Close the connection and stop the store's thread; the store cannot be used afterwards."""
-
-        def shut(conn: sqlite3.Connection) -> None:
-            self._writer.conn = None
-            conn.close()
-
+        """Close the connections and stop the store's thread; the store cannot be used afterwards."""
+        if self._direct is not None:
+            self._direct.close()
         try:
-            await self._call(shut)
+            await self._call(self._shut)
         except StoreError:  # closed already
             return
         finally:

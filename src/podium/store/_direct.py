@@ -1,0 +1,173 @@
+"""The SQLite store's second connection, used on the event loop's own thread for what cannot block it.
+
+A call handed to the store's thread (:mod:`podium.store._writer`) costs two thread wake-ups; most calls need not
+pay them, because in WAL mode they never wait:
+
+* **Reads.** A WAL reader never waits for a writer: it reads the last committed snapshot. The connection has
+  ``busy_timeout`` 0, so the rare moment it cannot start (another connection recovering the WAL, or holding the
+  file in exclusive mode) is a ``SQLITE_BUSY`` at once, and the read is handed to the thread, which waits.
+* **Writes that need no fsync** (every write at durability ``process``; lease changes at ``full``). This connection
+  runs with ``synchronous=NORMAL`` and ``wal_autocheckpoint=0``: its commit appends to the WAL and syncs nothing.
+  ``BEGIN IMMEDIATE`` that meets a write lock held elsewhere (another process, or the store's own thread in the
+  middle of a commit) fails at once, and the call is handed to the thread, which waits with the busy timeout: a
+  lock held elsewhere delays the calls that need it, never the event loop. A run awaits its calls in order, so a
+  call handed to the thread and its next call here never race.
+* **Checkpoints** (which fsync) never run here: every :data:`CHECK_EVERY` commits the WAL's size is looked at, and
+  past :data:`CHECKPOINT_PAGES` pages a passive checkpoint is queued on the store's thread.
+
+The connection is bound to the first thread that uses it (the event loop's); calls from any other thread go to the
+store's thread as before.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from contextlib import AbstractContextManager, contextmanager
+from typing import Final, TypeVar
+
+from podium.store._writer import Writer, settled
+
+T = TypeVar("T")
+
+CHECK_EVERY: Final = 32
+"""Commits of this connection between two looks at the WAL's size."""
+CHECKPOINT_PAGES: Final = 1000
+"""WAL pages past which a checkpoint is queued on the store's thread (SQLite's own automatic threshold)."""
+
+
+class Busy(Exception):
+    """The call could not run here without waiting; hand it to the store's thread."""
+
+
+def _is_busy(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and getattr(exc, "sqlite_errorcode", 0) & 0xFF in (
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+    )
+
+
+def _checkpoint(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+
+class Direct:
+    """A connection used on one thread (the event loop's) for the statements that never wait there."""
+
+    def __init__(
+        self, path: str, writer: Writer, errors: Callable[[], AbstractContextManager[None]], *, writes: bool
+    ) -> None:
+        """Open the connection (the schema exists: the store's thread migrated it).
+
+        Args:
+            path: the database file.
+            writer: the store's thread, where checkpoints are queued.
+            errors: a context manager factory mapping SQLite's exceptions to the store's.
+            writes: whether durable writes may run here (durability ``process``); writes marked not durable
+                always may.
+
+        Raises:
+            sqlite3.Error: the connection could not be opened or set up.
+        """
+        self.commits = 0
+        """Transactions committed on this connection (a figure for benchmarks)."""
+        self.handed = 0
+        """Calls that met a lock here and were handed to the store's thread."""
+        self.writes = writes
+        self._writer = writer
+        self._errors = errors
+        self._wal = path + "-wal"
+        self._thread: int | None = None
+        self._checkpointing = False
+        conn = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+        self.conn: sqlite3.Connection | None = conn
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+        self._limit = CHECKPOINT_PAGES * int(conn.execute("PRAGMA page_size").fetchone()[0])
+
+    def usable(self) -> bool:
+        """Whether the calling thread may use the connection (the first thread that asked, while it is open)."""
+        ident = threading.get_ident()
+        if self._thread is None:
+            self._thread = ident
+        return self.conn is not None and self._thread == ident
+
+    def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work(connection)`` outside any transaction (it must consume its cursors).
+
+        Raises:
+            Busy: the read would have to wait.
+        """
+        conn = self.conn
+        assert conn is not None
+        try:
+            with self._mapped():
+                value: T = settled(work(conn))
+                return value
+        except Busy:
+            self.handed += 1
+            raise
+
+    def write(self, work: Callable[[sqlite3.Connection], T], *, single: bool = False) -> T:
+        """``work(connection)`` in one write transaction, committed without an fsync.
+
+        Args:
+            work: the statements.
+            single: ``work`` runs one writing statement, which is then its own transaction (no ``BEGIN`` and
+                ``COMMIT`` round trips).
+
+        Raises:
+            Busy: the write lock is held elsewhere (nothing was written).
+        """
+        conn = self.conn
+        assert conn is not None
+        try:
+            with self._mapped():
+                if single:
+                    value: T = settled(work(conn))
+                else:
+                    conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        value = settled(work(conn))
+                        conn.execute("COMMIT")
+                    except BaseException:
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
+                        raise
+        except Busy:
+            self.handed += 1
+            raise
+        self.commits += 1
+        if self.commits % CHECK_EVERY == 0:
+            self._maybe_checkpoint()
+        return value
+
+    def close(self) -> None:
+        """Close the connection (the store's thread still has its own, which checkpoints when it closes)."""
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.close()
+
+    @contextmanager
+    def _mapped(self) -> Iterator[None]:
+        """Turn ``SQLITE_BUSY``/``SQLITE_LOCKED`` into :class:`Busy`, and other SQLite errors into the store's."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            if _is_busy(exc):
+                raise Busy from None
+            with self._errors():
+                raise
+
+    def _maybe_checkpoint(self) -> None:
+        # the WAL exists while a connection is open; the store's thread runs until this connection is closed
+        if not self._checkpointing and os.stat(self._wal).st_size >= self._limit:
+            self._checkpointing = True
+            self._writer.submit(_checkpoint, write=False).add_done_callback(self._checkpointed)
+
+    def _checkpointed(self, future: Future[None]) -> None:
+        self._checkpointing = False
+        future.exception()  # a failed checkpoint is retried at the next look; nobody waits for it
