@@ -186,3 +186,14 @@ async def test_an_in_memory_store_keeps_one_connection(tmp_path: Path) -> None:
     await store.append_events("t", [_note(1)])
     assert await store.last_seq("t") == 1
     await store.close()
+
+
+async def test_a_known_thread_is_found_without_a_write_and_a_race_creates_it_once(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "t.db")
+    first, second = await asyncio.gather(store.create_thread("x", {"n": 1}), store.create_thread("x", {"n": 2}))
+    assert (first.created, first.metadata) == (second.created, second.metadata)
+    commits = store.commits
+    again = await store.create_thread("x", {"n": 3})
+    assert (again.created, again.metadata, store.commits) == (first.created, first.metadata, commits)
+    assert [t.id for t in await store.list_threads()] == ["x"]
+    await store.close()

@@ -219,6 +219,9 @@ class SQLiteStore(Calls, Store):
     # threads
     async def create_thread(self, thread_id: str, metadata: dict[str, Any] | None = None) -> ThreadInfo:
         info = ThreadInfo(id=thread_id, metadata=dict(metadata or {}))
+        existing = await self.get_thread(thread_id)  # a read (no write transaction, no fsync) for a known thread
+        if existing is not None:
+            return existing
 
         def work(c: sqlite3.Connection) -> ThreadInfo:
             row = c.execute("SELECT created, metadata FROM threads WHERE id=?", (thread_id,)).fetchone()
