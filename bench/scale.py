@@ -13,8 +13,8 @@ Measured:
   * latency added over the ideal, p50 and p99
   * SIGKILL to continue: two processes, runs in flight, the owner of most is killed; seconds until another
     process executes a step of its runs (lease --lease-ttl, default 5 s)
-  * database round trips per run step: statements sent by one server process (counted in this process, served
-    in-process) for one conversation at a time, divided by its 7 steps
+  * database round trips per run step: statements (and BEGIN/COMMIT) sent by one server process (counted in this
+    process, served in-process) for one conversation at a time (its ``runs/wait``), divided by its 7 steps
 
 Usage:
   python bench/scale.py                 # PODIUM_TEST_POSTGRES_URL (or --url) names the database
@@ -208,16 +208,31 @@ def round_trips(url: str, conversations: int = 20) -> dict[str, Any]:
 
     sys.path.insert(0, str(ROOT))
     os.environ["PODIUM_TEST_MODEL_DELAY"] = "0"
+    from psycopg._connection_base import BaseConnection
+
     from podium.app import load_app
     from podium.server import create_app
     from podium.store.postgres import PostgresStore
 
     counted = Counter[str]()
-    execute = psycopg.AsyncConnection.execute
+    execute, many, command = psycopg.AsyncCursor.execute, psycopg.AsyncCursor.executemany, BaseConnection._exec_command
 
     async def counting(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
         counted["statements"] += 1
         return await execute(self, query, *args, **kwargs)
+
+    async def counting_many(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        counted["statements"] += 1  # one pipelined batch
+        return await many(self, query, *args, **kwargs)
+
+    def counting_command(self: Any, *args: Any, **kwargs: Any) -> Any:
+        counted["statements"] += 1  # BEGIN, COMMIT, ROLLBACK of a transaction
+        return command(self, *args, **kwargs)
+
+    def counters(on: bool) -> None:
+        psycopg.AsyncCursor.execute = counting if on else execute  # type: ignore[method-assign]
+        psycopg.AsyncCursor.executemany = counting_many if on else many  # type: ignore[method-assign]
+        BaseConnection._exec_command = counting_command if on else command  # type: ignore[method-assign]
 
     schema = f"bench_scale_{uuid.uuid4().hex[:8]}"
     _schema_url(url, schema)
@@ -232,7 +247,7 @@ def round_trips(url: str, conversations: int = 20) -> dict[str, Any]:
                 body = {"assistant_id": "scale", "input": {"messages": [{"role": "user", "content": "x"}]}}
                 thread = (await client.post("/threads", json={})).json()["thread_id"]
                 await client.post(f"/threads/{thread}/runs/wait", json=body)  # warm up
-                psycopg.AsyncConnection.execute = counting  # type: ignore[method-assign]
+                counters(True)
                 try:
                     for _ in range(conversations):
                         thread = (await client.post("/threads", json={})).json()["thread_id"]
@@ -241,7 +256,7 @@ def round_trips(url: str, conversations: int = 20) -> dict[str, Any]:
                         await client.post(f"/threads/{thread}/runs/wait", json=body)
                         counted["run"] += counted["statements"] - before
                 finally:
-                    psycopg.AsyncConnection.execute = execute  # type: ignore[method-assign]
+                    counters(False)
         per_run = counted["run"] / conversations
         return {
             "statements_per_run": round(per_run, 1),
@@ -264,12 +279,22 @@ def main() -> None:
     parser.add_argument("--lease-ttl", type=float, default=5.0)
     parser.add_argument("--quick", action="store_true", help="100 conversations, 1 and 2 processes")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--round-trips", action="store_true", help="measure only the database round trips per step")
     args = parser.parse_args()
     if not args.url:
         parser.error("name a PostgreSQL database: --url or PODIUM_TEST_POSTGRES_URL (see .ci/postgres.sh)")
     count = 100 if args.quick else args.conversations
     counts = [1, 2] if args.quick else [int(n) for n in args.processes.split(",")]
     latency = args.latency_ms / 1000
+    if args.round_trips:
+        figures = round_trips(args.url)
+        print(
+            json.dumps(figures)
+            if args.json
+            else f"database statements per run: {figures['statements_per_run']} "
+            f"({figures['statements_per_step']} per step)"
+        )
+        return
     with tempfile.TemporaryDirectory() as folder:
         logs = Path(folder)
         results: dict[str, Any] = {"cores": os.cpu_count(), "conversations": count, "latency_ms": args.latency_ms}

@@ -159,3 +159,35 @@ def test_workers_build_the_server_the_command_line_described(
     assert (state.executor.ttl, state.executor.max_runs, state.runtime.lease_ttl) == (7.0, 3, 7.0)
     assert os.environ[ENV]
     assert example_apps("trip")
+
+
+async def test_waits_are_woken_by_the_run_leaving_not_by_polling_and_shutdown_leaves_no_task(
+    postgres_schema: Schema, gate: tuple[Path, Path]
+) -> None:
+    with _two(postgres_schema) as servers:
+        async with httpx.AsyncClient(timeout=60) as client:
+            (first, a), (second, b) = servers
+            thread_id = (await client.post(f"{first}/threads", json={})).json()["thread_id"]
+            waiting = asyncio.create_task(client.post(f"{first}/threads/{thread_id}/runs/wait", json=_say("w")))
+            await _blocked(client, first, thread_id)
+            run_id = (await client.get(f"{first}/threads/{thread_id}/runs")).json()[0]["run_id"]
+            joining = asyncio.create_task(client.get(f"{second}/threads/{thread_id}/runs/{run_id}/join"))
+            looked: dict[str, list[str]] = {"a": [], "b": []}
+            for name, state in (("a", a), ("b", b)):
+                get = state.executor.queue.get
+
+                async def spy(run_id: str, get: Any = get, seen: list[str] = looked[name]) -> Any:
+                    seen.append(run_id)
+                    return await get(run_id)
+
+                state.executor.queue.get = spy
+            await asyncio.sleep(1.5)  # waits that polled the queue would have looked it up at least once meanwhile
+            gate[0].touch()
+            answers = [(await task).json() for task in (waiting, joining)]
+            assert [x["messages"][-1]["content"] for x in answers] == ["finished: w", "finished: w"]
+            assert looked["a"] == []  # submitted there: its waiter was told the run left
+            assert len(looked["b"]) <= 1  # joined there: at most the one look-up when the join began
+    for state in (a, b):  # stopped: nothing the executor or its bus started still runs (the store is closed)
+        assert not state.executor._background
+        assert all(loop.done() for loop in state.executor._loops)
+        assert not state.bus._tails and state.bus._flusher is None

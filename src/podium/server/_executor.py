@@ -267,8 +267,16 @@ class Executor:
         await self._advance(job.thread_id)
 
     def later(self, work: Coroutine[Any, Any, Any]) -> None:
-        """Run ``work`` in the background (kept referenced until it ends; stopped at shutdown)."""
-        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
+        """Run ``work`` in the background (kept referenced until it ends; stopped at shutdown); a store failure in it
+        is logged (nobody awaits it: left in the task, it would surface only as a warning when the task is gone)."""
+
+        async def logged() -> None:
+            try:
+                await work
+            except PodiumError as exc:
+                _log.warning("background work of the server failed: %s", exc)
+
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(logged())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
@@ -333,5 +341,7 @@ class Executor:
                 await asyncio.wait([task])
                 with contextlib.suppress(PodiumError):
                     await store.update_run(job.run_id, "running")  # left for the next start to finish
-        for task in list(self._background):
-            task.cancel()
+        while self._background:  # none may outlive the store
+            for task in list(self._background):
+                task.cancel()
+            await asyncio.gather(*self._background, return_exceptions=True)

@@ -5,7 +5,9 @@ executors of every process claim queued runs (the first of each thread, ``SKIP L
 renew their claims on a timer, and take over the runs of a process whose claims expired (it died or lost the
 database), resuming them from the journal. Cancel, ``interrupt`` and ``rollback`` mark the running row and notify;
 the owning process stops the run. Waiting for a run (``wait``, ``join``, the end of a stream) waits for its row to
-leave the queue, woken by the queue's notifications and checked on a timer, so a lost notification only delays.
+leave the queue: the process that removes it says so (``podium_left``, naming the run), so a waiter sends no query;
+the rows are checked again in one statement on the renewal timer and when the listening connection comes back, so a
+lost notification only delays. What a process learned (a run left) it remembers for a minute instead of asking.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from podium.errors import PodiumError, RunNotFound
 from podium.events import RunEnded
 from podium.server._executor import Executor, Job, Strategy
 from podium.server._records import run_extra, set_run_extra
-from podium.store._pgqueue import Listener, QueueBusy, QueuedRun
+from podium.store._pgqueue import Listener, QueueBusy, QueuedRun, left_run
 from podium.store.base import new_owner
 
 if TYPE_CHECKING:
@@ -56,6 +58,9 @@ class SharedExecutor(Executor):
         """Called with the payload of every ``podium_events`` notification (the shared bus)."""
         self._wake = asyncio.Event()
         self._waiters: dict[str, asyncio.Event] = {}
+        """An event per run waited for, set when it left the queue (or to check its row again)."""
+        self._left: dict[str, float] = {}
+        """Runs known to have left the queue, with when (kept a minute: waits and reads after a run need no query)."""
         self._listener = Listener(queue, self._notified, self._reconnected)
         self._loops: list[asyncio.Task[None]] = []
         self._stopping: set[str] = set()
@@ -75,7 +80,7 @@ class SharedExecutor(Executor):
 
     async def queued(self, run_id: str) -> bool:
         """Whether the run is queued or executes in any process."""
-        return await self.queue.get(run_id) is not None
+        return run_id not in self._left and await self.queue.get(run_id) is not None
 
     async def queued_ids(self, thread_id: str) -> list[str]:
         """The thread's runs waiting for their turn, oldest first."""
@@ -83,15 +88,29 @@ class SharedExecutor(Executor):
 
     async def is_final(self, run_id: str, event: RunEnded) -> bool:
         """Whether a run's end event ends its current execution (its row's ``after`` tells)."""
+        if event.seq == 0 or run_id in self._left:
+            return True
+        job = self.jobs.get(run_id)
+        if job is not None:  # its row's job is this one
+            return event.seq > job.after
         row = await self.queue.get(run_id)
-        return row is None or event.seq == 0 or event.seq > int(row.job.get("after", 0))
+        return row is None or event.seq > int(row.job.get("after", 0))
 
     async def wait(self, thread_id: str, run_id: str) -> None:
-        """Until the run left the queue (it stopped, wherever it executed)."""
-        while await self.queue.get(run_id) is not None:
-            waiter = self._waiters.setdefault(thread_id, asyncio.Event())
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(waiter.wait(), self.poll)
+        """Until the run left the queue (it stopped, wherever it executed).
+
+        A run submitted or executing here is known to be queued; another is looked up once. Then the wait is woken
+        by the notification that the run left, or by a check of the rows (the renewal timer, a reconnection).
+        """
+        if run_id not in self.jobs and run_id not in self._left and await self.queue.get(run_id) is None:
+            return
+        while run_id not in self._left:
+            waiter = self._waiters.setdefault(run_id, asyncio.Event())
+            await waiter.wait()
+            if self._waiters.get(run_id) is waiter:
+                del self._waiters[run_id]
+            if run_id not in self._left and await self.queue.get(run_id) is None:  # woken to check
+                self._gone(run_id)
 
     # submitting and stopping ----------------------------------------------------------------------------------------
     async def submit(self, job: Job, strategy: Strategy, extra: dict[str, Any]) -> bool:
@@ -103,24 +122,27 @@ class SharedExecutor(Executor):
         """
         store, thread_id = self.store, job.thread_id
         async with self.lock(thread_id):
-            if not job.resume and not await self.queue.of_thread(thread_id):
+            queued, last_id, last_status, job.after = await self.queue.before_submit(thread_id)
+            if not job.resume and not queued and last_id is not None and last_status in ("interrupted", "running"):
                 await self._end_waiting_run(thread_id, strategy)
-            job.after = await store.last_seq(thread_id)
             if job.resume:
                 extra = {**(await run_extra(store, thread_id, job.run_id) or extra), "status": "pending"}
             else:
                 await set_run_extra(store, thread_id, job.run_id, extra)
             try:
                 waited, displaced, stopping = await self.queue.submit(
-                    thread_id, job.run_id, job.to_dict(), strategy=strategy, resume=job.resume
+                    thread_id, job.run_id, job.to_dict(), strategy=strategy, resume=job.resume, by=self.owner
                 )
             except QueueBusy as exc:
                 raise HTTPException(409, str(exc)) from None
             if job.resume:
                 await set_run_extra(store, thread_id, job.run_id, extra)
+            self._left.pop(job.run_id, None)  # a resumed run is queued again
             self.jobs[job.run_id] = job
             for row in displaced:
-                await self._refused(_job(row), "cancelled", "cancelled by a newer run (multitask_strategy)")
+                reason = "cancelled by a newer run (multitask_strategy)"
+                await self._refused(self.jobs.get(row.run_id) or _job(row), "cancelled", reason)
+                self._gone(row.run_id)
             if stopping is not None:  # the new run starts once the one it replaces stopped: answer after that too
                 await self.wait(thread_id, stopping)
             self._wake.set()
@@ -128,9 +150,10 @@ class SharedExecutor(Executor):
 
     async def cancel(self, thread_id: str, run_id: str, *, rollback: bool) -> str:
         """Cancel a run queued, executing in any process, or waiting for an answer: ``cancelled``, ``already_ended``."""
-        removed = await self.queue.remove_pending(run_id)
+        removed = await self.queue.remove_pending(run_id, self.owner)
         if removed is not None:
-            job = self.jobs.pop(run_id, None) or _job(removed)
+            job = self.jobs.get(run_id) or _job(removed)
+            self._gone(run_id)
             await self._refused(job, "cancelled", "cancelled while queued")
             return "cancelled"
         if await self.queue.request_stop(run_id, "rollback" if rollback else "cancel"):
@@ -204,15 +227,20 @@ class SharedExecutor(Executor):
         if self.closing:  # stopped by the shutdown: let another process take it over now
             await self.queue.release(self.owner, job.run_id)
             return
-        row = await self.queue.get(job.run_id)
-        if row is not None and row.stop == "rollback" and await self.store.get_run(job.run_id) is not None:
-            await self.store.delete_run(job.run_id)
-            await set_run_extra(self.store, job.thread_id, job.run_id, {"deleted": True})
-        await self.queue.finish(job.run_id, self.owner)
+        left = await self.queue.finish(job.run_id, self.owner)
+        if not left:  # a rollback asked of it (its records go first), or the claim is lost
+            row = await self.queue.get(job.run_id)
+            if row is not None and row.owner == self.owner and row.stop == "rollback":
+                if await self.store.get_run(job.run_id) is not None:
+                    await self.store.delete_run(job.run_id)
+                    await set_run_extra(self.store, job.thread_id, job.run_id, {"deleted": True})
+                left = await self.queue.finish(job.run_id, self.owner, rollback=True)
         self._stopping.discard(job.run_id)
-        self.jobs.pop(job.run_id, None)
-        job.done.set()
-        self._notify_thread(job.thread_id)
+        if left:
+            self._gone(job.run_id)
+        else:  # another process holds it now and says when it leaves
+            self.jobs.pop(job.run_id, None)
+            job.done.set()
 
     async def _renew_loop(self) -> None:
         while not self.closing:
@@ -228,14 +256,31 @@ class SharedExecutor(Executor):
             lost = set(self.tasks) - {r.run_id for r in held}
             for run_id in lost:
                 _log.warning("run %s: its claim expired; the store fences this process's writes", run_id)
-            await self._settle()
+            try:
+                await self._settle()
+            except PodiumError as exc:
+                _log.warning("checking the queue failed: %s", exc)
+            forget = time.monotonic() - 60
+            for run_id in [r for r, at in self._left.items() if at < forget]:
+                del self._left[run_id]
 
     async def _settle(self) -> None:
-        """Mark done the jobs submitted here whose runs left the queue (a missed notification's fallback)."""
-        for run_id, job in list(self.jobs.items()):
-            if run_id not in self.tasks and await self.queue.get(run_id) is None:
-                self.jobs.pop(run_id, None)
-                job.done.set()
+        """Check in one statement the runs awaited or submitted here and executing elsewhere (a missed notification's
+        fallback): those that left the queue are marked so."""
+        followed = {r for r in self.jobs if r not in self.tasks} | set(self._waiters)
+        if followed:
+            for run_id in followed - await self.queue.present(sorted(followed)):
+                self._gone(run_id)
+
+    def _gone(self, run_id: str) -> None:
+        """The run left the queue: its job here is done and its waiters return."""
+        self._left[run_id] = time.monotonic()
+        job = self.jobs.pop(run_id, None)
+        if job is not None:
+            job.done.set()
+        waiter = self._waiters.pop(run_id, None)
+        if waiter is not None:
+            waiter.set()
 
     def _stop(self, run_id: str) -> None:
         if run_id in self.tasks and run_id not in self._stopping:
@@ -260,24 +305,24 @@ class SharedExecutor(Executor):
     def _notified(self, kind: str, payload: str) -> None:
         if kind == "queue":
             self._wake.set()
-            self._notify_thread(payload)
-            if any(j.thread_id == payload and r not in self.tasks for r, j in self.jobs.items()):
-                self.later(self._settle())
+        elif kind == "left":
+            try:
+                run_id, more, by = left_run(payload)
+            except (ValueError, TypeError):
+                return
+            if more:  # the thread's next run can be claimed now
+                self._wake.set()
+            if by != self.owner:  # this process knew when it removed it (and a late echo must not end a resumption)
+                self._gone(run_id)
         elif kind == "stop":
             self._stop(payload)
         elif self.on_events is not None:
             self.on_events(payload)
 
     def _reconnected(self) -> None:
+        """Notifications sent while the connection was down are lost: claim, and check every run followed here."""
         self._wake.set()
-        for waiter in self._waiters.values():
-            waiter.set()
-        self._waiters.clear()
-
-    def _notify_thread(self, thread_id: str) -> None:
-        waiter = self._waiters.pop(thread_id, None)
-        if waiter is not None:
-            waiter.set()
+        self.later(self._settle())
 
     async def shutdown(self, grace: float) -> None:
         """Let executing runs finish for ``grace`` seconds, then stop them and hand them to the other processes."""
@@ -296,8 +341,15 @@ class SharedExecutor(Executor):
                     await self.store.update_run(job.run_id, "running")
         with contextlib.suppress(PodiumError):
             await self.queue.release(self.owner, None)
+        # nothing of this executor may outlive the store it uses: stop and await every task it started
+        await self._listener.stop()
         for loop in self._loops:
             loop.cancel()
-        await self._listener.stop()
-        for task in list(self._background):
-            task.cancel()
+        await asyncio.gather(*self._loops, return_exceptions=True)
+        while self._background:
+            for task in list(self._background):
+                task.cancel()
+            await asyncio.gather(*self._background, return_exceptions=True)
+        close = getattr(self.bus, "aclose", None)
+        if close is not None:
+            await close()

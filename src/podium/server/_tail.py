@@ -117,6 +117,15 @@ class SharedBus(InProcessBus):
             if self._tails.get(thread_id) is asyncio.current_task():
                 del self._tails[thread_id]
 
+    async def aclose(self) -> None:
+        """Send the announcements due and stop reading (before the store closes)."""
+        if self._flusher is not None:
+            await asyncio.gather(self._flusher, return_exceptions=True)
+        tails = list(self._tails.values())
+        for task in tails:
+            task.cancel()
+        await asyncio.gather(*tails, return_exceptions=True)
+
     def _remove(self, subscription: object) -> None:
         super()._remove(subscription)  # type: ignore[arg-type]
         for thread_id in [t for t in self._delivered if t not in self._by_thread]:

@@ -9,10 +9,11 @@ A claim lasts ``ttl`` seconds and its process renews all of its claims in one st
 dies stops renewing, and once its claims expire another process claims them again and resumes the runs from the
 journal. Expiry is judged by the database server's clock, so hosts with skewed clocks agree.
 
-Processes tell each other what changed with ``NOTIFY``: ``podium_queue`` (a thread's queue changed: a run was added or
-finished), ``podium_stop`` (cancel, interrupt or rollback of a running run: its owner stops it) and
-``podium_events`` (events were stored: streams elsewhere read them). Notifications only wake; the rows are the
-truth, and executors also poll, so a lost notification delays but never loses anything.
+Processes tell each other what changed with ``NOTIFY``: ``podium_queue`` (a run was added to a thread's queue, or
+its claim released), ``podium_left`` (a run left the queue: finished, or removed while pending; the payload says
+which, and whether its thread has more, so a waiter needs no query), ``podium_stop`` (cancel, interrupt or rollback
+of a running run: its owner stops it) and ``podium_events`` (events were stored: streams elsewhere read them). The
+rows are the truth: a process re-reads what it follows when its listening connection comes back, and on a timer.
 """
 
 from __future__ import annotations
@@ -44,11 +45,11 @@ class _Database(Protocol):
     async def _rows(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]: ...
 
 
-__all__ = ["KINDS", "Listener", "PostgresRunQueue", "QueueBusy", "QueuedRun"]
+__all__ = ["KINDS", "Listener", "PostgresRunQueue", "QueueBusy", "QueuedRun", "left_run"]
 
 _log = logging.getLogger("podium.store")
 
-KINDS = ("queue", "stop", "events")
+KINDS = ("queue", "left", "stop", "events")
 """The kinds of notification executors listen for."""
 
 
@@ -81,6 +82,22 @@ class QueuedRun:
     """How many times it was claimed: above 1, a process died (or lost its claim) while executing it."""
 
 
+def left_run(payload: str) -> tuple[str, bool, str]:
+    """From a ``left`` notification's payload: the run, whether its thread has more runs queued, and the process
+    that removed it (which knew it already).
+
+    Raises:
+        ValueError: the payload is not a ``left`` one.
+    """
+    run_id, more, by = json.loads(payload)
+    return str(run_id), bool(more), str(by)
+
+
+# the payload of a ``left`` notification: the run, whether its thread has more runs, who removed it
+_LEFT = "json_build_array(run_id, more, %s::text)::text"
+_OTHERS = "SELECT 1 FROM run_queue o WHERE o.thread_id = r.thread_id AND o.run_id <> r.run_id"
+
+
 def _queued(row: tuple[Any, ...]) -> QueuedRun:
     return QueuedRun(
         run_id=row[0], thread_id=row[1], job=json.loads(row[2]), state=row[3], owner=row[4], stop=row[5], claims=row[6]
@@ -101,19 +118,32 @@ class PostgresRunQueue:
         """The channel of each kind of notification."""
 
     async def submit(
-        self, thread_id: str, run_id: str, job: dict[str, Any], *, strategy: str, resume: bool
+        self, thread_id: str, run_id: str, job: dict[str, Any], *, strategy: str, resume: bool, by: str = ""
     ) -> tuple[bool, list[QueuedRun], str | None]:
         """Queue a run as ``strategy`` says when the thread is busy.
 
-        Returns whether it had to wait, the pending runs it displaced, and the running run asked to stop.
+        Returns whether it had to wait, the pending runs it displaced, and the running run asked to stop. ``by``
+        names the submitting process in the notifications of displaced runs.
 
         Submissions of one thread are serialised by a transaction-level advisory lock, so two processes deciding at
         once see each other's rows. ``interrupt`` and ``rollback`` remove the pending runs (returned, for the caller
-        to record) and ask the running one's owner to stop it (``podium_stop``).
+        to record) and ask the running one's owner to stop it (``podium_stop``). ``enqueue`` decides nothing, so it
+        takes the lock, queues the run and notifies in one statement (whether it waited is then judged from the rows
+        committed when the statement began).
 
         Raises:
             QueueBusy: the thread is busy and ``strategy`` is ``reject`` or this is a resume.
         """
+
+        if strategy == "enqueue" and not resume:
+            rows = await self.store._rows(
+                "WITH locked AS (SELECT pg_advisory_xact_lock(hashtext('podium-queue:' || %s))), "
+                "added AS (INSERT INTO run_queue (run_id, thread_id, job, state) "
+                "SELECT %s, %s, %s, 'pending' FROM locked RETURNING thread_id) "
+                "SELECT EXISTS (SELECT 1 FROM run_queue WHERE thread_id=%s), pg_notify(%s, %s)::text FROM added",
+                (thread_id, run_id, thread_id, json.dumps(job), thread_id, self.channels["queue"], thread_id),
+            )
+            return bool(rows[0][0]), [], None
 
         async def work(conn: AsyncConnection[Any]) -> tuple[bool, list[QueuedRun], str | None]:
             async with conn.transaction():
@@ -128,6 +158,11 @@ class PostgresRunQueue:
                     raise QueueBusy(f"thread {thread_id!r} is busy with another run (multitask_strategy)")
                 if rows and strategy in ("interrupt", "rollback"):
                     displaced = [r for r in rows if r.state == "pending"]
+                    await conn.execute(
+                        f"SELECT pg_notify(%s, {_LEFT}) FROM (SELECT run_id, true more FROM run_queue "
+                        "WHERE thread_id=%s AND state='pending') r",
+                        (self.channels["left"], by, thread_id),
+                    )
                     await conn.execute("DELETE FROM run_queue WHERE thread_id=%s AND state='pending'", (thread_id,))
                     stop = "rollback" if strategy == "rollback" else "cancel"
                     await conn.execute(
@@ -182,13 +217,19 @@ class PostgresRunQueue:
         )
         return [_queued(r) for r in rows]
 
-    async def finish(self, run_id: str, owner: str) -> None:
-        """Remove a run ``owner`` executed from the queue (a no-op if it lost the claim), and say so."""
-        await self.store._rows(
-            "WITH done AS (DELETE FROM run_queue WHERE run_id=%s AND owner=%s RETURNING thread_id) "
-            "SELECT pg_notify(%s, thread_id) FROM done",
-            (run_id, owner, self.channels["queue"]),
+    async def finish(self, run_id: str, owner: str, *, rollback: bool = False) -> bool:
+        """Remove a run ``owner`` executed from the queue, and say so (``podium_left``); whether it was removed.
+
+        Not removed: ``owner`` lost the claim, or (unless ``rollback``) a rollback was asked of the run, which the
+        caller does first (the run's records go before the thread's next run can start).
+        """
+        rows = await self.store._rows(
+            "WITH done AS (DELETE FROM run_queue r WHERE run_id=%s AND owner=%s "
+            f"AND (%s OR stop IS DISTINCT FROM 'rollback') RETURNING r.run_id, r.thread_id, EXISTS ({_OTHERS}) more) "
+            f"SELECT pg_notify(%s, {_LEFT})::text FROM done",
+            (run_id, owner, rollback, self.channels["left"], owner),
         )
+        return bool(rows)
 
     async def release(self, owner: str, run_id: str | None) -> None:
         """Let the claims of ``owner`` (on one run, or all) expire now, so another process takes them over."""
@@ -198,12 +239,16 @@ class PostgresRunQueue:
             (owner, run_id, run_id, self.channels["queue"]),
         )
 
-    async def remove_pending(self, run_id: str) -> QueuedRun | None:
-        """Take a run out of the queue while it still waits; the row removed, or ``None`` if it is not pending."""
+    async def remove_pending(self, run_id: str, by: str = "") -> QueuedRun | None:
+        """Take a run out of the queue while it still waits; the row removed, or ``None`` if it is not pending.
+
+        ``by`` names the process removing it, in the notification.
+        """
         rows = await self.store._rows(
-            "WITH gone AS (DELETE FROM run_queue WHERE run_id=%s AND state='pending' "
-            f"RETURNING {_COLUMNS}) SELECT gone.*, pg_notify(%s, gone.thread_id) FROM gone",
-            (run_id, self.channels["queue"]),
+            "WITH gone AS (DELETE FROM run_queue r WHERE run_id=%s AND state='pending' "
+            f"RETURNING {_COLUMNS}, EXISTS ({_OTHERS}) more) "
+            f"SELECT {_COLUMNS}, pg_notify(%s, {_LEFT}) FROM gone",
+            (run_id, self.channels["left"], by),
         )
         return _queued(rows[0]) if rows else None
 
@@ -220,6 +265,23 @@ class PostgresRunQueue:
         """The run's row, or ``None`` once it finished (or was never queued)."""
         rows = await self.store._rows(f"SELECT {_COLUMNS} FROM run_queue WHERE run_id=%s", (run_id,))
         return _queued(rows[0]) if rows else None
+
+    async def present(self, run_ids: list[str]) -> set[str]:
+        """Which of ``run_ids`` are still queued or executing (one statement)."""
+        rows = await self.store._rows("SELECT run_id FROM run_queue WHERE run_id = ANY(%s)", (run_ids,))
+        return {r[0] for r in rows}
+
+    async def before_submit(self, thread_id: str) -> tuple[int, str | None, str | None, int]:
+        """In one statement: how many runs of the thread are queued, its newest run's id and status (``None`` when
+        it has none), and its last event's sequence number."""
+        rows = await self.store._rows(
+            "SELECT (SELECT count(*) FROM run_queue WHERE thread_id=%s), last.id, last.status, "
+            "(SELECT coalesce(max(seq), 0) FROM events WHERE thread_id=%s) FROM (SELECT 1) one LEFT JOIN LATERAL "
+            "(SELECT id, status FROM runs WHERE thread_id=%s ORDER BY created DESC, n DESC LIMIT 1) last ON true",
+            (thread_id, thread_id, thread_id),
+        )
+        count, last_id, status, seq = rows[0]
+        return int(count), last_id, status, int(seq)
 
     async def of_thread(self, thread_id: str) -> list[QueuedRun]:
         """The thread's queued and executing runs, oldest first."""

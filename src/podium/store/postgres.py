@@ -375,17 +375,21 @@ class PostgresStore(Store):
         info = ThreadInfo(id=thread_id, metadata=dict(metadata or {}))
 
         async def work(conn: AsyncConnection[Any]) -> ThreadInfo:
+            # one statement: the row inserted (first column true), or the existing one read in the same snapshot
             cursor = await conn.execute(
-                "INSERT INTO threads VALUES (%s,%s,%s) ON CONFLICT (id) DO NOTHING",
-                (thread_id, info.created, dumps(info.metadata)),
+                "WITH added AS (INSERT INTO threads VALUES (%s,%s,%s) ON CONFLICT (id) DO NOTHING RETURNING id) "
+                "SELECT true, 0, '' FROM added UNION ALL SELECT false, created, metadata FROM threads WHERE id=%s",
+                (thread_id, info.created, dumps(info.metadata), thread_id),
             )
-            if cursor.rowcount == 1:
-                return info
-            cursor = await conn.execute("SELECT created, metadata FROM threads WHERE id=%s", (thread_id,))
             row = await cursor.fetchone()
+            if row is None:  # inserted meanwhile by a transaction this statement's snapshot did not see
+                cursor = await conn.execute("SELECT false, created, metadata FROM threads WHERE id=%s", (thread_id,))
+                row = await cursor.fetchone()
             if row is None:  # threads are never deleted
                 raise StoreError(f"PostgreSQL {self.description}: thread {thread_id!r} vanished")
-            return ThreadInfo(id=thread_id, created=row[0], metadata=json.loads(row[1]))
+            if row[0]:
+                return info
+            return ThreadInfo(id=thread_id, created=row[1], metadata=json.loads(row[2]))
 
         return await self._run(work)
 
@@ -505,7 +509,15 @@ class PostgresStore(Store):
 
     # leases
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
+        # the common cases in one statement, no transaction: a free thread, or a renewal of the owner's own lease
+        fast = (
+            f"INSERT INTO leases VALUES (%s, %s, {_NOW} + %s) ON CONFLICT (thread_id) DO UPDATE "
+            "SET expires=excluded.expires WHERE leases.owner=excluded.owner"
+        )
+
         async def work(conn: AsyncConnection[Any]) -> str | None:
+            if (await conn.execute(fast, (thread_id, owner, float(ttl)))).rowcount == 1:
+                return None
             async with conn.transaction():
                 for _ in range(5):  # each pass either decides or saw the lease released in between
                     cursor = await conn.execute(
