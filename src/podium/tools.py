@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import FunctionType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, get_origin, get_type_hints, overload
 
+from podium._tool_schema import arguments_model, parse_docstring
 from podium.errors import ToolArgumentsError, ToolDefinitionError, UsageError
 
 if TYPE_CHECKING:
@@ -104,85 +105,10 @@ class ToolReturn:
     """What the result asks of the calling agent (``ToolMessage.signal``)."""
 
 
-def _strip_titles(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {k: _strip_titles(v) for k, v in schema.items() if k != "title" or isinstance(v, dict)}
-    if isinstance(schema, list):
-        return [_strip_titles(v) for v in schema]
-    return schema
-
-
-_ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
-
-
-def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """The description (text before any section) and the ``Args:`` descriptions of a Google-style docstring."""
-    if not doc:
-        return "", {}
-    text = inspect.cleandoc(doc)
-    lines = text.splitlines()
-    description: list[str] = []
-    params: dict[str, str] = {}
-    section = None
-    current: str | None = None
-    for line in lines:
-        stripped = line.strip()
-        if stripped in ("Args:", "Arguments:", "Parameters:"):
-            section = "args"
-            continue
-        if re.match(r"^(Returns|Raises|Yields|Examples?|Notes?):$", stripped):
-            section = "other"
-            continue
-        if section is None:
-            description.append(line)
-        elif section == "args":
-            match = _ARG_LINE.match(line)
-            if match and not line.startswith("        "):
-                current = match.group(1).lstrip("*")
-                params[current] = match.group(2).strip()
-            elif current and stripped:
-                params[current] += " " + stripped
-    return "\n".join(description).strip(), params
-
-
 def is_injected(annotation: Any) -> bool:
     """True when a parameter annotated ``annotation`` is injected (an :class:`Injectable`, generic or not)."""
     origin = get_origin(annotation) or annotation
     return isinstance(origin, type) and issubclass(origin, Injectable)
-
-
-_MODELS: dict[Any, tuple[type[BaseModel], dict[str, Any]]] = {}
-"""Argument models by signature: building one with pydantic costs about a millisecond, and tools made again and
-again from functions of the same signature (closures made per agent, per run) can share it."""
-
-
-def _arguments_model(
-    name: str, fields: dict[str, tuple[Any, Any, str | None]], strict: bool
-) -> tuple[type[BaseModel], dict[str, Any]]:
-    """The pydantic model validating a tool's arguments, and its JSON schema (without titles)."""
-    key: Any = (name, strict, tuple(fields.items()))
-    try:
-        cached = _MODELS.get(key)
-    except TypeError:  # an unhashable default or annotation: build it every time
-        key, cached = None, None
-    if cached is not None:
-        return cached
-    from pydantic import ConfigDict, Field, create_model
-
-    config = ConfigDict(extra="forbid" if strict else "ignore", arbitrary_types_allowed=True)
-    definitions: dict[str, Any] = {
-        pname: (annotation, Field(default, description=description))
-        for pname, (annotation, default, description) in fields.items()
-    }
-    model: type[BaseModel] = create_model(f"{name}_arguments", __config__=config, **definitions)
-    schema = _strip_titles(model.model_json_schema())
-    if not strict:
-        schema.pop("additionalProperties", None)
-    if key is not None:
-        if len(_MODELS) >= 1024:  # bounded: a program making endless distinct signatures does not grow it forever
-            _MODELS.clear()
-        _MODELS[key] = (model, schema)
-    return model, schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +148,7 @@ def _derive(function: Callable[..., Any], name: str, strict: bool) -> _Derived:
 def _derive_now(function: Callable[..., Any], name: str, strict: bool) -> _Derived:
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
         raise ToolDefinitionError(f"tool name {name!r} is not valid: use 1-64 letters, digits, '_' or '-'")
-    description, doc_params = _parse_docstring(inspect.getdoc(function))
+    description, doc_params = parse_docstring(inspect.getdoc(function))
     is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
         getattr(function, "__call__", None)  # noqa: B004 - callable objects with async __call__
     )
@@ -245,7 +171,7 @@ def _derive_now(function: Callable[..., Any], name: str, strict: bool) -> _Deriv
             )
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[pname] = (annotation, default, doc_params.get(pname))
-    args_model, schema = _arguments_model(name, fields, strict)
+    args_model, schema = arguments_model(name, fields, strict)
     return _Derived(description, is_async, injected, args_model, schema)
 
 
