@@ -8,15 +8,23 @@ threads, leases and cancellation requests.
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from podium.errors import AgentError, LeaseLost, LimitReached, StepLimitExceeded, Suspended, UsageError
+from podium.errors import AgentError, LeaseLost, LimitReached, StepLimitExceeded, StoreError, Suspended, UsageError
 from podium.events import ErrorEvent, Event, Interrupt, InterruptAnswered, InterruptRaised, RunEnded, RunStarted
 from podium.messages import HumanMessage, Usage, message_from_dict
 from podium.runtime.context import RunContext
 from podium.runtime.journal import RunState
-from podium.store.base import RunRecord, RunStatus
+from podium.store.base import RunRecord, RunStatus, Store
+
+if TYPE_CHECKING:
+    from podium.runtime.bus import EventBus
+
+_log = logging.getLogger("podium.runtime")
+_releasing: set[asyncio.Task[None]] = set()
 
 __all__ = ["Cancelled", "IfBusy", "RunResult"]
 
@@ -215,3 +223,49 @@ async def finish_ended(state: RunState, record: RunRecord, end: RunEnded) -> Run
         result.interrupts = pending_interrupts(state.journal)
     await state.store.update_run(record.id, status, result.to_dict())
     return result
+
+
+async def restore_unstored(
+    store: Store, bus: EventBus, thread_id: str, journal: dict[str, Event], events: list[Event], owner: str
+) -> None:
+    """Store what an execution of this process recorded but could not store (its store failed), into ``journal``.
+
+    Only if nothing was written to the thread since (the events' numbers follow on): the effects they record (a
+    tool's result) are then not lost and not repeated by the next execution.
+    """
+    if not events or await store.last_seq(thread_id) != events[0].seq - 1:
+        return
+    await store.append_events(thread_id, events, owner=owner)
+    for event in events:
+        if event.key is not None:
+            journal[event.key] = event
+        try:
+            await bus.publish(thread_id, event)
+        except Exception:  # stored: a bus in trouble must not stop the resume
+            _log.exception("publishing an event of thread %s failed; live followers may miss it", thread_id)
+
+
+async def release(store: Store, thread_id: str, owner: str, ttl: float) -> None:
+    """Release the thread's lease; if the store fails, keep trying in the background until the lease expires.
+
+    A store in trouble (a lock held by another process) must neither replace the error the run stopped with nor
+    keep the thread busy for a whole lease once it recovers.
+    """
+    try:
+        await store.release_thread(thread_id, owner)
+    except StoreError as exc:
+        _log.warning("releasing thread %s failed (%s); trying again in the background", thread_id, exc)
+        task = asyncio.get_running_loop().create_task(_release_later(store, thread_id, owner, ttl))
+        _releasing.add(task)
+        task.add_done_callback(_releasing.discard)
+
+
+async def _release_later(store: Store, thread_id: str, owner: str, ttl: float) -> None:
+    deadline = time.monotonic() + ttl
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+        try:
+            await store.release_thread(thread_id, owner)
+            return
+        except StoreError:
+            continue

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger("podium.runtime")
 
+FLUSH_RETRIES = (0.05, 0.25, 1.0)
+"""Pauses (seconds) before each new attempt to store a run's events after the store failed (a lock held past the
+busy timeout, a dropped connection): a passing fault costs a wait, not the results of the effects that completed."""
+
 __all__ = ["Budget", "Limits", "RunState"]
 
 
@@ -144,6 +148,14 @@ class RunState:
         what completed before an effect is stored before the effect starts, so a crash repeats only the effects in
         flight, as before, while the events of a round (a model's reply, the results of its tool calls) share one
         transaction instead of one each.
+
+        A store that fails is tried again after each pause of :data:`FLUSH_RETRIES`; if it still fails, the events
+        stay pending, :attr:`store_fault` is set and the error propagates: the run stops unfinished (its status stays
+        ``running``), and :meth:`Runtime.resume` continues it.
+
+        Raises:
+            LeaseLost: another process took the thread over; nothing was written.
+            StoreError: the store kept failing.
         """
         async with self._flushing:
             if not self.pending:
@@ -152,7 +164,7 @@ class RunState:
                 raise LeaseLost(self.thread_id, self.owner, self.lost_to)
             batch, self.pending = self.pending, []
             try:
-                await self.store.append_events(self.thread_id, batch, owner=self.owner)
+                await self._store(batch)
             except LeaseLost as lost:
                 self.lost_to = lost.holder or "nobody"
                 raise
@@ -169,6 +181,19 @@ class RunState:
             ready, self.unpublished = self.unpublished[:count], self.unpublished[count:]
             for event in ready:
                 await self._to_bus(event)
+
+    async def _store(self, batch: list[Event]) -> None:
+        for pause in (*FLUSH_RETRIES, None):
+            try:
+                await self.store.append_events(self.thread_id, batch, owner=self.owner)
+                return
+            except LeaseLost:
+                raise
+            except StoreError as exc:
+                if pause is None:
+                    raise
+                _log.warning("storing events of run %s failed (%s); trying again in %s s", self.run_id, exc, pause)
+                await asyncio.sleep(pause)
 
     async def keep_lease(self, stop: asyncio.Event) -> None:
         """Renew the thread's lease every third of its time to live, for as long as the run executes.

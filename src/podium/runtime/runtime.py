@@ -40,6 +40,8 @@ from podium.runtime._run import (
     finish_ended,
     pending_interrupts,
     recorded_end,
+    release,
+    restore_unstored,
 )
 from podium.runtime.bus import EventBus, InProcessBus
 from podium.runtime.journal import Limits, RunState
@@ -88,6 +90,8 @@ class Runtime:
         self._histories = HistoryCache()
         self._executing: dict[str, asyncio.Task[Any]] = {}
         self._cancelling: set[str] = set()
+        self._unstored: dict[str, list[Event]] = {}
+        """Events of runs whose store failed, recorded but not stored (see :func:`restore_unstored`)."""
 
     # public API ---------------------------------------------------------------------------------------------------
     async def run(
@@ -151,7 +155,7 @@ class Runtime:
             await self.store.create_run(record)
             return await self._execute(agent, record, {}, {}, owner, deps, limits, on_event)
         finally:
-            await self.store.release_thread(thread_id, owner)
+            await release(self.store, thread_id, owner, self.lease_ttl)
 
     async def resume(
         self,
@@ -206,6 +210,9 @@ class Runtime:
                     f"not {agent.name!r}"
                 )
             journal = await self.store.journal(record.id)
+            unstored = self._unstored.pop(record.id, [])
+            if answer is None:  # an answer given again replaces what was not stored
+                await restore_unstored(self.store, self.bus, thread_id, journal, unstored, owner)
             answers = answers_by_id(record, pending_interrupts(journal), answer)
             ended = recorded_end(journal) if record.status == "running" and not answers else None
             if ended is not None:  # its process stopped between the end and the status: store the status, once
@@ -214,7 +221,7 @@ class Runtime:
                 await self.store.update_run(record.id, "running")
             return await self._execute(agent, record, journal, answers, owner, deps, limits, on_event)
         finally:
-            await self.store.release_thread(thread_id, owner)
+            await release(self.store, thread_id, owner, self.lease_ttl)
 
     async def send(
         self,
@@ -303,7 +310,7 @@ class Runtime:
             state = await self._state(record, {}, owner, limits=None, on_event=None)
             await end_cancelled(state, RunResult(status="cancelled", thread_id=thread_id, run_id=run_id))
         finally:
-            await self.store.release_thread(thread_id, owner)
+            await release(self.store, thread_id, owner, self.lease_ttl)
         return Cancelled(run_id=run_id, thread_id=thread_id, status="cancelled")
 
     async def stream(
@@ -424,6 +431,7 @@ class Runtime:
         assert task is not None
         self._executing[record.id] = task
         keeper: asyncio.Task[None] | None = None
+        state: RunState | None = None
         stop = asyncio.Event()
         try:
             state = await self._state(record, journal, owner, limits, on_event)
@@ -433,5 +441,7 @@ class Runtime:
             if keeper is not None:
                 stop.set()
                 await asyncio.wait([keeper])  # let it end now: a run that never yielded must not leave it pending
+            if state is not None and state.store_fault is not None and state.pending:
+                self._unstored[record.id] = state.pending
             del self._executing[record.id]
             self._cancelling.discard(record.id)

@@ -1,0 +1,72 @@
+"""Issue 9, item 8: store trouble mid-run leaves the run resumable, a tool's result neither lost nor repeated.
+
+The trouble is real: a second SQLite connection holds the database's write lock (as another process would) past
+the store's busy timeout, right after the tool ran.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from podium import AIMessage, MessageAdded, ReactAgent, Runtime, SQLiteStore, StoreLocked, ToolMessage
+from podium.testing import FunctionModel, tool_call
+
+
+def _agent(calls: list[str], lock: sqlite3.Connection, hold: float | None) -> ReactAgent:
+    async def pay(amount: int) -> str:
+        """Pay an amount."""
+        calls.append(f"pay {amount}")
+        lock.execute("BEGIN IMMEDIATE")  # another process takes the write lock as the tool finishes
+        if hold is not None:
+            asyncio.get_running_loop().call_later(hold, lock.rollback)
+        return f"paid {amount}"
+
+    def reply(messages: list[Any], request: Any) -> AIMessage | str:
+        if isinstance(messages[-1], ToolMessage):
+            return f"done: {messages[-1].content}"
+        return AIMessage(tool_calls=[tool_call("pay", {"amount": 10})])
+
+    return ReactAgent("payer", FunctionModel(reply), [pay])
+
+
+def _paid(events: list[Any]) -> list[str]:
+    return [e.message.content for e in events if isinstance(e, MessageAdded) and isinstance(e.message, ToolMessage)]
+
+
+async def test_a_lock_held_past_the_busy_timeout_costs_a_wait_not_the_run(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db", busy_timeout=0.2)
+    lock = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    calls: list[str] = []
+    try:
+        result = await Runtime(store).run(_agent(calls, lock, hold=0.6), "pay", thread_id="t")
+        assert result.status == "completed" and result.output == "done: paid 10"
+        assert calls == ["pay 10"]
+        assert _paid(await store.read_events("t")) == ["paid 10"]
+    finally:
+        lock.close()
+        await store.close()
+
+
+async def test_a_store_that_stays_locked_stops_the_run_resumable_with_the_tool_result_kept(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db", busy_timeout=0.1)
+    lock = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    calls: list[str] = []
+    agent = _agent(calls, lock, hold=None)
+    runtime = Runtime(store)
+    try:
+        with pytest.raises(StoreLocked):
+            await runtime.run(agent, "pay", thread_id="t")
+        lock.rollback()  # the other process lets go
+        assert [r.status for r in await store.list_runs("t")] == ["running"]  # not failed: resumable
+        done = await runtime.resume(agent, "t", if_busy="wait", busy_timeout=5)
+        assert done.status == "completed" and done.output == "done: paid 10"
+        assert calls == ["pay 10"]  # the result recorded before the trouble was kept: the tool did not run again
+        assert _paid(await store.read_events("t")) == ["paid 10"]
+    finally:
+        lock.close()
+        await store.close()
