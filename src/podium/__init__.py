@@ -27,6 +27,7 @@ from podium.errors import (
     ThreadWaiting,
     ToolDefinitionError,
     ToolRetriesExceeded,
+    ToolTimeout,
     UsageError,
 )
 from podium.events import (
@@ -137,6 +138,7 @@ __all__ = [
     "ToolReturn",
     "ToolSpec",
     "ToolStarted",
+    "ToolTimeout",
     "Toolset",
     "Usage",
     "UsageError",

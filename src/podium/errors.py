@@ -20,6 +20,7 @@ Every failure the library raises derives from :class:`PodiumError`::
     │   └── CassetteError        a replay cassette is malformed or has no answer for a request
     ├── ToolDefinitionError      a function cannot be made into a tool
     ├── ToolArgumentsError       a model's arguments do not fit a tool (the text is for the model)
+    ├── ToolTimeout              a tool call did not finish within the tool's timeout
     └── AgentError               an agent gave up
         ├── StepLimitExceeded    the step limit was reached
         └── ToolRetriesExceeded  the model kept producing failing tool calls
@@ -66,6 +67,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolDefinitionError",
     "ToolRetriesExceeded",
+    "ToolTimeout",
     "UsageError",
 ]
 
@@ -184,6 +186,15 @@ class ToolDefinitionError(PodiumError):
 
 class ToolArgumentsError(PodiumError, ValueError):
     """The arguments a model gave do not fit the tool; the message tells the model how to fix them."""
+
+
+class ToolTimeout(PodiumError):
+    """A tool call did not finish within its tool's timeout (a sync tool's thread may still be running)."""
+
+    def __init__(self, tool: str, timeout: float) -> None:
+        super().__init__(f"tool {tool!r} did not finish within its timeout of {timeout:g} s")
+        self.tool = tool
+        self.timeout = timeout
 
 
 class AgentError(PodiumError):

@@ -8,10 +8,17 @@ annotation only, never by parameter name, context variable or rewritten signatur
 
 Arguments from a model are validated before the function runs; what is wrong is reported with
 :class:`ToolArgumentsError`, whose text is written for the model to act on.
+
+A sync function runs in a thread of its own, off the event loop, so it neither stalls the other runs of the process
+nor escapes a run's timeout. Every call is bounded by the tool's ``timeout`` (:data:`DEFAULT_TOOL_TIMEOUT` unless
+set; ``None`` for no bound): a call that outlives it raises :class:`ToolTimeout`, which a ReAct agent hands to the
+model as the call's error. Python cannot stop a thread: a sync call that timed out is abandoned, not killed, and its
+thread runs on (as a daemon: it does not keep the process alive).
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import inspect
 import json
@@ -23,7 +30,8 @@ from types import FunctionType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, get_origin, get_type_hints, overload
 
 from podium._tool_schema import arguments_model, parse_docstring
-from podium.errors import ToolArgumentsError, ToolDefinitionError, UsageError
+from podium._tool_thread import in_thread
+from podium.errors import ToolArgumentsError, ToolDefinitionError, ToolTimeout, UsageError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -32,7 +40,20 @@ if TYPE_CHECKING:
 
 _InjectableT = TypeVar("_InjectableT", bound="Injectable")
 
-__all__ = ["Injectable", "Tool", "ToolArgumentsError", "ToolMetadata", "ToolReturn", "ToolSpec", "is_injected", "tool"]
+__all__ = [
+    "DEFAULT_TOOL_TIMEOUT",
+    "Injectable",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolMetadata",
+    "ToolReturn",
+    "ToolSpec",
+    "is_injected",
+    "tool",
+]
+
+DEFAULT_TOOL_TIMEOUT = 300.0
+"""Seconds a tool call may take unless its tool sets ``timeout``: a tool that hangs cannot hang its run forever."""
 
 
 class Injectable:
@@ -194,6 +215,7 @@ class Tool:
         "metadata",
         "name",
         "strict",
+        "timeout",
     )
 
     def __init__(
@@ -205,6 +227,7 @@ class Tool:
         metadata: ToolMetadata | None = None,
         parameters: dict[str, Any] | None = None,
         strict: bool = False,
+        timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
         """Make a tool from ``function``.
 
@@ -215,16 +238,23 @@ class Tool:
             metadata: how the tool presents itself to users and orchestrators.
             parameters: a JSON schema to advertise instead of the one derived from the signature.
             strict: forbid arguments the signature does not name (default: ignore them).
+            timeout: seconds one call may take before it fails with :class:`ToolTimeout` (``None``: no bound).
 
         Raises:
-            ToolDefinitionError: a parameter has no annotation, or the name is not valid for a model API.
+            ToolDefinitionError: a parameter has no annotation, the name is not valid for a model API, or the
+                timeout is not a positive number.
         """
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+        ):
+            raise ToolDefinitionError(f"a tool's timeout must be a positive number of seconds or None, not {timeout!r}")
         self.function = function
         self.name: str = name or str(getattr(function, "__name__", ""))
         derived = _derive(function, self.name, strict)
         self.description: str = description if description is not None else derived.description
         self.metadata = metadata or ToolMetadata()
         self.strict = strict
+        self.timeout = timeout
         self._is_async = derived.is_async
         self._injected = derived.injected
         self._args_model = derived.args_model
@@ -297,8 +327,11 @@ class Tool:
         Each injected parameter gets what ``ctx`` holds for its annotation (:meth:`Injectable.injected`), else its
         type's :meth:`Injectable.when_missing` value.
 
+        A sync function runs in a thread of its own; the call is bounded by :attr:`timeout`.
+
         Raises:
             ToolDefinitionError: an injected parameter has nothing to receive.
+            ToolTimeout: the call did not finish within the tool's timeout.
         """
         if self._injected:
             kwargs = dict(kwargs)
@@ -306,8 +339,19 @@ class Tool:
                 found = ctx.injected(kind) if ctx is not None else None
                 kwargs[pname] = found if found is not None else kind.when_missing()
         if self._is_async:
-            return await cast(Callable[..., Awaitable[Any]], self.function)(**kwargs)
-        return self.function(**kwargs)
+            call = cast(Callable[..., Awaitable[Any]], self.function)(**kwargs)
+        else:
+            call = in_thread(self.function, kwargs, self.name)
+        if self.timeout is None:
+            return await call
+        bound = asyncio.timeout(self.timeout)
+        try:
+            async with bound:
+                return await call
+        except TimeoutError:
+            if bound.expired():
+                raise ToolTimeout(self.name, self.timeout) from None
+            raise
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"
@@ -342,6 +386,7 @@ def tool(
     description: str | None = None,
     metadata: ToolMetadata | None = None,
     strict: bool = False,
+    timeout: float | None = DEFAULT_TOOL_TIMEOUT,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -353,13 +398,14 @@ def tool(
     description: str | None = None,
     metadata: ToolMetadata | None = None,
     strict: bool = False,
+    timeout: float | None = DEFAULT_TOOL_TIMEOUT,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Make a :class:`Tool` of a function; usable bare (``@tool``) or with options (``@tool(name=...)``)."""
+    """Make a :class:`Tool` of a function; usable bare (``@tool``) or with options (``@tool(timeout=30)``)."""
     if function is not None:
-        return Tool(function, name=name, description=description, metadata=metadata, strict=strict)
+        return Tool(function, name=name, description=description, metadata=metadata, strict=strict, timeout=timeout)
 
     def decorate(fn: Callable[..., Any]) -> Tool:
-        return Tool(fn, name=name, description=description, metadata=metadata, strict=strict)
+        return Tool(fn, name=name, description=description, metadata=metadata, strict=strict, timeout=timeout)
 
     return decorate
 

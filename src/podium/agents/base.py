@@ -78,4 +78,5 @@ class Agent(ABC):
             name=name or self.name,
             description=description if description is not None else (self.description or f"Ask agent '{self.name}'."),
             metadata=metadata,
+            timeout=None,  # an agent is bounded by the run's limits, as it would be on its own
         )

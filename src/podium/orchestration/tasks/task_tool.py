@@ -38,4 +38,5 @@ def task_tool(task: Task, *, name: str | None = None, description: str | None = 
         run_task,
         name=name or f"run_{task.name}",
         description=description or task.description or f"Ask the {task.name} task to handle a request.",
+        timeout=None,  # a task is bounded by the run's limits, as it would be on its own
     )

@@ -30,6 +30,7 @@ from typing import Any, Optional, get_type_hints
 
 from pydantic import BaseModel, ConfigDict
 
+from podium._tool_thread import in_thread
 from podium.errors import ModelRetry, ToolDefinitionError
 from podium.messages import ToolCall, ToolSignal
 from podium.orchestration.tasks.types import AgentState, FinalResult, TaskDone, TaskMessage, TaskPass
@@ -133,7 +134,10 @@ def handler_tool(item: Tool | Callable[..., Any]) -> tuple[Tool, bool]:
 
     @functools.wraps(function)
     async def call(**kwargs: Any) -> Any:
-        result = function(**kwargs)
+        if inspect.iscoroutinefunction(function):
+            result = function(**kwargs)
+        else:  # a sync function runs off the event loop, like a sync tool's
+            result = await in_thread(function, kwargs, getattr(function, "__name__", "tool"))
         if inspect.isawaitable(result):
             result = await result
         return to_tool_return(result)

@@ -1,0 +1,115 @@
+"""Issue 9, item 5: timeouts bound everything a tool does.
+
+Sync tools run off the event loop (so a run's timeout stops a run whose sync tool blocks), every tool call is
+bounded by its tool's timeout (a default one unless set), and a call that times out reaches the model as an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from typing import Any
+
+import pytest
+
+from podium import (
+    AIMessage,
+    Limits,
+    ReactAgent,
+    Runtime,
+    Tool,
+    ToolDefinitionError,
+    ToolMessage,
+    ToolTimeout,
+    tool,
+)
+from podium.testing import FunctionModel, tool_call
+from podium.tools import DEFAULT_TOOL_TIMEOUT
+
+_request = contextvars.ContextVar("request", default="none")
+
+
+def _calling(name: str, seen: list[str]) -> FunctionModel:
+    def reply(messages: list[Any], request: Any) -> AIMessage | str:
+        if isinstance(messages[-1], ToolMessage):
+            seen.append(messages[-1].content)
+            return "over"
+        return AIMessage(tool_calls=[tool_call(name, {})])
+
+    return FunctionModel(reply)
+
+
+async def test_a_run_timeout_stops_a_run_whose_sync_tool_blocks() -> None:
+    release = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def block() -> str:
+        """Block (a sync call that does not return)."""
+        threads.append(threading.current_thread())
+        release.wait(3)
+        return "unblocked"
+
+    agent = ReactAgent("a", _calling("block", []), [block])
+    try:
+        result = await Runtime().run(agent, "go", limits=Limits(timeout=0.3))
+        assert result.status == "limit_exceeded" and result.limit == "time"
+        assert not release.is_set() and threads[0].is_alive()  # stopped while the tool still blocked
+        assert threads[0] is not threading.main_thread() and threads[0].daemon
+    finally:
+        release.set()
+
+
+async def test_a_tool_call_past_its_timeout_goes_back_to_the_model_as_an_error() -> None:
+    release = threading.Event()
+
+    @tool(timeout=0.2)
+    def stuck() -> str:
+        """Hang (a sync call)."""
+        release.wait(3)
+        return "late"
+
+    @tool(timeout=0.2)
+    async def stuck_async() -> str:
+        """Hang (an async call)."""
+        await asyncio.sleep(3)
+        return "late"
+
+    try:
+        for made in (stuck, stuck_async):
+            seen: list[str] = []
+            result = await Runtime().run(ReactAgent("a", _calling(made.name, seen), [made]), "go")
+            assert result.status == "completed"
+            assert seen and f"tool '{made.name}' did not finish within its timeout of 0.2 s" in seen[0]
+        with pytest.raises(ToolTimeout) as caught:
+            await stuck.run(None, {})
+        assert caught.value.tool == "stuck" and caught.value.timeout == 0.2
+    finally:
+        release.set()
+
+
+async def test_sync_tools_run_in_a_thread_with_the_callers_context_and_their_errors() -> None:
+    def where() -> str:
+        """Say where it runs."""
+        return f"{threading.current_thread() is threading.main_thread()} {_request.get()}"
+
+    def broken() -> str:
+        """Fail."""
+        raise KeyError("gone")
+
+    _request.set("r1")
+    assert await Tool(where).run(None, {}) == "False r1"
+    with pytest.raises(KeyError):
+        await Tool(broken).run(None, {})
+
+
+def test_the_timeout_has_a_default_and_is_checked() -> None:
+    def f() -> None:
+        """Nothing."""
+
+    assert Tool(f).timeout == DEFAULT_TOOL_TIMEOUT == 300.0
+    assert Tool(f, timeout=None).timeout is None
+    assert ReactAgent("helper", _calling("f", []), [f]).as_tool().timeout is None  # bounded by the run instead
+    for bad in (0, -1, "5", True):
+        with pytest.raises(ToolDefinitionError, match="timeout must be a positive number"):
+            Tool(f, timeout=bad)  # type: ignore[arg-type]
