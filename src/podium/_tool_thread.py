@@ -1,19 +1,62 @@
-"""Sync tool functions run in a thread of their own, off the event loop."""
+"""Sync tool functions run in threads of their own, off the event loop.
+
+The threads are daemons (a call that hangs does not keep the process from exiting) and are reused: a call goes to
+an idle thread if there is one, else to a new one, so a hung call holds only its own thread and never makes others
+wait. A thread idle for :data:`IDLE_SECONDS` ends.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import queue
 import threading
 from collections.abc import Callable
 from typing import Any
 
+IDLE_SECONDS = 30.0
+"""How long an idle tool thread waits for another call before it ends."""
+
+
+class _Threads:
+    """Daemon threads running submitted calls, as many as are busy at once plus the idle ones."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            if self._idle:
+                self._idle -= 1  # that thread is spoken for
+                self._jobs.put(job)
+                return
+        threading.Thread(target=self._serve, args=(job,), name="podium-tool", daemon=True).start()
+
+    def _serve(self, job: Callable[[], None]) -> None:
+        while True:
+            job()
+            with self._lock:
+                self._idle += 1
+            while True:
+                try:
+                    job = self._jobs.get(timeout=IDLE_SECONDS)
+                    break
+                except queue.Empty:
+                    with self._lock:
+                        if self._jobs.empty():  # nobody handed this thread a call meanwhile: it ends
+                            self._idle -= 1
+                            return
+
+
+_THREADS = _Threads()
+
 
 def in_thread(function: Callable[..., Any], kwargs: dict[str, Any], name: str) -> asyncio.Future[Any]:
-    """Call ``function(**kwargs)`` in a new daemon thread (with this context's variables); a future of its result.
+    """Call ``function(**kwargs)`` in a tool thread (with this context's variables); a future of its result.
 
-    A thread per call, not a pool: a call that hangs holds only its own thread, never a worker others wait for, and
-    a daemon thread does not keep the process from exiting.
+    ``name`` names the call in the thread's name while it runs (for debuggers and thread dumps).
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
@@ -27,15 +70,18 @@ def in_thread(function: Callable[..., Any], kwargs: dict[str, Any], name: str) -
         else:
             future.set_result(value)
 
-    def work() -> None:
+    def job() -> None:
+        thread = threading.current_thread()
+        thread.name = f"podium-tool-{name}"
         try:
             value, error = context.run(function, **kwargs), None
         except BaseException as exc:  # handed to the caller
             value, error = None, exc
+        thread.name = "podium-tool"
         try:
             loop.call_soon_threadsafe(settle, value, error)
         except RuntimeError:  # the loop closed meanwhile: nobody waits for the result
             pass
 
-    threading.Thread(target=work, name=f"podium-tool-{name}", daemon=True).start()
+    _THREADS.submit(job)
     return future

@@ -113,3 +113,39 @@ def test_the_timeout_has_a_default_and_is_checked() -> None:
     for bad in (0, -1, "5", True):
         with pytest.raises(ToolDefinitionError, match="timeout must be a positive number"):
             Tool(f, timeout=bad)  # type: ignore[arg-type]
+
+
+async def test_a_hung_sync_call_holds_only_its_own_thread_and_idle_threads_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    import podium._tool_thread
+
+    monkeypatch.setattr(podium._tool_thread, "IDLE_SECONDS", 0.05)
+    release = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def hang() -> str:
+        """Hang until released."""
+        threads.append(threading.current_thread())
+        release.wait(5)
+        return "released"
+
+    def quick() -> str:
+        """Answer at once."""
+        threads.append(threading.current_thread())
+        return "quick"
+
+    hung = asyncio.ensure_future(Tool(hang).run(None, {}))
+    try:
+        for _ in range(500):
+            if threads:
+                break
+            await asyncio.sleep(0.01)
+        assert await Tool(quick).run(None, {}) == "quick"  # not queued behind the hung call
+        assert threads[1] is not threads[0]
+    finally:
+        release.set()
+    assert await hung == "released"
+    for _ in range(500):  # idle threads end after IDLE_SECONDS
+        if not any(t.is_alive() for t in threads):
+            break
+        await asyncio.sleep(0.01)
+    assert not any(t.is_alive() for t in threads)

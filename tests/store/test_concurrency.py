@@ -89,7 +89,7 @@ async def test_a_run_cut_short_by_a_held_lock_resumes_from_its_journal(tmp_path:
     holders: list[sqlite3.Connection] = []
     calls: list[str] = []
 
-    def lookup(key: str) -> str:
+    async def lookup(key: str) -> str:  # async: the lock's connection stays on this thread
         """Look a key up."""
         calls.append(key)
         if len(calls) == 1:  # another process starts writing while the tool runs
@@ -109,7 +109,7 @@ async def test_a_run_cut_short_by_a_held_lock_resumes_from_its_journal(tmp_path:
     holders[0].close()
     result = await runtime.resume(agent, "t", if_busy="wait", busy_timeout=5)
     assert result.status == "completed" and result.output == "found value of k"
-    assert calls == ["k", "k"]  # the tool's result was never stored, so it ran again; the model's call replayed
+    assert calls == ["k"]  # the result the store refused was kept by the runtime and stored first: no re-run
     await store.close()
 
 
