@@ -123,20 +123,27 @@ def _agent(scenario: str, thread: str, log_fd: int) -> Any:
 
     async def team(messages: list[Any], request: Any) -> AIMessage:
         await pause()
-        results = [m for m in messages if isinstance(m, ToolMessage)]
+        results = _results(messages, ToolMessage)
         if "approve" in {t.name for t in request.tools}:
             mark = executed(f"model researcher {len(results)}")
             if not results:
                 return AIMessage(content=mark, tool_calls=[tool_call("approve", {"query": "staff"})])
-            return AIMessage(content=f"found: {results[0].content} {mark}")
+            return AIMessage(content=f"found: {results[0]} {mark}")
         mark = executed(f"model supervisor {len(results)}")
         if not results:
             return AIMessage(content=mark, tool_calls=[tool_call("transfer_to_researcher", {"task": "count staff"})])
-        return AIMessage(content=f"answer: {results[0].content} {mark}")
+        return AIMessage(content=f"answer: {results[0]} {mark}")
 
     model = FunctionModel(team)
     researcher = ReactAgent("researcher", model, [approve], prompt="Research.")
     return create_supervisor([researcher], model=model, prompt="Lead.")
+
+
+def _results(messages: list[Any], tool_message: type) -> list[str]:
+    """The tool results a model is shown: tool messages, and the lines of a scoped worker's "Done so far" note."""
+    notes = [m.content.split("Done so far:\n", 1)[-1] for m in messages if "Done so far:" in (m.content or "")]
+    folded = [line.split(" -> ", 1)[1] for note in notes for line in note.splitlines() if " -> " in line]
+    return folded + [m.content for m in messages if isinstance(m, tool_message)]
 
 
 async def _work(backend: str, where: str, scenario: str, thread: str, log: str) -> None:
