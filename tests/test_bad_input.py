@@ -163,7 +163,7 @@ def test_a_store_folder_that_cannot_be_created_is_a_store_error(tmp_path: Path) 
     (tmp_path / "a-file").write_text("not a folder")
     with pytest.raises(StoreError, match="cannot create the folder"):
         SQLiteStore(tmp_path / "a-file" / "sub" / "podium.db")
-    refused(podium(tmp_path, "threads", "--store", str(tmp_path / "a-file" / "x.db")), "cannot create the folder")
+    refused(podium(tmp_path, "keys", "list", "--store", str(tmp_path / "a-file" / "x.db")), "cannot create the folder")
     with pytest.raises(StoreError, match="is a folder, not a database file"):
         SQLiteStore(tmp_path)
     # a database that cannot be opened leaves no folder it made for it

@@ -165,12 +165,18 @@ def chat(
     raise typer.Exit(code)
 
 
-def _with_store(spec: str | None, work: Callable[[Store], Awaitable[None]]) -> None:
-    """Open the store, run ``work`` on it, close it; a Podium error becomes a message and exit code 2."""
+def _with_store(spec: str | None, work: Callable[[Store], Awaitable[None]], *, inspect: bool = False) -> None:
+    """Open the store, run ``work`` on it, close it; a Podium error becomes a message and exit code 2.
+
+    ``inspect``: ``work`` only reads, so the store is opened read-only (a read-only file or folder can be inspected,
+    and a missing file is reported, not created) and checked whole first (a damaged file is reported, not half-read).
+    """
 
     async def go() -> None:
-        opened = open_store(spec)
+        opened = open_store(spec, read_only=inspect)
         try:
+            if inspect:
+                await opened.check()
             await work(opened)
         finally:
             await opened.close()
@@ -193,7 +199,7 @@ def threads(
         for info in await opened.list_threads(limit):
             typer.echo(f"{info.id}\t{info.metadata.get('agent', '')}")
 
-    _with_store(store, listing)
+    _with_store(store, listing, inspect=True)
 
 
 @cli.command()
@@ -207,7 +213,7 @@ def history(
         for event in await Runtime(opened).events(thread):
             typer.echo(json.dumps(event_to_dict(event), ensure_ascii=False, default=str))
 
-    _with_store(store, dump)
+    _with_store(store, dump, inspect=True)
 
 
 @cli.command("eval")

@@ -13,7 +13,7 @@ Every failure the library raises derives from :class:`PodiumError`::
     ├── StoreError               the store cannot be used
     │   ├── LeaseLost            another process took the thread's write lease over (this writer is fenced)
     │   ├── StoreLocked          the database stayed locked past the busy timeout
-    │   └── StoreCorrupt         the file is not a Podium database (or from a newer Podium)
+    │   └── StoreCorrupt         the file is damaged, not a Podium database, or from a newer Podium
     ├── ModelError               a model could not answer
     │   ├── ModelRequestsBlocked real model requests are blocked (tests)
     │   ├── ModelHTTPError       the endpoint answered with an error status
@@ -157,7 +157,10 @@ class StoreLocked(StoreError):
 
 
 class StoreCorrupt(StoreError):
-    """The file is not a Podium database, or was written by a newer Podium."""
+    """The stored data is damaged, is not a Podium database, or was written by a newer Podium.
+
+    A read that finds a gap in a thread's log, or a page SQLite finds malformed, raises this: never a partial log.
+    """
 
 
 class ModelError(PodiumError):

@@ -209,15 +209,19 @@ _RANGES = {
 }
 
 
-def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Store:
+def open_store(
+    spec: str | os.PathLike[str] | None = None, *, settings: Settings | None = None, read_only: bool = False
+) -> Store:
     """Open a store: ``"memory"``, a SQLite file path, ``sqlite:///path``, or by default the settings' store.
 
-    A ``postgresql://user:password@host/db`` URL opens a :class:`~podium.store.postgres.PostgresStore` (needs the
-    ``postgres`` extra); it connects on first use. SQLite and PostgreSQL stores get the settings' ``durability``.
+        A ``postgresql://user:password@host/db`` URL opens a :class:`~podium.store.postgres.PostgresStore` (needs the
+        ``postgres`` extra); it connects on first use. SQLite and PostgreSQL stores get the settings' ``durability``.
+    ``read_only`` opens an existing SQLite file for reading only (see :class:`~podium.store.sqlite.SQLiteStore`); it
+    changes nothing for the other stores.
 
-    Raises:
-        UsageError: an unsupported URL scheme, or an empty path.
-        StoreError: a malformed ``postgresql://`` URL.
+        Raises:
+            UsageError: an unsupported URL scheme, or an empty path.
+            StoreError: a malformed ``postgresql://`` URL, or (``read_only``) no SQLite file at the path.
     """
     settings = settings or Settings.load()
     target = str(spec) if spec is not None else settings.store
@@ -242,4 +246,4 @@ def open_store(spec: str | os.PathLike[str] | None = None, *, settings: Settings
         raise UsageError("the store path is empty: use 'memory', a file path, sqlite:///path or postgresql://...")
     from podium.store.sqlite import SQLiteStore
 
-    return SQLiteStore(Path(target).expanduser(), durability=settings.durability)
+    return SQLiteStore(Path(target).expanduser(), durability=settings.durability, read_only=read_only)

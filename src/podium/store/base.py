@@ -300,5 +300,12 @@ class Store(ABC):
     async def revoke_api_key(self, key_id: str) -> bool:
         """Revoke a key from now on; whether a valid key with that id was found."""
 
+    async def check(self) -> None:  # noqa: B027 - optional hook
+        """Check that the stored data is intact (SQLite: the whole file); a store that cannot tell does nothing.
+
+        Raises:
+            StoreCorrupt: the data is damaged.
+        """
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""

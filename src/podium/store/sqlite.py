@@ -15,6 +15,9 @@ queued at one moment share one transaction and one fsync. A lock held by another
 
 The schema is versioned with ``PRAGMA user_version`` and migrated forward on open; a file from a newer Podium, or
 one that is not a Podium database, is refused with :class:`StoreCorrupt`.
+A damaged file is :class:`StoreCorrupt` too: SQLite's "malformed" errors, and a thread's log read with a gap or
+cut short (see :mod:`podium.store._integrity`); :meth:`SQLiteStore.check` runs ``PRAGMA quick_check``.
+``read_only=True`` opens an existing file for inspection without writing anything, even in a read-only folder.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from podium.events import Event
 from podium.messages import Message
 from podium.store._calls import Calls
 from podium.store._direct import Direct
+from podium.store._files import connect_read_only, make_folder, writable
+from podium.store._integrity import quick_check, read_log
 from podium.store._rows import (
     api_key_from_row,
     api_key_row,
@@ -90,26 +95,16 @@ def _transaction(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], 
     return result
 
 
-def _make_folder(folder: Path) -> list[Path]:
-    """Create ``folder`` and its missing parents; return those it created, outermost first.
-
-    Raises:
-        StoreError: a folder cannot be created (a file in the way, no permission).
-    """
-    missing = [folder, *folder.parents]
-    missing = [p for p in missing if not p.exists()][::-1]
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreError(f"cannot create the folder {folder} for the database: {exc.strerror or exc}") from None
-    return missing
-
-
 class SQLiteStore(Calls, Store):
     """A store in one SQLite file; no call makes the event loop wait (see the module's documentation)."""
 
     def __init__(
-        self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0, durability: Durability = "full"
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 5.0,
+        durability: Durability = "full",
+        read_only: bool = False,
     ) -> None:
         """Open (creating if needed) the database at ``path`` and migrate its schema.
 
@@ -119,10 +114,14 @@ class SQLiteStore(Calls, Store):
             busy_timeout: seconds to wait for another connection's write lock before :class:`StoreLocked`.
             durability: ``"full"`` (fsync at every commit: commits survive a power cut) or ``"process"`` (commits
                 survive a crash of the process, not of the machine); see the module's documentation.
+            read_only: open an existing file for reading only (``mode=ro``; in a read-only folder, where SQLite
+                cannot create its shared-memory file, as an immutable file when no write-ahead log is pending):
+                nothing is created or migrated, and every write fails with :class:`StoreError`.
 
         Raises:
             UsageError: an unknown ``durability``.
-            StoreError: the folder cannot be created, or the file cannot be opened.
+            StoreError: the folder cannot be created, the file cannot be opened, or (``read_only``) there is no
+                database at ``path``.
             StoreCorrupt: the file is not a Podium database, or was written by a newer version.
             StoreLocked: the file stayed locked while migrating.
         """
@@ -131,15 +130,19 @@ class SQLiteStore(Calls, Store):
         self.path = str(path)
         self.durability: Durability = durability
         """What a committed write survives: ``"full"`` (a power cut) or ``"process"`` (a process crash)."""
+        self.read_only = read_only
+        """Whether the file was opened for reading only."""
         if Path(self.path).is_dir():
             raise StoreError(f"{self.path} is a folder, not a database file; name a file in it (like podium.db)")
-        made = _make_folder(Path(self.path).parent) if self.path != ":memory:" else []
+        if read_only and not Path(self.path).is_file():
+            raise StoreError(f"no database at {self.path} (nothing has been stored there)")
+        made = make_folder(Path(self.path).parent) if self.path != ":memory:" and not read_only else []
         self._writer = Writer("podium-sqlite", self._errors)
         self._writer.full = durability == "full"
         self._direct: Direct | None = None
         try:
             self._on_thread(lambda _: self._open(busy_timeout), opening=True)
-            if self.path != ":memory:":  # a second connection to ":memory:" would be another database
+            if self.path != ":memory:" and not read_only:  # a second connection to ":memory:" is another database
                 with self._errors():
                     self._direct = Direct(self.path, self._writer, self._errors, writes=durability == "process")
         except BaseException:
@@ -153,7 +156,10 @@ class SQLiteStore(Calls, Store):
     def _open(self, busy_timeout: float) -> None:
         """Connect (on the store's thread, which alone uses the connection) and migrate."""
         try:
-            conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
+            if self.read_only:
+                conn = connect_read_only(self.path, busy_timeout)
+            else:
+                conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
         self._writer.conn = conn
@@ -177,14 +183,17 @@ class SQLiteStore(Calls, Store):
                     f"database {self.path} is locked by another connection ({text}); "
                     "another process may be writing to it"
                 ) from None
+            if "readonly" in text or ("unable to open" in text and not writable(self.path)):
+                raise StoreError(f"cannot write to {self.path}: the file or its folder is read-only ({text})") from None
             raise StoreError(f"{self.path}: {text}") from None
         except sqlite3.DatabaseError as exc:
             raise StoreCorrupt(f"{self.path} is not a usable Podium database: {exc}") from None
 
     def _setup(self, conn: sqlite3.Connection) -> None:
         with self._errors():
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
+            if not self.read_only:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
@@ -195,7 +204,9 @@ class SQLiteStore(Calls, Store):
                 f"{self.path} has schema version {version}, newer than this Podium knows ({len(MIGRATIONS)}); "
                 "upgrade Podium"
             )
-        if version == len(MIGRATIONS):
+        if self.read_only and not version:
+            raise StoreError(f"no database at {self.path}: the file is empty")
+        if version == len(MIGRATIONS) or self.read_only:  # an older schema is read as it is
             return
 
         def migrate(c: sqlite3.Connection) -> None:
@@ -270,9 +281,10 @@ class SQLiteStore(Calls, Store):
         sql = "SELECT seq, run_id, kind, key, ns, body FROM events WHERE thread_id=? AND seq>?"
         params: tuple[Any, ...] = (thread_id, after)
         if run_id is not None:
-            sql += " AND run_id=?"
-            params += (run_id,)
-        return [event_from_row(*row) for row in await self._query(sql + " ORDER BY seq", params)]
+            sql += " AND run_id=? ORDER BY seq"
+            return [event_from_row(*row) for row in await self._query(sql, (*params, run_id))]
+        rows = await self._read(lambda c: read_log(c, self.path, thread_id, after, sql + " ORDER BY seq", params))
+        return [event_from_row(*row) for row in rows]
 
     async def last_seq(self, thread_id: str) -> int:
         rows = await self._query("SELECT max(seq) FROM events WHERE thread_id=?", (thread_id,))
@@ -281,11 +293,13 @@ class SQLiteStore(Calls, Store):
     async def load_messages(
         self, thread_id: str, namespace: str = "", *, exclude_run: str | None = None
     ) -> list[Message]:
-        rows = await self._query(
-            "SELECT body FROM events WHERE thread_id=? AND kind='message' AND ns=? AND run_id IS NOT ? ORDER BY seq",
-            (thread_id, namespace, exclude_run),
+        sql = (  # every event's number, so the log is checked whole; the bodies of the messages asked for
+            "SELECT seq, run_id, CASE WHEN kind='message' AND ns=? AND run_id IS NOT ? THEN body END "
+            "FROM events WHERE thread_id=? ORDER BY seq"
         )
-        return [message_from_row(r[0]) for r in rows]
+        params = (namespace, exclude_run, thread_id)
+        rows = await self._read(lambda c: read_log(c, self.path, thread_id, 0, sql, params))
+        return [message_from_row(r[2]) for r in rows if r[2] is not None]
 
     async def journal(self, run_id: str) -> dict[str, Event]:
         rows = await self._query(
@@ -389,6 +403,14 @@ class SQLiteStore(Calls, Store):
             return c.execute(sql, (time.time(), key_id)).rowcount == 1
 
         return await self._tx(work)
+
+    async def check(self) -> None:
+        """Check the whole file with SQLite's ``PRAGMA quick_check`` (time grows with the file's size).
+
+        Raises:
+            StoreCorrupt: a page of the file is damaged.
+        """
+        await self._call(lambda c: quick_check(c, self.path))
 
     async def close(self) -> None:
         """Close the connections and stop the store's thread; the store cannot be used afterwards."""
