@@ -330,6 +330,7 @@ async def _stream(
                 yield chunk({"content": text})
             if answer.ended is not None:
                 break
+    await state.executor.wait(job.thread_id, job.run_id)  # the thread is free when the client hears the end
     failure = answer.failure()
     if failure is not None:
         yield _sse({"error": {"message": failure, "type": "server_error", "code": "run_failed"}})
@@ -366,6 +367,9 @@ async def chat_completions(
             answer.feed(event)
             if answer.ended is not None:
                 break
+    # Answer once the executor is done with the run: a client's next message (an answer to the question, or new
+    # input) then finds the thread free, never "busy" with the run that just answered.
+    await state.executor.wait(job.thread_id, job.run_id)
     failure = answer.failure()
     if failure is not None:
         status = 409 if answer.ended is not None and answer.ended.status == "cancelled" else 500
