@@ -129,7 +129,7 @@ async def _conversations(bases: list[str], count: int, ideal: float) -> dict[str
                 reasons[str(answer.json().get("__error__", answer.status_code))[:160]] += 1
         except (httpx.HTTPError, KeyError, ValueError) as exc:
             errors += 1
-            reasons[type(exc).__name__] += 1
+            reasons[f"{type(exc).__name__} after {time.perf_counter() - started:.1f} s"] += 1
         latencies.append(time.perf_counter() - started)
 
     limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)

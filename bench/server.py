@@ -10,7 +10,7 @@ Measured (server in its own process, the client in this one):
   * throughput (conversations per second, wall clock from the first request to the last answer)
   * latency added over the ideal: p50, p99, max
   * peak RSS of the server process (VmHWM)
-  * errors (non-200 answers, or an answer that is not the agent's)
+  * errors (non-200 answers, or an answer that is not the agent's), with the most common reasons
 
 Usage:
   python bench/server.py                 # 1,000 concurrent conversations
@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,7 @@ def _serve_podium(port: int, db: str, latency: float) -> None:
     agent = ReactAgent("bench", FunctionModel(model), [lookup], prompt="Look things up.")
     app = create_app({"bench": App(name="bench", build=lambda _: agent)}, store=SQLiteStore(db), close_store=True)
     app.state.podium.agents["bench"] = agent  # built here: no cassette, no configured model
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", backlog=4096)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", backlog=4096, timeout_keep_alive=75)
 
 
 def _serve_bare(port: int, ideal: float) -> None:
@@ -90,7 +91,7 @@ def _serve_bare(port: int, ideal: float) -> None:
     async def health() -> dict[str, str]:
         return {"status": "ok"}
 
-    uvicorn.run(bare, host="127.0.0.1", port=port, log_level="warning", backlog=4096)
+    uvicorn.run(bare, host="127.0.0.1", port=port, log_level="warning", backlog=4096, timeout_keep_alive=75)
 
 
 def _peak_rss_mb(pid: int) -> float:
@@ -105,6 +106,7 @@ async def _load(url: str, n: int, ideal: float) -> dict[str, Any]:
 
     limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120) as client:
+        reasons: Counter[str] = Counter()
 
         async def conversation() -> tuple[float, bool]:
             body = {
@@ -116,8 +118,11 @@ async def _load(url: str, n: int, ideal: float) -> dict[str, Any]:
             try:
                 response = await client.post(f"/threads/{uuid.uuid4()}/runs/wait", json=body)
                 ok = response.status_code == 200 and response.json()["messages"][-1]["content"] == "Found answer=42"
-            except (httpx.HTTPError, KeyError, IndexError, ValueError):
+                if not ok:
+                    reasons[f"HTTP {response.status_code}: {response.text[:100]}"] += 1
+            except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
                 ok = False
+                reasons[f"{type(exc).__name__} after {time.perf_counter() - start:.1f} s"[:60]] += 1
             return time.perf_counter() - start, ok
 
         for _ in range(3):  # warm up: imports, the first SQLite pages, connections
@@ -134,6 +139,7 @@ async def _load(url: str, n: int, ideal: float) -> dict[str, Any]:
         "added_ms_p50": round(statistics.median(added), 1),
         "added_ms_p99": round(added[min(len(added) - 1, int(len(added) * 0.99))], 1),
         "added_ms_max": round(added[-1], 1),
+        "error_reasons": dict(reasons.most_common(3)),
     }
 
 
@@ -207,6 +213,8 @@ def main() -> None:
             f"{name:14}{f['throughput_per_s']:>9}{f['added_ms_p50']:>10}{f['added_ms_p99']:>10}"
             f"{f['added_ms_max']:>10}{f['server_peak_rss_mb']:>9}{f['errors']:>8}"
         )
+        if f["error_reasons"]:
+            print(f"{'':14}errors: {f['error_reasons']}")
 
 
 if __name__ == "__main__":

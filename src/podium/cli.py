@@ -333,6 +333,9 @@ def serve(
     address = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     typer.echo(f"Open {address}/ in a browser for the chat page ({address}/plan: the plan page).")
     options: dict[str, Any] = {"log_config": uvicorn_log_config(log_level), "timeout_graceful_shutdown": 10}
+    # idle connections stay open longer than clients and balancers keep them (httpx 5 s, balancers often 60 s): a
+    # server that closed first could close one just as a request is sent on it, which the client sees as ReadError
+    options["timeout_keep_alive"] = 75
     if workers > 1:
         import os
 

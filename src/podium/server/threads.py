@@ -19,7 +19,7 @@ from podium.server._records import create_thread, owned_thread, update_thread
 from podium.server._state import ServerState
 from podium.server._wire import iso
 from podium.server.auth import Principal, require
-from podium.store.base import ThreadInfo
+from podium.store.base import RunRecord, ThreadInfo
 
 __all__ = ["router", "thread_values"]
 
@@ -82,10 +82,10 @@ async def thread_values(state: ServerState, thread_id: str) -> Values:
     return values
 
 
-async def _status(state: ServerState, thread_id: str) -> ThreadStatus:
+async def _status(state: ServerState, thread_id: str, last: RunRecord | None) -> ThreadStatus:
+    """The thread's status, from its newest run ``last`` and whether a run is queued or executing."""
     if await state.executor.is_busy(thread_id):
         return "busy"
-    last = await state.store.last_run(thread_id)
     if last is None:
         return "idle"
     if last.status == "interrupted":
@@ -95,15 +95,16 @@ async def _status(state: ServerState, thread_id: str) -> ThreadStatus:
     return "error" if last.status in ("failed", "limit_exceeded") else "idle"
 
 
-async def _out(state: ServerState, info: ThreadInfo, record: dict[str, Any]) -> dict[str, Any]:
-    values = await thread_values(state, info.id)
-    last = await state.store.last_run(info.id)
+async def _out(state: ServerState, info: ThreadInfo, record: dict[str, Any], *, new: bool = False) -> dict[str, Any]:
+    """The thread in the API's shape (a ``new`` one has no events nor runs: nothing to read)."""
+    values = Values() if new else await thread_values(state, info.id)
+    last = None if new else await state.store.last_run(info.id)
     return {
         "thread_id": info.id,
         "created_at": iso(info.created),
         "updated_at": iso(record.get("updated", info.created)),
         "metadata": record.get("metadata", {}),
-        "status": await _status(state, info.id),
+        "status": "idle" if new else await _status(state, info.id, last),
         "values": values.to_dict(),
         "interrupts": {last.id: values.pending()} if last is not None and values.interrupts else {},
     }
@@ -120,7 +121,7 @@ async def create(body: ThreadCreate, request: Request, principal: Run) -> dict[s
             info, record = await owned_thread(state.store, thread_id, principal.user)
             return await _out(state, info, record)
     info = await create_thread(state.store, thread_id, principal.user, body.metadata)
-    return await _out(state, info, {"metadata": body.metadata, "updated": info.created})
+    return await _out(state, info, {"metadata": body.metadata, "updated": info.created}, new=True)
 
 
 @router.get("/threads/{thread_id}")
