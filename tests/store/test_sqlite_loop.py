@@ -136,7 +136,7 @@ async def test_a_failed_write_on_the_loop_leaves_nothing_behind(tmp_path: Path) 
 async def test_checkpoints_run_on_the_stores_thread_never_on_the_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_direct, "CHECKPOINT_PAGES", 20)
+    monkeypatch.setattr(_direct, "CHECKPOINT_EVERY", 20)
     path = tmp_path / "c.db"
     store = SQLiteStore(path, durability="process")
     seen: list[str] = []

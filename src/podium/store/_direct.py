@@ -12,8 +12,8 @@ pay them, because in WAL mode they never wait:
   middle of a commit) fails at once, and the call is handed to the thread, which waits with the busy timeout: a
   lock held elsewhere delays the calls that need it, never the event loop. A run awaits its calls in order, so a
   call handed to the thread and its next call here never race.
-* **Checkpoints** (which fsync) never run here: every :data:`CHECK_EVERY` commits the WAL's size is looked at, and
-  past :data:`CHECKPOINT_PAGES` pages a passive checkpoint is queued on the store's thread.
+* **Checkpoints** (which fsync) never run here: every :data:`CHECKPOINT_EVERY` commits a passive checkpoint is
+  queued on the store's thread (unless one is still under way there).
 
 The connection is bound to the first thread that uses it (the event loop's); calls from any other thread go to the
 store's thread as before.
@@ -21,7 +21,6 @@ store's thread as before.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -33,10 +32,9 @@ from podium.store._writer import Writer, settled
 
 T = TypeVar("T")
 
-CHECK_EVERY: Final = 32
-"""Commits of this connection between two looks at the WAL's size."""
-CHECKPOINT_PAGES: Final = 1000
-"""WAL pages past which a checkpoint is queued on the store's thread (SQLite's own automatic threshold)."""
+CHECKPOINT_EVERY: Final = 256
+"""Commits of this connection between two checkpoints queued on the store's thread (a ReAct step commits about
+two, each a few pages: a WAL of several hundred pages, like SQLite's own automatic checkpoints at 1,000)."""
 
 
 class Busy(Exception):
@@ -79,14 +77,12 @@ class Direct:
         self.writes = writes
         self._writer = writer
         self._errors = errors
-        self._wal = path + "-wal"
         self._thread: int | None = None
         self._checkpointing = False
         conn = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
         self.conn: sqlite3.Connection | None = conn
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA wal_autocheckpoint=0")
-        self._limit = CHECKPOINT_PAGES * int(conn.execute("PRAGMA page_size").fetchone()[0])
 
     def usable(self) -> bool:
         """Whether the calling thread may use the connection (the first thread that asked, while it is open)."""
@@ -141,8 +137,9 @@ class Direct:
             self.handed += 1
             raise
         self.commits += 1
-        if self.commits % CHECK_EVERY == 0:
-            self._maybe_checkpoint()
+        if self.commits % CHECKPOINT_EVERY == 0 and not self._checkpointing:
+            self._checkpointing = True
+            self._writer.submit(_checkpoint, write=False).add_done_callback(self._checkpointed)
         return value
 
     def close(self) -> None:
@@ -161,12 +158,6 @@ class Direct:
                 raise Busy from None
             with self._errors():
                 raise
-
-    def _maybe_checkpoint(self) -> None:
-        # the WAL exists while a connection is open; the store's thread runs until this connection is closed
-        if not self._checkpointing and os.stat(self._wal).st_size >= self._limit:
-            self._checkpointing = True
-            self._writer.submit(_checkpoint, write=False).add_done_callback(self._checkpointed)
 
     def _checkpointed(self, future: Future[None]) -> None:
         self._checkpointing = False
