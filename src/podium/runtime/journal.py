@@ -163,8 +163,17 @@ class RunState:
             if self.lost_to is not None:
                 raise LeaseLost(self.thread_id, self.owner, self.lost_to)
             batch, self.pending = self.pending, []
+            writing = asyncio.ensure_future(self._store(batch))
             try:
-                await self._store(batch)
+                await asyncio.shield(writing)
+            except asyncio.CancelledError:
+                # The write may be under way on the store's thread: learn how it ended before the run numbers its
+                # end after what is stored, else the two would claim the same sequence numbers.
+                if not writing.done():
+                    await asyncio.wait({writing})
+                if writing.cancelled() or writing.exception() is not None:
+                    self.pending = batch + self.pending
+                raise
             except LeaseLost as lost:
                 self.lost_to = lost.holder or "nobody"
                 raise

@@ -92,14 +92,30 @@ class Values:
     calls: dict[str, ToolCall] = field(default_factory=dict)
     last_seq: int = 0
     last_status: str | None = None
+    _block: dict[str, int] = field(default_factory=dict)
+    """The positions of the latest model reply's calls, by call id (its results are kept in call order)."""
+    _block_start: int = 0
 
     def add(self, event: Event) -> bool:
         """Fold one stored event in; whether the values changed."""
         self.last_seq = max(self.last_seq, event.seq)
         if isinstance(event, MessageAdded) and event.namespace == "":
-            if isinstance(event.message, AIMessage):
-                self.calls.update((c.id, c) for c in event.message.tool_calls)
-            self.messages.append(message_out(event.message, message_id(event)))
+            message = event.message
+            out = message_out(message, message_id(event))
+            if isinstance(message, ToolMessage) and message.tool_call_id in self._block:
+                # concurrent calls are stored as they finish; the history shows their results in call order
+                position = self._block[message.tool_call_id]
+                at = len(self.messages)
+                while at > self._block_start and self._position(self.messages[at - 1]) > position:
+                    at -= 1
+                self.messages.insert(at, out)
+                return True
+            self._block = {}
+            if isinstance(message, AIMessage):
+                self.calls.update((c.id, c) for c in message.tool_calls)
+                self._block = {c.id: n for n, c in enumerate(message.tool_calls)}
+                self._block_start = len(self.messages) + 1
+            self.messages.append(out)
             return True
         if isinstance(event, TaskStackChanged) and not event.path[1:]:
             self.task_stack = event.stack
@@ -113,6 +129,9 @@ class Values:
             if event.status != "interrupted":
                 self.interrupts.clear()
         return False
+
+    def _position(self, message: dict[str, Any]) -> int:
+        return self._block.get(str(message.get("tool_call_id")), len(self._block))
 
     def pending(self) -> list[dict[str, Any]]:
         """The unanswered interrupts, in the API's shape."""
