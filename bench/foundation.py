@@ -42,7 +42,12 @@ def import_time(rounds: int) -> float:
     return statistics.median(times)
 
 
-def build_agent() -> Any:
+def build_agent(async_tool: bool = False) -> Any:
+    """The benchmark's ReAct agent; its tool is a plain function, or (``async_tool``) a coroutine function.
+
+    A plain function runs on a thread of its own (a blocking call never stalls the event loop), which costs a hop
+    to that thread and back per call; a coroutine function runs on the loop, so its step shows the runtime alone.
+    """
     from podium import AIMessage, ReactAgent, ToolMessage
     from podium.testing import FunctionModel, tool_call
 
@@ -57,6 +62,13 @@ def build_agent() -> Any:
         """Look a key up."""
         return f"value of {key}"
 
+    async def lookup_async(key: str) -> str:
+        """Look a key up."""
+        return f"value of {key}"
+
+    if async_tool:
+        lookup_async.__name__ = "lookup"
+        return ReactAgent("bench", FunctionModel(model), [lookup_async], prompt="You are a benchmark.")
     return ReactAgent("bench", FunctionModel(model), [lookup], prompt="You are a benchmark.")
 
 
@@ -102,7 +114,9 @@ async def per_step(store_kind: str, runs: int, folder: Path) -> dict[str, float]
     from podium import MemoryStore, Runtime, SQLiteStore
 
     durability = "process" if store_kind == "sqlite-process" else "full"
-    store = MemoryStore() if store_kind == "memory" else open_sqlite(folder / f"bench-{store_kind}.db", durability)
+    store = (
+        MemoryStore() if store_kind.startswith("memory") else open_sqlite(folder / f"bench-{store_kind}.db", durability)
+    )
     if store is None:
         return {"ms_per_step": float("nan"), "ms_per_run": float("nan")}
     written: list[int] = []
@@ -114,7 +128,7 @@ async def per_step(store_kind: str, runs: int, folder: Path) -> dict[str, float]
 
         on_connections(store, lambda conn: conn.set_trace_callback(trace))
     runtime = Runtime(store)
-    agent = build_agent()
+    agent = build_agent(async_tool=store_kind == "memory-async")
     times = []
     for i in range(runs):
         written.clear()
@@ -153,9 +167,11 @@ def main() -> None:
         figures: dict[str, float] = {"import_s": import_time(5 if args.quick else 15)}
         figures["baseline_ms_per_step"] = baseline(runs)
         memory = asyncio.run(per_step("memory", runs, folder))
+        memory_async = asyncio.run(per_step("memory-async", runs, folder))
         sqlite = asyncio.run(per_step("sqlite", runs, folder))
         process = asyncio.run(per_step("sqlite-process", runs, folder))
     figures["ms_per_step_memory"] = memory["ms_per_step"]
+    figures["ms_per_step_memory_async_tool"] = memory_async["ms_per_step"]
     figures["ms_per_step_sqlite"] = sqlite["ms_per_step"]
     figures["ms_per_step_sqlite_process"] = process["ms_per_step"]
     figures["bytes_per_step_sqlite"] = sqlite.get("bytes_per_step", process["bytes_per_step"])
@@ -167,6 +183,10 @@ def main() -> None:
     print(
         f"ReAct step, in memory         {figures['ms_per_step_memory'] * 1000:8.1f} us / step   "
         f"({figures['ratio_memory_vs_baseline']:.1f}x the bare loop)"
+    )
+    print(
+        f"ReAct step, in memory, async  {figures['ms_per_step_memory_async_tool'] * 1000:8.1f} us / step   "
+        "(a coroutine tool: no hop to a tool thread)"
     )
     print(
         f"ReAct step, SQLite (full)     {figures['ms_per_step_sqlite'] * 1000:8.1f} us / step   "
