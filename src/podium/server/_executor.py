@@ -330,18 +330,25 @@ class Executor:
         Queued runs stay queued (stored) for the next start.
         """
         self.closing = True
+        await self._stop_runs(grace)
+        await self._stop_background()
+
+    async def _stop_runs(self, grace: float) -> None:
+        """Let executing runs finish for ``grace`` seconds, then cancel them, their status left ``running``."""
         tasks = list(self.tasks.values())
         if tasks:
             await asyncio.wait(tasks, timeout=grace)
-        store = self.store
         for job in list(self.active.values()):
             task = self.tasks.get(job.run_id)
             if task is not None and not task.done():
                 task.cancel()
                 await asyncio.wait([task])
                 with contextlib.suppress(PodiumError):
-                    await store.update_run(job.run_id, "running")  # left for the next start to finish
-        while self._background:  # none may outlive the store
+                    await self.store.update_run(job.run_id, "running")  # left for the next start to finish
+
+    async def _stop_background(self) -> None:
+        """Cancel and await every background task (none may outlive the store)."""
+        while self._background:
             for task in list(self._background):
                 task.cancel()
             await asyncio.gather(*self._background, return_exceptions=True)

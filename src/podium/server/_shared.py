@@ -326,19 +326,9 @@ class SharedExecutor(Executor):
 
     async def shutdown(self, grace: float) -> None:
         """Let executing runs finish for ``grace`` seconds, then stop them and hand them to the other processes."""
-        deadline = time.monotonic() + grace
         self.closing = True
         self._wake.set()
-        tasks = list(self.tasks.values())
-        if tasks:
-            await asyncio.wait(tasks, timeout=max(0.0, deadline - time.monotonic()))
-        for job in list(self.active.values()):
-            task = self.tasks.get(job.run_id)
-            if task is not None and not task.done():
-                task.cancel()
-                await asyncio.wait([task])
-                with contextlib.suppress(PodiumError):
-                    await self.store.update_run(job.run_id, "running")
+        await self._stop_runs(grace)
         with contextlib.suppress(PodiumError):
             await self.queue.release(self.owner, None)
         # nothing of this executor may outlive the store it uses: stop and await every task it started
@@ -346,10 +336,7 @@ class SharedExecutor(Executor):
         for loop in self._loops:
             loop.cancel()
         await asyncio.gather(*self._loops, return_exceptions=True)
-        while self._background:
-            for task in list(self._background):
-                task.cancel()
-            await asyncio.gather(*self._background, return_exceptions=True)
+        await self._stop_background()
         close = getattr(self.bus, "aclose", None)
         if close is not None:
             await close()
