@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -97,10 +98,16 @@ async def memory(runs: int) -> dict[str, float]:
     return {"peak_kib_per_run": (peak - before) / 1024, "retained_kib_after_runs": (end - start) / 1024}
 
 
-def import_seconds() -> float:
+def import_seconds(samples: int = 7) -> float:
+    """Median of ``samples`` imports, each in a fresh interpreter, after an untimed one that writes the bytecode."""
     code = "import time; t = time.perf_counter(); import podium.orchestration.tasks; print(time.perf_counter() - t)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return float(out.stdout.strip())
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, env=env)
+    times = [
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout)
+        for _ in range(samples)
+    ]
+    return statistics.median(times)
 
 
 async def main(quick: bool) -> dict[str, Any]:

@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 from podium.errors import LeaseLost, LimitReached, StoreError, UsageError
 from podium.events import Event
 from podium.messages import Usage
+from podium.runtime._eager import start
+from podium.runtime.bus import EventBus, InProcessBus
 
 if TYPE_CHECKING:
     from podium.runtime._history import HistoryCache
-    from podium.runtime.bus import EventBus
     from podium.store.base import Store
 
 _log = logging.getLogger("podium.runtime")
@@ -157,15 +158,20 @@ class RunState:
             LeaseLost: another process took the thread over; nothing was written.
             StoreError: the store kept failing.
         """
+        if not self.pending and not self._flushing.locked():
+            return  # nothing recorded since the last flush, and no flush under way
         async with self._flushing:
             if not self.pending:
                 return
             if self.lost_to is not None:
                 raise LeaseLost(self.thread_id, self.owner, self.lost_to)
             batch, self.pending = self.pending, []
-            writing = asyncio.ensure_future(self._store(batch))
+            writing = start(self._store(batch))  # no task for a write that needs no wait
             try:
-                await asyncio.shield(writing)
+                if writing.done():  # stored without waiting (the in-memory store; SQLite on the loop's connection)
+                    writing.result()
+                else:
+                    await asyncio.shield(writing)
             except asyncio.CancelledError:
                 # The write may be under way on the store's thread: learn how it ended before the run numbers its
                 # end after what is stored, else the two would claim the same sequence numbers.
@@ -188,8 +194,9 @@ class RunState:
                     break
                 count += 1
             ready, self.unpublished = self.unpublished[:count], self.unpublished[count:]
-            for event in ready:
-                await self._to_bus(event)
+            if self.bus is not None:
+                for event in ready:
+                    await self._to_bus(event)
 
     async def _store(self, batch: list[Event]) -> None:
         for pause in (*FLUSH_RETRIES, None):
@@ -204,25 +211,45 @@ class RunState:
                 _log.warning("storing events of run %s failed (%s); trying again in %s s", self.run_id, exc, pause)
                 await asyncio.sleep(pause)
 
-    async def keep_lease(self, stop: asyncio.Event) -> None:
-        """Renew the thread's lease every third of its time to live, for as long as the run executes.
+    def keep_lease(self) -> Callable[[], Awaitable[None]]:
+        """Renew the thread's lease every third of its time to live, for as long as the run executes; the function
+        returned stops the renewals (awaiting one under way: a store call is never cut short).
 
         A run whose tool or model call outlives the lease keeps its thread; if another process took the thread over
-        all the same (this process stalled), ``lost_to`` is set and the store refuses the run's next write.
+        all the same (this process stalled), ``lost_to`` is set and the store refuses the run's next write. The
+        renewals run on a timer, not in a task of their own: a run shorter than the interval costs one timer.
         """
-        while self.lost_to is None:
-            try:  # only the wait is cut short when the run ends, never a store call (a cancelled query breaks it)
-                await asyncio.wait_for(stop.wait(), max(self.lease_ttl / 3, 0.01))
-                return
-            except TimeoutError:
-                pass
+        loop = asyncio.get_running_loop()
+        interval = max(self.lease_ttl / 3, 0.01)
+        renewing: asyncio.Task[None] | None = None
+        stopped = False
+        timer: asyncio.TimerHandle
+
+        def due() -> None:
+            nonlocal renewing
+            renewing = loop.create_task(renew())
+
+        async def renew() -> None:
+            nonlocal timer
             try:
                 holder = await self.store.acquire_thread(self.thread_id, self.owner, self.lease_ttl)
             except StoreError as exc:  # a passing store fault: the next renewal may get through
                 _log.warning("renewing the lease of thread %s failed: %s", self.thread_id, exc)
-                continue
+                holder = None
             if holder is not None:
                 self.lost_to = holder
+            elif not stopped:
+                timer = loop.call_later(interval, due)
+
+        async def stop() -> None:
+            nonlocal stopped
+            stopped = True
+            timer.cancel()
+            if renewing is not None and not renewing.done():
+                await asyncio.wait([renewing])
+
+        timer = loop.call_later(interval, due)
+        return stop
 
     async def publish(self, event: Event) -> None:
         """Hand ``event`` to the live subscribers only: the run's ``on_event`` callbacks and the bus.
@@ -239,7 +266,9 @@ class RunState:
             await self._to_bus(event)
 
     async def _to_bus(self, event: Event) -> None:
-        if self.bus is not None:
+        if isinstance(self.bus, InProcessBus):
+            self.bus.publish_nowait(self.thread_id, event)  # a coroutine less per event on the hot path
+        elif self.bus is not None:
             try:
                 await self.bus.publish(self.thread_id, event)
             except Exception:  # the event is stored (or streamed only): a bus in trouble must not fail the run

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from podium.errors import (
@@ -430,17 +430,15 @@ class Runtime:
         task = asyncio.current_task()
         assert task is not None
         self._executing[record.id] = task
-        keeper: asyncio.Task[None] | None = None
+        stop_keeping: Callable[[], Awaitable[None]] | None = None
         state: RunState | None = None
-        stop = asyncio.Event()
         try:
             state = await self._state(record, journal, owner, limits, on_event)
-            keeper = asyncio.create_task(state.keep_lease(stop))
+            stop_keeping = state.keep_lease()
             return await execute(agent, record, state, answers, deps, self._cancelling)
         finally:
-            if keeper is not None:
-                stop.set()
-                await asyncio.wait([keeper])  # let it end now: a run that never yielded must not leave it pending
+            if stop_keeping is not None:
+                await stop_keeping()
             if state is not None and state.store_fault is not None and state.pending:
                 self._unstored[record.id] = state.pending
             del self._executing[record.id]

@@ -1,0 +1,60 @@
+"""Start a coroutine at once, and make a task of it only if it has to wait.
+
+Handing a coroutine to a task costs several turns of the event loop (the task's first step, its wake-ups, the
+callbacks of :func:`asyncio.shield`), even when the coroutine would finish without waiting for anything: a write to
+the in-memory store, or one that SQLite commits on the event loop's own connection. :func:`start` runs the
+coroutine's first step in the caller; a coroutine that finishes there costs no task, and one that suspends goes on
+in a task from where it stopped, exactly as if it had been a task from the start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import types
+from collections.abc import Coroutine, Generator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+__all__ = ["start"]
+
+
+def start(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
+    """Run ``coro`` until it first waits; a future of its result (already done when it never waited).
+
+    An exception raised before it waits is in the returned future, as a task would hold it.
+    """
+    loop = asyncio.get_running_loop()
+    try:
+        waiting_on = coro.send(None)
+    except StopIteration as stop:
+        done: asyncio.Future[T] = loop.create_future()
+        done.set_result(stop.value)
+        return done
+    except BaseException as exc:
+        failed: asyncio.Future[T] = loop.create_future()
+        failed.set_exception(exc)
+        return failed
+    return loop.create_task(_finish(coro, waiting_on))
+
+
+async def _finish(coro: Coroutine[Any, Any, T], waiting_on: Any) -> T:
+    return await _resume(coro, waiting_on)
+
+
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, T], waiting_on: Any) -> Generator[Any, Any, T]:
+    """Go on with a started ``coro``, which is waiting on ``waiting_on``: what a task driving it would do."""
+    while True:
+        try:
+            sent = yield waiting_on
+        except BaseException as exc:
+            try:
+                waiting_on = coro.throw(exc)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+        else:
+            try:
+                waiting_on = coro.send(sent)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
