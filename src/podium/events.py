@@ -347,14 +347,15 @@ EVENT_TYPES: tuple[type[Event], ...] = (
 """The event variants, told apart by ``kind``: a new event type is a class above and its name here."""
 
 
-def event_to_dict(event: Event, *, compact: bool = False) -> dict[str, Any]:
+def event_to_dict(event: Event, *, compact: bool = False, exclude: set[str] | None = None) -> dict[str, Any]:
     """The JSON form of ``event``, one flat object (as ``podium chat --jsonl`` prints it).
 
     Args:
         event: the event.
         compact: leave fields at their default out, as stored rows do.
+        exclude: names of fields to leave out (a store keeps some in columns of their own).
     """
-    return _codec.dump(event, _events(), compact=compact)
+    return _codec.dump(event, _events(), compact=compact, exclude=exclude)
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
