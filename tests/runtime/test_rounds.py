@@ -48,9 +48,9 @@ async def test_a_run_commits_once_per_round_not_once_per_event(tmp_path: Path) -
     assert result.status == "completed"
     events = await runtime.events("t")
     # 16 events in 10 commits: before each of the 5 model calls and 4 rounds of tools, and the run's end (the
-    # answer with it); besides them the thread, the run, the lease (taken and given back) and the run's status
+    # answer and the run's status with it); besides them the thread, the run and the lease (taken and given back)
     assert len(events) == 16
-    assert store.commits - before == 10 + 5
+    assert store.commits - before == 10 + 4
     await store.close()
 
 

@@ -169,6 +169,24 @@ async def test_fenced_append_writes_only_for_the_lease_holder(store: Store) -> N
     assert [e.seq for e in await store.read_events("t")] == [1, 2, 3]
 
 
+async def test_a_run_ends_with_its_events_and_status_together_or_not_at_all(store: Store) -> None:
+    await store.create_thread("t")
+    me, other = new_owner("me"), new_owner("other")
+    await store.create_run(RunRecord(id="r1", thread_id="t"))
+    assert await store.acquire_thread("t", me, 60) is None
+    with pytest.raises(LeaseLost):  # fenced off: neither the events nor the status are written
+        await store.end_run("t", [message(1, "a"), message(2, "b")], "r1", "completed", {"n": 1}, owner=other)
+    with pytest.raises(StoreError, match="no run"):  # an unknown run: the events are not written either
+        await store.end_run("t", [message(1, "a"), message(2, "b")], "nope", "completed", {"n": 1}, owner=me)
+    run = await store.get_run("r1")
+    assert run is not None and run.status == "running" and await store.read_events("t") == []
+    await store.end_run("t", [message(1, "a"), message(2, "b")], "r1", "completed", {"n": 1}, owner=me)
+    await store.end_run("t", [message(3, "c")], "r1", "failed", {"n": 2}, owner=me)  # one row: fenced alone
+    run = await store.get_run("r1")
+    assert run is not None and (run.status, run.result) == ("failed", {"n": 2})
+    assert [e.seq for e in await store.read_events("t")] == [1, 2, 3]
+
+
 async def test_state_keeps_versions_and_returns_latest(store: Store) -> None:
     await store.create_thread("t")
     assert await store.get_state("t", "stack") is None

@@ -175,10 +175,9 @@ async def execute(
     end.key = f"@end{attempt}"  # once per execution: a kill before the status update is finished by finish_ended
     try:
         await state.record(end)
-        await state.flush()
+        await state.flush(outcome=(result.status, result.to_dict()))  # its end and its status: one transaction
     except LeaseLost:
         return _lost(state, result)
-    await state.store.update_run(record.id, result.status, result.to_dict())
     return result
 
 

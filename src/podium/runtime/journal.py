@@ -28,7 +28,10 @@ from podium.runtime.bus import EventBus, InProcessBus
 
 if TYPE_CHECKING:
     from podium.runtime._history import HistoryCache
-    from podium.store.base import Store
+    from podium.store.base import RunStatus, Store
+
+    RunOutcome = tuple[RunStatus, dict[str, Any]]
+    """A run's status and result, recorded at its end."""
 
 _log = logging.getLogger("podium.runtime")
 
@@ -142,7 +145,7 @@ class RunState:
         self._to_sinks(event)
         self.unpublished.append(event)
 
-    async def flush(self) -> None:
+    async def flush(self, *, outcome: RunOutcome | None = None) -> None:
         """Store the recorded events not stored yet, in one call (one transaction), then publish them on the bus.
 
         Called before every effect (a model call, a round of tool calls, a step's function) and when the run stops:
@@ -154,19 +157,24 @@ class RunState:
         stay pending, :attr:`store_fault` is set and the error propagates: the run stops unfinished (its status stays
         ``running``), and :meth:`Runtime.resume` continues it.
 
+        ``outcome`` (the run's status and result, at its end) is recorded with the events, in the same transaction
+        where the store can (:meth:`~podium.store.Store.end_run`).
+
         Raises:
             LeaseLost: another process took the thread over; nothing was written.
             StoreError: the store kept failing.
         """
-        if not self.pending and not self._flushing.locked():
+        if not self.pending and outcome is None and not self._flushing.locked():
             return  # nothing recorded since the last flush, and no flush under way
         async with self._flushing:
             if not self.pending:
+                if outcome is not None:
+                    await self.store.update_run(self.run_id, *outcome)
                 return
             if self.lost_to is not None:
                 raise LeaseLost(self.thread_id, self.owner, self.lost_to)
             batch, self.pending = self.pending, []
-            writing = start(self._store(batch))  # no task for a write that needs no wait
+            writing = start(self._store(batch, outcome))  # no task for a write that needs no wait
             try:
                 if writing.done():  # stored without waiting (the in-memory store; SQLite on the loop's connection)
                     writing.result()
@@ -198,10 +206,13 @@ class RunState:
                 for event in ready:
                     await self._to_bus(event)
 
-    async def _store(self, batch: list[Event]) -> None:
+    async def _store(self, batch: list[Event], outcome: RunOutcome | None) -> None:
         for pause in (*FLUSH_RETRIES, None):
             try:
-                await self.store.append_events(self.thread_id, batch, owner=self.owner)
+                if outcome is None:
+                    await self.store.append_events(self.thread_id, batch, owner=self.owner)
+                else:
+                    await self.store.end_run(self.thread_id, batch, self.run_id, *outcome, owner=self.owner)
                 return
             except LeaseLost:
                 raise

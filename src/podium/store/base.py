@@ -234,6 +234,29 @@ class Store(ABC):
     async def update_run(self, run_id: str, status: RunStatus, result: dict[str, Any] | None = None) -> None:
         """Change a run's status (and record its outcome)."""
 
+    async def end_run(
+        self,
+        thread_id: str,
+        events: list[Event],
+        run_id: str,
+        status: RunStatus,
+        result: dict[str, Any],
+        *,
+        owner: str | None = None,
+    ) -> None:
+        """Append a run's last events, then record its outcome: :meth:`append_events` and :meth:`update_run`.
+
+        A store that can do both in one transaction overrides this (one commit, one fsync, at the end of every
+        run); either way the events come first, and a run whose process stopped between the two is finished from
+        its stored end by :meth:`~podium.runtime.Runtime.resume`.
+
+        Raises:
+            LeaseLost: ``owner`` does not hold the thread's lease; nothing was written.
+            StoreError: as :meth:`append_events` and :meth:`update_run`.
+        """
+        await self.append_events(thread_id, events, owner=owner)
+        await self.update_run(run_id, status, result)
+
     @abstractmethod
     async def get_run(self, run_id: str) -> RunRecord | None:
         """The run, or ``None``."""

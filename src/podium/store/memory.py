@@ -107,6 +107,21 @@ class MemoryStore(Store):
         if result is not None:
             run.result = copy.deepcopy(result)
 
+    async def end_run(
+        self,
+        thread_id: str,
+        events: list[Event],
+        run_id: str,
+        status: RunStatus,
+        result: dict[str, Any],
+        *,
+        owner: str | None = None,
+    ) -> None:
+        if run_id not in self._runs:  # checked first, like everything append_events checks: all or nothing
+            raise StoreError(f"no run {run_id!r}")
+        await self.append_events(thread_id, events, owner=owner)
+        await self.update_run(run_id, status, result)
+
     async def get_run(self, run_id: str) -> RunRecord | None:
         run = self._runs.get(run_id)
         return replace(run) if run else None

@@ -404,31 +404,37 @@ class PostgresStore(Store):
     # events
     async def append_events(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
         rows = [event_row(thread_id, e) for e in events]
-        sql = "INSERT INTO events VALUES (%s,%s,%s,%s,%s,%s,%s)"
-        # fenced: the row is inserted only if the owner's lease row exists, locked against a takeover meanwhile
-        fenced = (
-            "INSERT INTO events SELECT %s, %s::bigint, %s, %s, %s, %s, %s FROM leases "
-            "WHERE thread_id=%s AND owner=%s FOR SHARE"
-        )
-
-        async def lost(conn: AsyncConnection[Any]) -> LeaseLost:
-            assert owner is not None
-            row = await (await conn.execute("SELECT owner FROM leases WHERE thread_id=%s", (thread_id,))).fetchone()
-            return LeaseLost(thread_id, owner, row[0] if row else None)
 
         async def work(conn: AsyncConnection[Any]) -> None:
             if len(rows) == 1:  # one statement commits by itself: no BEGIN/COMMIT round trips
                 if owner is None:
-                    await conn.execute(sql, rows[0])
-                elif (await conn.execute(fenced, (*rows[0], thread_id, owner))).rowcount != 1:
-                    raise await lost(conn)
+                    await conn.execute(_INSERT_EVENT, rows[0])
+                elif (await conn.execute(_FENCED_EVENT, (*rows[0], thread_id, owner))).rowcount != 1:
+                    raise await _lost(conn, thread_id, owner)
                 return
-            async with conn.transaction(), conn.cursor() as cursor:
-                if owner is not None:
-                    held = "SELECT 1 FROM leases WHERE thread_id=%s AND owner=%s FOR SHARE"
-                    if await (await cursor.execute(held, (thread_id, owner))).fetchone() is None:
-                        raise await lost(conn)
-                await cursor.executemany(sql, rows)
+            async with conn.transaction():
+                await _insert_events(conn, thread_id, rows, owner)
+
+        await self._run(work)
+
+    async def end_run(
+        self,
+        thread_id: str,
+        events: list[Event],
+        run_id: str,
+        status: RunStatus,
+        result: dict[str, Any],
+        *,
+        owner: str | None = None,
+    ) -> None:
+        rows = [event_row(thread_id, e) for e in events]
+
+        async def work(conn: AsyncConnection[Any]) -> None:  # one transaction: the run's end and its status
+            async with conn.transaction():
+                await _insert_events(conn, thread_id, rows, owner)
+                cursor = await conn.execute(_UPDATE_RUN, (status, time.time(), dumps(result), run_id))
+                if cursor.rowcount == 0:
+                    raise StoreError(f"no run {run_id!r}")
 
         await self._run(work)
 
@@ -469,8 +475,7 @@ class PostgresStore(Store):
 
     async def update_run(self, run_id: str, status: RunStatus, result: dict[str, Any] | None = None) -> None:
         changed = await self._rowcount(
-            "UPDATE runs SET status=%s, updated=%s, result=coalesce(%s, result) WHERE id=%s",
-            (status, time.time(), dumps(result) if result is not None else None, run_id),
+            _UPDATE_RUN, (status, time.time(), dumps(result) if result is not None else None, run_id)
         )
         if changed == 0:
             raise StoreError(f"no run {run_id!r}")
@@ -589,3 +594,29 @@ class PostgresStore(Store):
     async def revoke_api_key(self, key_id: str) -> bool:
         sql = "UPDATE api_keys SET revoked=%s WHERE id=%s AND revoked IS NULL"
         return await self._rowcount(sql, (time.time(), key_id)) == 1
+
+
+_INSERT_EVENT = "INSERT INTO events VALUES (%s,%s,%s,%s,%s,%s,%s)"
+_FENCED_EVENT = (  # inserted only if the owner's lease row exists, locked against a takeover meanwhile
+    "INSERT INTO events SELECT %s, %s::bigint, %s, %s, %s, %s, %s FROM leases WHERE thread_id=%s AND owner=%s FOR SHARE"
+)
+_UPDATE_RUN = "UPDATE runs SET status=%s, updated=%s, result=coalesce(%s, result) WHERE id=%s"
+
+
+async def _insert_events(conn: AsyncConnection[Any], thread_id: str, rows: list[Any], owner: str | None) -> None:
+    """Insert event rows inside the caller's transaction; with an ``owner``, only while it holds the lease.
+
+    Raises:
+        LeaseLost: ``owner`` does not hold the lease.
+    """
+    async with conn.cursor() as cursor:
+        if owner is not None:
+            held = "SELECT 1 FROM leases WHERE thread_id=%s AND owner=%s FOR SHARE"
+            if await (await cursor.execute(held, (thread_id, owner))).fetchone() is None:
+                raise await _lost(conn, thread_id, owner)
+        await cursor.executemany(_INSERT_EVENT, rows)
+
+
+async def _lost(conn: AsyncConnection[Any], thread_id: str, owner: str) -> LeaseLost:
+    row = await (await conn.execute("SELECT owner FROM leases WHERE thread_id=%s", (thread_id,))).fetchone()
+    return LeaseLost(thread_id, owner, row[0] if row else None)

@@ -254,28 +254,27 @@ class SQLiteStore(Calls, Store):
     # events
     async def append_events(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
         rows = [event_row(thread_id, e) for e in events]
-        if owner is not None:
-            await self._append_fenced(thread_id, rows, owner)
-        elif len(rows) == 1:
-            await self._tx(lambda c: c.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows[0]), single=True)
-        else:
-            await self._tx(lambda c: c.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows))
-
-    async def _append_fenced(self, thread_id: str, rows: list[tuple[Any, ...]], owner: str) -> None:
-        """Insert ``rows`` only while ``owner`` holds the lease: each insert names the lease in its own condition."""
-        fenced = (
-            "INSERT INTO events SELECT ?,?,?,?,?,?,? WHERE EXISTS (SELECT 1 FROM leases WHERE thread_id=? AND owner=?)"
-        )
-
-        def work(c: sqlite3.Connection) -> None:
-            for row in rows:
-                if c.execute(fenced, (*row, thread_id, owner)).rowcount != 1:
-                    holder = c.execute("SELECT owner FROM leases WHERE thread_id=?", (thread_id,)).fetchone()
-                    raise LeaseLost(thread_id, owner, holder[0] if holder else None)
-
         # one row: one statement, its own transaction; on the thread, a LeaseLost rolls back this call's savepoint
         # and fails this caller only
-        await self._tx(work, single=len(rows) == 1)
+        await self._tx(lambda c: _insert_events(c, thread_id, rows, owner), single=len(rows) == 1)
+
+    async def end_run(
+        self,
+        thread_id: str,
+        events: list[Event],
+        run_id: str,
+        status: RunStatus,
+        result: dict[str, Any],
+        *,
+        owner: str | None = None,
+    ) -> None:
+        rows = [event_row(thread_id, e) for e in events]
+
+        def work(c: sqlite3.Connection) -> None:  # one transaction: one commit (one fsync at full) per run's end
+            _insert_events(c, thread_id, rows, owner)
+            _update_run(c, run_id, status, result)
+
+        await self._tx(work)
 
     async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
         sql = "SELECT seq, run_id, kind, key, ns, body FROM events WHERE thread_id=? AND seq>?"
@@ -314,15 +313,7 @@ class SQLiteStore(Calls, Store):
         await self._tx(lambda c: c.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?)", row), single=True)
 
     async def update_run(self, run_id: str, status: RunStatus, result: dict[str, Any] | None = None) -> None:
-        def work(c: sqlite3.Connection) -> None:
-            cursor = c.execute(
-                "UPDATE runs SET status=?, updated=?, result=coalesce(?, result) WHERE id=?",
-                (status, time.time(), dumps(result) if result is not None else None, run_id),
-            )
-            if cursor.rowcount == 0:
-                raise StoreError(f"no run {run_id!r}")
-
-        await self._tx(work, single=True)  # nothing written when it raises
+        await self._tx(lambda c: _update_run(c, run_id, status, result), single=True)  # nothing written if it raises
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         rows = await self._query("SELECT * FROM runs WHERE id=?", (run_id,))
@@ -422,3 +413,41 @@ class SQLiteStore(Calls, Store):
             return
         finally:
             self._writer.stop()
+
+
+_FENCED_INSERT = (
+    "INSERT INTO events SELECT ?,?,?,?,?,?,? WHERE EXISTS (SELECT 1 FROM leases WHERE thread_id=? AND owner=?)"
+)
+
+
+def _insert_events(c: sqlite3.Connection, thread_id: str, rows: list[tuple[Any, ...]], owner: str | None) -> None:
+    """Insert event rows; with an ``owner``, only while it holds the lease.
+
+    One row is one statement naming the lease in its own condition (atomic alone). Several rows are inserted in
+    the caller's write transaction (every multi-statement call is one), where the lease is read once: nobody can
+    change it before the commit.
+
+    Raises:
+        LeaseLost: ``owner`` does not hold the lease; nothing was inserted.
+    """
+    insert = "INSERT INTO events VALUES (?,?,?,?,?,?,?)"
+    if owner is None:
+        c.executemany(insert, rows)
+        return
+    if len(rows) == 1 and c.execute(_FENCED_INSERT, (*rows[0], thread_id, owner)).rowcount == 1:
+        return
+    row = c.execute("SELECT owner FROM leases WHERE thread_id=?", (thread_id,)).fetchone()
+    holder = row[0] if row else None
+    if len(rows) > 1 and holder == owner:
+        c.executemany(insert, rows)
+        return
+    raise LeaseLost(thread_id, owner, holder)
+
+
+def _update_run(c: sqlite3.Connection, run_id: str, status: RunStatus, result: dict[str, Any] | None) -> None:
+    cursor = c.execute(
+        "UPDATE runs SET status=?, updated=?, result=coalesce(?, result) WHERE id=?",
+        (status, time.time(), dumps(result) if result is not None else None, run_id),
+    )
+    if cursor.rowcount == 0:
+        raise StoreError(f"no run {run_id!r}")
