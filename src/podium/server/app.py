@@ -7,16 +7,17 @@ The server owns one :class:`~podium.runtime.runtime.Runtime` on the given store.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse
 
 from podium.errors import PodiumError, RunNotFound, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
 from podium.server import assistants, openai_compat, ops, pages, plan, runs, threads
+from podium.server._guard import RequestGuard
 from podium.server._state import ServerState
 from podium.server.auth import AuthConfig
 
@@ -47,23 +48,6 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     detail = [{k: v for k, v in error.items() if k in ("loc", "msg", "type")} for error in exc.errors()]
     return JSONResponse({"detail": detail}, status_code=422)
-
-
-def _body_checks(max_body: int) -> Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]:
-    """Refuse bodies that are too large (413) or not JSON (415) before any route reads them."""
-
-    async def check(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        if request.method in ("POST", "PUT", "PATCH"):
-            length = request.headers.get("content-length", "")
-            if length.isdigit() and int(length) > max_body:
-                return JSONResponse({"detail": f"the body is larger than {max_body} bytes"}, status_code=413)
-            kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-            if kind and kind != "application/json" and not kind.endswith("+json"):
-                detail = f"send JSON (Content-Type: application/json), not {kind!r}"
-                return JSONResponse({"detail": detail}, status_code=415)
-        return await call_next(request)
-
-    return check
 
 
 def create_app(
@@ -151,8 +135,7 @@ def create_app(
     app.state.podium = state
     app.add_exception_handler(PodiumError, _podium_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    app.middleware("http")(_body_checks(max_body))
-    app.middleware("http")(ops.timing_middleware(state.metrics))
+    app.add_middleware(RequestGuard, max_body=max_body, metrics=state.metrics)
     app.include_router(ops.router)
     app.include_router(openai_compat.router)
     app.include_router(assistants.router)

@@ -11,10 +11,9 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from podium.errors import PodiumError, SubscriberLagged
@@ -24,7 +23,7 @@ from podium.server.auth import Principal, require
 if TYPE_CHECKING:
     from podium.server._state import ServerState
 
-__all__ = ["Metrics", "configure_logging", "follow_runs", "router", "timing_middleware", "uvicorn_log_config"]
+__all__ = ["Metrics", "configure_logging", "follow_runs", "router", "uvicorn_log_config"]
 
 router = APIRouter(tags=["operations"])
 
@@ -38,22 +37,6 @@ async def follow_runs(state: ServerState) -> None:
                     state.metrics.observe_event(event)
         except SubscriberLagged:  # some events were dropped: counting goes on from the next ones
             continue
-
-
-def timing_middleware(
-    metrics: Metrics,
-) -> Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]:
-    """An HTTP middleware counting every request in ``metrics`` by its route template."""
-
-    async def measure(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        start = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        template = getattr(route, "path", None) or "unmatched"
-        metrics.observe_request(request.method, template, response.status_code, time.perf_counter() - start)
-        return response
-
-    return measure
 
 
 def _state(request: Request) -> ServerState:
