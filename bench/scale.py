@@ -42,6 +42,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from _http import post
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "tests" / "server" / "scale_app.py")
 STEPS = 7
@@ -110,33 +112,30 @@ def _servers(count: int, store: str, env: dict[str, str], lease_ttl: float, logs
 
 
 async def _conversations(bases: list[str], count: int, ideal: float) -> dict[str, Any]:
-    import httpx
-
     latencies: list[float] = []
     errors = 0
     reasons = Counter[str]()
 
-    async def one(client: httpx.AsyncClient, i: int) -> None:
+    async def one(i: int) -> None:
         nonlocal errors
         started = time.perf_counter()
         try:
-            thread = (await client.post(f"{random.choice(bases)}/threads", json={})).json()["thread_id"]
+            thread = json.loads((await post(random.choice(bases), "/threads", {}))[1])["thread_id"]
             body = {"assistant_id": "scale", "input": {"messages": [{"role": "user", "content": f"c{i}"}]}}
-            answer = await client.post(f"{random.choice(bases)}/threads/{thread}/runs/wait", json=body)
-            messages = answer.json().get("messages") or [{}] if answer.status_code == 200 else [{}]
+            status, raw = await post(random.choice(bases), f"/threads/{thread}/runs/wait", body)
+            answer = json.loads(raw)
+            messages = answer.get("messages") or [{}] if status == 200 else [{}]
             if messages[-1].get("content") != f"done: c{i}":
                 errors += 1
-                reasons[str(answer.json().get("__error__", answer.status_code))[:160]] += 1
-        except (httpx.HTTPError, KeyError, ValueError) as exc:
+                reasons[str(answer.get("__error__", status))[:160]] += 1
+        except (OSError, asyncio.IncompleteReadError, KeyError, ValueError) as exc:
             errors += 1
             reasons[f"{type(exc).__name__} after {time.perf_counter() - started:.1f} s"] += 1
         latencies.append(time.perf_counter() - started)
 
-    limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)
-    async with httpx.AsyncClient(timeout=600, limits=limits) as client:
-        began = time.perf_counter()
-        await asyncio.gather(*(one(client, i) for i in range(count)))
-        wall = time.perf_counter() - began
+    began = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(count)))
+    wall = time.perf_counter() - began
     added = sorted(max(0.0, x - ideal) for x in latencies)
     return {
         "runs_per_s": round(count / wall, 1),

@@ -35,6 +35,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from _http import post
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -101,41 +103,7 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-async def _post(host: str, port: int, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
-    """One HTTP/1.1 POST on a connection of its own: the status and the body (by length or chunked).
-
-    A lean client on purpose: httpx's connection pool spends more CPU per request at a thousand connections than
-    the servers measured, so it would measure itself (the bare FastAPI ceiling fell to about 40 requests/s).
-    """
-    reader, writer = await asyncio.open_connection(host, port)
-    try:
-        data = json.dumps(body).encode()
-        writer.write(
-            f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode()
-            + data
-        )
-        await writer.drain()
-        status = int((await reader.readline()).split()[1])
-        headers: dict[str, str] = {}
-        while (line := await reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.decode("latin-1").partition(":")
-            headers[name.strip().lower()] = value.strip()
-        if headers.get("transfer-encoding") == "chunked":
-            chunks = []
-            while size := int((await reader.readline()).strip() or b"0", 16):
-                chunks.append(await reader.readexactly(size))
-                await reader.readline()
-            return status, b"".join(chunks)
-        if "content-length" in headers:
-            return status, await reader.readexactly(int(headers["content-length"]))
-        return status, await reader.read()
-    finally:
-        writer.close()
-
-
 async def _load(url: str, n: int, ideal: float) -> dict[str, Any]:
-    host, port = url.removeprefix("http://").split(":")
     reasons: Counter[str] = Counter()
 
     async def conversation() -> tuple[float, bool]:
@@ -146,7 +114,7 @@ async def _load(url: str, n: int, ideal: float) -> dict[str, Any]:
         }
         start = time.perf_counter()
         try:
-            status, answer = await _post(host, int(port), f"/threads/{uuid.uuid4()}/runs/wait", body)
+            status, answer = await post(url, f"/threads/{uuid.uuid4()}/runs/wait", body)
             ok = status == 200 and json.loads(answer)["messages"][-1]["content"] == "Found answer=42"
             if not ok:
                 reasons[f"HTTP {status}: {answer[:100]!r}"] += 1
