@@ -21,8 +21,11 @@ async def test_threads_are_created_once_and_listed(store: Store) -> None:
     again = await store.create_thread("t1", {"agent": "other"})
     assert again.metadata == {"agent": "a"} and again.created == first.created
     await store.create_thread("t2")
+    assert await store.ensure_thread("t1", {"agent": "b"}) == first  # for a run: the existing one, unchanged
+    made = await store.ensure_thread("t3", {"agent": "c"})
+    assert await store.get_thread("t3") == made and made.metadata == {"agent": "c"}
     assert await store.get_thread("missing") is None
-    assert {t.id for t in await store.list_threads()} == {"t1", "t2"}
+    assert {t.id for t in await store.list_threads()} == {"t1", "t2", "t3"}
     assert len(await store.list_threads(limit=1)) == 1
 
 

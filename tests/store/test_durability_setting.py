@@ -130,3 +130,19 @@ async def test_many_concurrent_writers_and_readers_share_the_thread_safely(tmp_p
     else:  # no fsync to share: each write commits at once on the event loop's connection
         assert store._direct is not None and store._direct.commits == store.commits == 200 * 8
     await store.close()
+
+
+async def test_a_run_on_a_new_thread_syncs_its_thread_with_its_record(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "t.db")  # full: an fsync per durable commit
+    synced, commits = store._writer.synced_commits, store.commits
+    thread = await store.ensure_thread("t", {"agent": "a"})
+    assert (store._writer.synced_commits - synced, store.commits - commits) == (0, 1)  # committed, not synced
+    assert await store.ensure_thread("t", {"agent": "b"}) == thread  # a known thread: read, not written again
+    await store.create_run(RunRecord(id="r", thread_id="t"))
+    assert store._writer.synced_commits - synced == 1  # the run's record syncs both
+    await store.create_thread("u")  # a thread asked for on its own (the server's POST /threads) is synced at once
+    assert store._writer.synced_commits - synced == 2
+    await store.close()
+    reopened = SQLiteStore(tmp_path / "t.db")
+    assert {t.id for t in await reopened.list_threads()} == {"t", "u"}
+    await reopened.close()

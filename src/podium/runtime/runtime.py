@@ -135,7 +135,7 @@ class Runtime:
         if run_id is not None and await self.store.get_run(run_id) is not None:
             raise UsageError(f"run id {run_id!r} is already used; pass a new one or none")
         thread_id = thread_id or uuid.uuid4().hex
-        await self.store.create_thread(thread_id, {"agent": agent.name})
+        await self.store.ensure_thread(thread_id, {"agent": agent.name})  # synced with the run's record
         owner = await self._acquire(thread_id, if_busy, busy_timeout)
         try:
             last = await self.store.last_run(thread_id)

@@ -183,6 +183,15 @@ class Store(ABC):
     async def create_thread(self, thread_id: str, metadata: dict[str, Any] | None = None) -> ThreadInfo:
         """Create a thread; return the existing one if the id is taken."""
 
+    async def ensure_thread(self, thread_id: str, metadata: dict[str, Any] | None = None) -> ThreadInfo:
+        """:meth:`create_thread` for a run about to start in it.
+
+        A store may commit a new thread here without a sync of its own: the run's record, written durably before
+        the run is acknowledged or does anything, is committed after it and syncs it along (a power cut in between
+        loses a thread nobody was told of). The default is :meth:`create_thread`.
+        """
+        return await self.create_thread(thread_id, metadata)
+
     @abstractmethod
     async def get_thread(self, thread_id: str) -> ThreadInfo | None:
         """The thread, or ``None``."""

@@ -229,6 +229,12 @@ class SQLiteStore(Calls, Store):
 
     # threads
     async def create_thread(self, thread_id: str, metadata: dict[str, Any] | None = None) -> ThreadInfo:
+        return await self._create_thread(thread_id, metadata, durable=True)
+
+    async def ensure_thread(self, thread_id: str, metadata: dict[str, Any] | None = None) -> ThreadInfo:
+        return await self._create_thread(thread_id, metadata, durable=False)  # the run's record syncs it
+
+    async def _create_thread(self, thread_id: str, metadata: dict[str, Any] | None, *, durable: bool) -> ThreadInfo:
         info = ThreadInfo(id=thread_id, metadata=dict(metadata or {}))
         existing = await self.get_thread(thread_id)  # a read (no write transaction, no fsync) for a known thread
         if existing is not None:
@@ -241,7 +247,7 @@ class SQLiteStore(Calls, Store):
             c.execute("INSERT INTO threads VALUES (?,?,?)", (thread_id, info.created, dumps(info.metadata)))
             return info
 
-        return await self._tx(work)
+        return await self._tx(work, durable=durable)
 
     async def get_thread(self, thread_id: str) -> ThreadInfo | None:
         rows = await self._query("SELECT created, metadata FROM threads WHERE id=?", (thread_id,))
