@@ -1,0 +1,78 @@
+"""runtime._eager.start: a coroutine's first step in the caller, a task only if it waits."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from podium.runtime._eager import start
+
+
+async def test_a_coroutine_that_never_waits_is_done_at_once_without_a_task() -> None:
+    async def quick() -> int:
+        return 7
+
+    before = len(asyncio.all_tasks())
+    future = start(quick())
+    assert future.done() and future.result() == 7
+    assert len(asyncio.all_tasks()) == before
+
+
+async def test_what_it_raises_before_waiting_is_in_the_future() -> None:
+    async def broken() -> None:
+        raise ValueError("no")
+
+    future = start(broken())
+    assert future.done()
+    with pytest.raises(ValueError, match="no"):
+        future.result()
+
+
+async def test_a_coroutine_that_waits_goes_on_in_a_task_from_where_it_stopped() -> None:
+    steps: list[str] = []
+    gate = asyncio.Event()
+
+    async def slow() -> str:
+        steps.append("first")  # runs in the caller, before start returns
+        await gate.wait()
+        steps.append("second")
+        await asyncio.sleep(0)
+        return "done"
+
+    future = start(slow())
+    assert steps == ["first"] and not future.done()
+    gate.set()
+    assert await future == "done" and steps == ["first", "second"]
+
+
+async def test_cancelling_the_task_reaches_the_coroutine_where_it_waits() -> None:
+    seen: list[str] = []
+
+    async def waits() -> None:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+
+    future = start(waits())
+    await asyncio.sleep(0)
+    future.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await future
+    assert seen == ["cancelled"]
+
+
+async def test_an_error_caught_inside_after_the_throw_ends_the_coroutine_normally() -> None:
+    async def recovers() -> str:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            return "recovered"
+        return "slept"
+
+    future = start(recovers())
+    await asyncio.sleep(0)
+    future.cancel()
+    assert await future == "recovered"  # as a task of its own would have ended
