@@ -70,3 +70,39 @@ async def test_a_store_that_stays_locked_stops_the_run_resumable_with_the_tool_r
     finally:
         lock.close()
         await store.close()
+
+
+async def test_a_store_ending_a_run_in_two_writes_survives_a_failed_status_write() -> None:
+    """A store without a one-transaction end_run: its status write fails once, the flush tries again."""
+    from podium import MemoryStore, StoreError
+    from podium.store.base import Store
+
+    class TwoWrites(MemoryStore):
+        failures = 1
+        end_run = Store.end_run  # events, then the status
+
+        async def update_run(self, run_id: str, status: Any, result: Any = None) -> None:
+            if status == "completed" and self.failures:
+                self.failures -= 1
+                raise StoreError("the status write failed")
+            await super().update_run(run_id, status, result)
+
+    store = TwoWrites()
+    calls: list[str] = []
+
+    async def pay(amount: int) -> str:
+        """Pay an amount."""
+        calls.append(f"pay {amount}")
+        return f"paid {amount}"
+
+    def reply(messages: list[Any], request: Any) -> AIMessage | str:
+        if isinstance(messages[-1], ToolMessage):
+            return f"done: {messages[-1].content}"
+        return AIMessage(tool_calls=[tool_call("pay", {"amount": 10})])
+
+    result = await Runtime(store).run(ReactAgent("payer", FunctionModel(reply), [pay]), "pay", thread_id="t")
+    assert result.status == "completed" and store.failures == 0 and calls == ["pay 10"]
+    events = await store.read_events("t")
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))  # nothing appended twice
+    assert [e.kind for e in events].count("run_ended") == 1
+    assert [r.status for r in await store.list_runs("t")] == ["completed"]

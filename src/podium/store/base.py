@@ -256,14 +256,18 @@ class Store(ABC):
         """Append a run's last events, then record its outcome: :meth:`append_events` and :meth:`update_run`.
 
         A store that can do both in one transaction overrides this (one commit, one fsync, at the end of every
-        run); either way the events come first, and a run whose process stopped between the two is finished from
-        its stored end by :meth:`~podium.runtime.Runtime.resume`.
+        run). Here they are two writes, the events first: called again after the status failed, the events already
+        stored under their numbers by this run are not appended twice. A run whose process stopped between the two
+        is finished from its stored end by :meth:`~podium.runtime.Runtime.resume`.
 
         Raises:
             LeaseLost: ``owner`` does not hold the thread's lease; nothing was written.
             StoreError: as :meth:`append_events` and :meth:`update_run`.
         """
-        await self.append_events(thread_id, events, owner=owner)
+        if events:
+            stored = await self.read_events(thread_id, after=events[0].seq - 1, run_id=run_id)
+            if not stored or stored[0].seq != events[0].seq:  # not stored by an earlier attempt
+                await self.append_events(thread_id, events, owner=owner)
         await self.update_run(run_id, status, result)
 
     @abstractmethod
