@@ -126,3 +126,16 @@ def test_bad_data_is_invalid_data_naming_what_is_wrong() -> None:
     with pytest.raises(InvalidData, match=r"not a Usage: requests: Input should be a valid integer"):
         Usage.from_dict({"requests": "many"})
     assert Usage.from_dict({"input_tokens": 2}) == Usage(2, 0, 0)
+
+
+def test_a_tagged_type_without_a_kind_field_is_refused_when_its_codec_is_built() -> None:
+    from dataclasses import dataclass
+
+    from podium._codec import Tagged, adapter
+
+    @dataclass
+    class Untagged(Tagged):
+        text: str = ""
+
+    with pytest.raises(TypeError, match="Untagged: a tagged value must be a dataclass with a 'kind' field"):
+        adapter(Untagged)

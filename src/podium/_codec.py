@@ -38,13 +38,11 @@ class Tagged:
 
         schema: dict[str, Any] = dict(handler(source))
         tag = _tag_field(schema)
-        if tag is not None:
-            tag["schema"] = {**tag["schema"], "serialization": core_schema.simple_ser_schema("str")}
-            _first(_schema_fields(schema), tag)  # written first: a reader sees the variant at once
-            if isinstance(schema.get("fields"), list):  # the dataclass's own list of names orders what is written
-                _first(schema["fields"], "kind")
-        else:  # a shape not foreseen: put the tag back around each value written
-            schema["serialization"] = core_schema.wrap_serializer_function_ser_schema(_with_kind)
+        if tag is None:
+            raise TypeError(f"{cls.__name__}: a tagged value must be a dataclass with a 'kind' field")
+        tag["schema"] = {**tag["schema"], "serialization": core_schema.simple_ser_schema("str")}
+        _first(_schema_fields(schema), tag)  # written first: a reader sees the variant at once
+        _first(schema["fields"], "kind")  # the dataclass's own list of names orders what is written
         return cast("CoreSchema", schema)
 
 
@@ -63,10 +61,6 @@ def _first(items: list[Any], item: Any) -> None:
 def _tag_field(schema: dict[str, Any]) -> dict[str, Any] | None:
     """The ``kind`` field of a dataclass's core schema (``None`` if the schema has another shape)."""
     return next((field for field in _schema_fields(schema) if field["name"] == "kind"), None)
-
-
-def _with_kind(value: Any, handler: Any) -> Any:
-    return {"kind": value.kind, **handler(value)}
 
 
 @cache

@@ -24,10 +24,10 @@ from podium.errors import LeaseLost, LimitReached, StoreError, UsageError
 from podium.events import Event
 from podium.messages import Usage
 from podium.runtime._eager import start
-from podium.runtime.bus import EventBus, InProcessBus
 
 if TYPE_CHECKING:
     from podium.runtime._history import HistoryCache
+    from podium.runtime.bus import EventBus
     from podium.store.base import RunStatus, Store
 
     RunOutcome = tuple[RunStatus, dict[str, Any]]
@@ -168,8 +168,7 @@ class RunState:
             return  # nothing recorded since the last flush, and no flush under way
         async with self._flushing:
             if not self.pending:
-                if outcome is not None:
-                    await self.store.update_run(self.run_id, *outcome)
+                assert outcome is None, "a run's outcome goes with its recorded end"
                 return
             if self.lost_to is not None:
                 raise LeaseLost(self.thread_id, self.owner, self.lost_to)
@@ -277,9 +276,7 @@ class RunState:
             await self._to_bus(event)
 
     async def _to_bus(self, event: Event) -> None:
-        if isinstance(self.bus, InProcessBus):
-            self.bus.publish_nowait(self.thread_id, event)  # a coroutine less per event on the hot path
-        elif self.bus is not None:
+        if self.bus is not None:
             try:
                 await self.bus.publish(self.thread_id, event)
             except Exception:  # the event is stored (or streamed only): a bus in trouble must not fail the run
