@@ -90,3 +90,21 @@ async def _drive(client: Any, app_name: str) -> None:
         found = await client.threads.search(metadata={"script": number, "app": app_name})
         assert [t["thread_id"] for t in found] == [thread_id]
         assert found[0]["metadata"]["graph_id"] == app_name and found[0]["status"] in ("idle", "interrupted")
+
+
+async def test_a_run_without_a_thread_gets_a_thread_of_its_own(server: str) -> None:
+    async with get_client(url=server) as client:
+        waited = await client.runs.wait(
+            None, "faang", input={"messages": [{"role": "user", "content": faang.QUESTION}]}
+        )
+        assert "1,977,586" in waited["messages"][-1]["content"]
+        parts = [
+            p
+            async for p in client.runs.stream(
+                None, "faang", input={"messages": [{"role": "user", "content": faang.QUESTION}]}, stream_mode="values"
+            )
+        ]
+        assert parts[0].event == "metadata" and "1,977,586" in parts[-1].data["messages"][-1]["content"]
+        threads = await client.threads.search(metadata={"graph_id": "faang"}, limit=100)
+        kept = [t for t in threads if t["values"] and "1,977,586" in t["values"]["messages"][-1]["content"]]
+        assert len(kept) >= 2  # each run's new thread is kept, with the run's messages

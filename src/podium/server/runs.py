@@ -187,6 +187,22 @@ async def create_and_wait(thread_id: str, body: RunCreate, request: Request, pri
     return JSONResponse(result, headers={"Content-Location": where, "Location": f"{where}/join"})
 
 
+@router.post("/runs/stream")
+async def stream_on_a_new_thread(body: RunCreate, request: Request, principal: Run) -> StreamingResponse:
+    """A run without a thread, streamed (SSE): it gets a new thread of its own, kept (``Content-Location``)."""
+    return await create_and_stream(str(uuid.uuid4()), _on_a_new_thread(body), request, principal)
+
+
+@router.post("/runs/wait")
+async def wait_on_a_new_thread(body: RunCreate, request: Request, principal: Run) -> JSONResponse:
+    """A run without a thread, answered when it stops: it gets a new thread of its own, kept (``Content-Location``)."""
+    return await create_and_wait(str(uuid.uuid4()), _on_a_new_thread(body), request, principal)
+
+
+def _on_a_new_thread(body: RunCreate) -> RunCreate:
+    return body.model_copy(update={"if_not_exists": "create"})
+
+
 @router.get("/threads/{thread_id}/runs")
 async def list_runs(
     thread_id: str,
