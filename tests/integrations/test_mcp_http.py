@@ -69,3 +69,22 @@ def test_mcp_is_not_served_when_callers_authenticate(monkeypatch: pytest.MonkeyP
         )
         assert response.status_code in (401, 404)
         assert "jsonrpc" not in response.text
+
+
+def test_another_mcp_version_leaves_the_server_up_without_mcp(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An mcp package without the server API the extra's version has (2.x renamed it): a warning, no /mcp, no crash."""
+    import sys
+
+    import httpx
+
+    monkeypatch.setitem(sys.modules, "mcp.server.fastmcp", None)  # importing it fails, as on mcp 2.x
+    monkeypatch.chdir(Path(__file__).parents[2])
+    with (
+        caplog.at_level("WARNING", logger="podium.server"),
+        live_server(example_apps("trip"), MemoryStore(), close_store=True) as url,
+    ):
+        assert httpx.get(f"{url}/health").status_code == 200
+        assert httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).status_code == 404
+    assert any("/mcp is not served" in record.getMessage() for record in caplog.records)

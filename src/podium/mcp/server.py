@@ -181,10 +181,13 @@ class HTTPEndpoint:
 
     @classmethod
     def available(cls) -> bool:
-        """True when the ``mcp`` extra is installed."""
+        """True when the ``mcp`` extra is installed: the version whose server API this module uses.
+
+        Another major version of ``mcp`` (2.x renamed that API) counts as not installed.
+        """
         try:
-            import mcp.server  # noqa: F401
-        except ImportError:  # pragma: no cover - the dev extra installs it
+            import mcp.server.fastmcp  # noqa: F401
+        except ImportError:
             return False
         return True
 

@@ -7,6 +7,8 @@ The server owns one :class:`~podium.runtime.runtime.Runtime` on the given store.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
@@ -168,4 +170,11 @@ def _mcp_endpoint(state: ServerState) -> Any:
     """The apps as MCP tools at ``/mcp`` (see docs/integrations.md), when the ``mcp`` extra is installed."""
     from podium.mcp.server import HTTPEndpoint
 
-    return HTTPEndpoint(state.apps, state.runtime, state.agent) if HTTPEndpoint.available() else None
+    if HTTPEndpoint.available():
+        return HTTPEndpoint(state.apps, state.runtime, state.agent)
+    if importlib.util.find_spec("mcp") is not None:  # installed, but not the version the extra pins
+        logging.getLogger("podium.server").warning(
+            "/mcp is not served: the installed mcp package is not the version podium's mcp extra pins "
+            "(pip install 'podium[mcp]')"
+        )
+    return None
