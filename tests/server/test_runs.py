@@ -201,3 +201,26 @@ def test_runs_list_filters_by_status(server: str, strategy: str) -> None:
     listed = httpx.get(f"{server}/threads/{thread_id}/runs", params={"status": "success"}).json()
     assert [r["multitask_strategy"] for r in listed] == [strategy]
     assert httpx.get(f"{server}/threads/{thread_id}/runs", params={"status": "error"}).json() == []
+
+
+def test_a_refused_run_leaves_no_thread_behind(server: str) -> None:
+    def count() -> int:
+        return len(httpx.post(f"{server}/threads/search", json={"limit": 1000}).json())
+
+    before = count()
+    refused = [
+        httpx.post(f"{server}/runs/wait", json={"assistant_id": "trip", "command": {"resume": "yes"}}),
+        httpx.post(f"{server}/runs/wait", json={"assistant_id": "trip"}),
+        httpx.post(f"{server}/runs/wait", json={"assistant_id": "trip", "input": {"messages": []}}),
+        httpx.post(
+            f"{server}/threads/new-one/runs/wait",
+            json={"assistant_id": "trip", "if_not_exists": "create", "command": {"resume": "yes", "goto": "x"}},
+        ),
+    ]
+    assert [r.status_code for r in refused] == [409, 422, 422, 422]
+    assert all(isinstance(r.json()["detail"], str) for r in refused)
+    assert count() == before
+    made = httpx.post(
+        f"{server}/runs/wait", json={"assistant_id": "trip", "input": _say("What's the weather in Lisbon?")}
+    )
+    assert made.status_code == 200 and count() == before + 1

@@ -17,7 +17,10 @@ from fastapi import HTTPException
 from podium.events import Event, Interrupt, InterruptRaised, MessageAdded, RunEnded, TaskStackChanged
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
 
-__all__ = ["Values", "input_text", "interrupt_out", "message_id", "message_out", "resume_answer"]
+__all__ = ["NOTHING_WAITS", "Values", "input_text", "interrupt_out", "message_id", "message_out", "resume_answer"]
+
+NOTHING_WAITS = "the thread has no interrupt waiting for an answer"
+"""The 409 detail of a resume on a thread that asks nothing."""
 
 _APPROVE = ("yes", "approve", "approved", "ok", "confirm")
 _REJECT = ("no", "reject", "rejected", "cancel", "deny")
@@ -202,7 +205,7 @@ def resume_answer(value: Any, values: Values) -> str | dict[str, str]:
     """
     pending = values.interrupts
     if not pending:
-        raise HTTPException(409, "the thread has no interrupt waiting for an answer")
+        raise HTTPException(409, NOTHING_WAITS)
     if isinstance(value, str):
         if len(pending) != 1:
             raise HTTPException(422, f"several interrupts wait; resume with {{id: answer}} for: {', '.join(pending)}")

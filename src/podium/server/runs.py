@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from podium.runtime.bus import Subscription
-from podium.server._convert import input_text, resume_answer
+from podium.server._convert import NOTHING_WAITS, input_text, resume_answer
 from podium.server._executor import Job, Strategy
 from podium.server._records import create_thread, owned_thread, run_extra, run_out, update_thread
 from podium.server._state import ServerState
@@ -68,16 +68,21 @@ async def _submit(state: ServerState, principal: Principal, thread_id: str, body
     store = state.store
     app = state.app(body.assistant_id)
     modes = _modes(body.stream_mode)
-    if body.if_not_exists == "create" and await store.get_thread(thread_id) is None:
-        await create_thread(store, thread_id, principal.user, {})
-    _, record = await owned_thread(store, thread_id, principal.user)
+    # the request's own shape is checked before a thread is created for it: a refused request leaves nothing
     if (body.input is None) == (body.command is None):
         raise HTTPException(422, "a run takes either input (a user message) or command (resume), not both or none")
-    job = Job(run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=app.name)
     if body.command is not None:
         extra_keys = sorted(set(body.command) - {"resume"})
         if extra_keys or "resume" not in body.command:
             raise HTTPException(422, f"command supports only resume, not {', '.join(extra_keys) or 'nothing'}")
+    text = input_text(body.input) if body.input is not None else None
+    if body.if_not_exists == "create" and await store.get_thread(thread_id) is None:
+        if body.command is not None:
+            raise HTTPException(409, NOTHING_WAITS)  # a new thread asks nothing
+        await create_thread(store, thread_id, principal.user, {})
+    _, record = await owned_thread(store, thread_id, principal.user)
+    job = Job(run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=app.name)
+    if body.command is not None:
         job.answer = resume_answer(body.command["resume"], await thread_values(state, thread_id))
         last = await store.last_run(thread_id)
         assert last is not None  # an interrupt waits, so a run exists
@@ -86,7 +91,7 @@ async def _submit(state: ServerState, principal: Principal, thread_id: str, body
         if started.get("assistant_id", app.name) != app.name:
             raise HTTPException(422, f"run {last.id!r} belongs to assistant {started['assistant_id']!r}")
     else:
-        job.text = input_text(body.input)
+        job.text = text
     extra = {
         "assistant_id": app.name,
         "metadata": body.metadata,
