@@ -8,8 +8,12 @@ calls three instant tool steps, so a run is 4 model calls and 3 tool calls (7 st
 
 Measured:
   * throughput (runs per second, wall clock from the first request to the last answer) per process count, and
-    the speed-up over one process; the CPU ceiling: every process, PostgreSQL and this client share the machine's
-    cores, so on 2 cores more than 2 processes cannot help (``cores`` is printed beside the figures)
+    the speed-up over one process
+  * the CPU ceiling: every server process, PostgreSQL and this client share the machine's cores. During each
+    throughput phase the CPU seconds each of them used are read from /proc (Linux), and the machine's busy share
+    from /proc/stat; ``ceiling`` is the throughput the cores would allow if CPU were the only limit (cores divided
+    by the CPU seconds a run cost in all), so a speed-up beyond ceiling / throughput of one process is impossible
+    on this machine
   * latency added over the ideal, p50 and p99
   * SIGKILL to continue: two processes, runs in flight, the owner of most is killed; seconds until another
     process executes a step of its runs (lease --lease-ttl, default 5 s)
@@ -111,6 +115,63 @@ def _servers(count: int, store: str, env: dict[str, str], lease_ttl: float, logs
                 proc.kill()
 
 
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds (user and system) used so far by the process ``pid`` and its waited-for children."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def _postgres_pids() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if (entry / "comm").read_text().strip() in ("postgres", "postmaster"):
+                    pids.append(int(entry.name))
+    return pids
+
+
+def _machine_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies of all cores since boot."""
+    values = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle and iowait
+    return sum(values) - idle, sum(values)
+
+
+class CpuMeter:
+    """CPU seconds used by the servers, PostgreSQL and this client between :meth:`start` and :meth:`stop`."""
+
+    def __init__(self, servers: list[int]) -> None:
+        self.servers = servers
+
+    def _sample(self) -> dict[str, Any]:
+        postgres = 0.0
+        for pid in _postgres_pids():
+            with contextlib.suppress(OSError):
+                postgres += _cpu_seconds(pid)
+        servers = 0.0
+        for pid in self.servers:
+            with contextlib.suppress(OSError):
+                servers += _cpu_seconds(pid)
+        return {"servers": servers, "postgres": postgres, "client": time.process_time(), "machine": _machine_jiffies()}
+
+    def start(self) -> None:
+        self._before = self._sample()
+
+    def stop(self, runs: int) -> dict[str, Any]:
+        after = self._sample()
+        spent = {k: after[k] - self._before[k] for k in ("servers", "postgres", "client")}
+        busy = (after["machine"][0] - self._before["machine"][0]) / max(1, after["machine"][1] - self._before["machine"][1])
+        per_run = {k: round(1000 * v / runs, 2) for k, v in spent.items()}
+        total = sum(spent.values()) / runs
+        cores = os.cpu_count() or 1
+        return {
+            "cpu_ms_per_run": per_run,
+            "machine_busy": round(busy, 2),
+            "ceiling_runs_per_s": round(cores / total, 1) if total else None,
+        }
+
+
 async def _conversations(bases: list[str], count: int, ideal: float) -> dict[str, Any]:
     latencies: list[float] = []
     errors = 0
@@ -154,7 +215,10 @@ def throughput(url: str, processes: int, count: int, latency: float, logs: Path)
     try:
         env = {"PODIUM_TEST_MODEL_DELAY": str(latency)}
         with _servers(processes, store, env, 10.0, logs) as procs:
+            meter = CpuMeter([proc.pid for _, proc in procs])
+            meter.start()
             figures = asyncio.run(_conversations([u for u, _ in procs], count, 4 * latency))
+            figures.update(meter.stop(count))
     finally:
         _drop(url, schema)
     return {"processes": processes, **figures}
@@ -312,6 +376,17 @@ def main() -> None:
             f"  {row['processes']} process(es): {row['runs_per_s']:>7} runs/s  x{row['speedup']:<5} "
             f"added p50 {row['added_p50_ms']} ms  p99 {row['added_p99_ms']} ms  errors {row['errors']}"
         )
+        cpu = row["cpu_ms_per_run"]
+        print(
+            f"      CPU per run: servers {cpu['servers']} ms, PostgreSQL {cpu['postgres']} ms, client "
+            f"{cpu['client']} ms; machine busy {100 * row['machine_busy']:.0f} %; CPU ceiling "
+            f"{row['ceiling_runs_per_s']} runs/s ({100 * row['runs_per_s'] / row['ceiling_runs_per_s']:.0f} % reached)"
+        )
+    one = results["throughput"][0]
+    print(
+        f"  the most any number of processes could reach here: {one['ceiling_runs_per_s']} runs/s, "
+        f"x{one['ceiling_runs_per_s'] / one['runs_per_s']:.2f} one process (CPU-bound; {results['cores']} cores)"
+    )
     print(f"SIGKILL to continue elsewhere: {results['sigkill_to_continue_s']} s (lease {results['lease_ttl_s']} s)")
     print(f"database statements per run: {results['statements_per_run']} ({results['statements_per_step']} per step)")
 
