@@ -161,7 +161,8 @@ class CpuMeter:
     def stop(self, runs: int) -> dict[str, Any]:
         after = self._sample()
         spent = {k: after[k] - self._before[k] for k in ("servers", "postgres", "client")}
-        busy = (after["machine"][0] - self._before["machine"][0]) / max(1, after["machine"][1] - self._before["machine"][1])
+        (busy0, all0), (busy1, all1) = self._before["machine"], after["machine"]
+        busy = (busy1 - busy0) / max(1, all1 - all0)
         per_run = {k: round(1000 * v / runs, 2) for k, v in spent.items()}
         total = sum(spent.values()) / runs
         cores = os.cpu_count() or 1
