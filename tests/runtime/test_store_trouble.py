@@ -106,3 +106,42 @@ async def test_a_store_ending_a_run_in_two_writes_survives_a_failed_status_write
     assert [e.seq for e in events] == list(range(1, len(events) + 1))  # nothing appended twice
     assert [e.kind for e in events].count("run_ended") == 1
     assert [r.status for r in await store.list_runs("t")] == ["completed"]
+
+
+async def test_a_lease_left_behind_by_a_failed_release_does_not_make_the_next_run_wait() -> None:
+    """The store refuses to delete (a disk that is full, a lock held elsewhere) as a run ends: the lease stays.
+
+    This process's next run on the thread takes that lease over instead of finding its own thread busy, and the
+    lease is released once the store recovers; another process still finds the thread held meanwhile.
+    """
+    from podium import MemoryStore, StoreError
+    from podium.store.base import new_owner
+
+    class NoDeletes(MemoryStore):
+        failing = True
+
+        async def release_thread(self, thread_id: str, owner: str) -> None:
+            if self.failing:
+                raise StoreError("database or disk is full")
+            await super().release_thread(thread_id, owner)
+
+    store = NoDeletes()
+    runtime = Runtime(store, lease_ttl=30)
+    agent = ReactAgent("echo", FunctionModel(lambda messages, request: f"heard: {messages[-1].content}"))
+    first = await runtime.run(agent, "one", thread_id="t")
+    assert first.status == "completed"
+    stranger = new_owner("other")
+    assert await store.acquire_thread("t", stranger, 30) is not None  # the lease stayed behind: held
+    second = await runtime.run(agent, "two", thread_id="t")  # this process's next run is not kept waiting
+    assert second.status == "completed" and second.output == "heard: two"
+    assert await store.acquire_thread("t", stranger, 30) is not None  # another process still finds it held
+    store.failing = False
+    for _ in range(50):  # the background release goes on after the second run, and gets through
+        if await store.acquire_thread("t", stranger, 30) is None:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the lease was never released")
+    await store.release_thread("t", stranger)
+    third = await runtime.run(agent, "three", thread_id="t")
+    assert third.status == "completed"

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from podium.runtime.bus import EventBus
 
 _log = logging.getLogger("podium.runtime")
-_releasing: set[asyncio.Task[None]] = set()
+_unreleased: dict[tuple[int, str], tuple[Store, str, asyncio.Task[None]]] = {}
+"""Leases of runs of this process that ended but could not release them, by (store, thread): the owner's name and
+the task trying again in the background."""
 
 __all__ = ["Cancelled", "IfBusy", "RunResult"]
 
@@ -254,9 +256,30 @@ async def release(store: Store, thread_id: str, owner: str, ttl: float) -> None:
         await store.release_thread(thread_id, owner)
     except StoreError as exc:
         _log.warning("releasing thread %s failed (%s); trying again in the background", thread_id, exc)
+        key = (id(store), thread_id)
         task = asyncio.get_running_loop().create_task(_release_later(store, thread_id, owner, ttl))
-        _releasing.add(task)
-        task.add_done_callback(_releasing.discard)
+        _unreleased[key] = (store, owner, task)
+        task.add_done_callback(lambda done: _forget(key, done))
+
+
+def _forget(key: tuple[int, str], task: asyncio.Task[None]) -> None:
+    entry = _unreleased.get(key)
+    if entry is not None and entry[2] is task:  # not a later run's entry for the same thread
+        del _unreleased[key]
+
+
+def adopt_unreleased(store: Store, thread_id: str) -> str | None:
+    """The owner name of a run of this process that ended on ``thread_id`` without releasing its lease, if any.
+
+    Its release in the background stops: the caller, a new run of this process, takes the lease over under that
+    name (the run that held it has ended, so nothing else writes under it). Without this, the lease left behind by
+    a store in trouble would make the thread busy for this process's next run until the lease expires.
+    """
+    entry = _unreleased.pop((id(store), thread_id), None)
+    if entry is None or entry[0] is not store:
+        return None
+    entry[2].cancel()
+    return entry[1]
 
 
 async def _release_later(store: Store, thread_id: str, owner: str, ttl: float) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from podium.errors import (
     RunNotFound,
+    StoreError,
     ThreadBusy,
     ThreadNotFound,
     ThreadWaiting,
@@ -34,6 +35,7 @@ from podium.runtime._run import (
     IfBusy,
     RunResult,
     _Agent,
+    adopt_unreleased,
     answers_by_id,
     end_cancelled,
     execute,
@@ -385,12 +387,18 @@ class Runtime:
             raise ThreadNotFound(thread_id)
 
     async def _acquire(self, thread_id: str, if_busy: str, busy_timeout: float) -> str:
-        owner = new_owner(uuid.uuid4().hex[:8])
+        adopted = adopt_unreleased(self.store, thread_id)  # a lease this process's last run there left behind
+        owner = adopted or new_owner(uuid.uuid4().hex[:8])
         deadline = time.monotonic() + busy_timeout
-        while (holder := await self.store.acquire_thread(thread_id, owner, self.lease_ttl)) is not None:
-            if if_busy == "fail" or time.monotonic() >= deadline:
-                raise ThreadBusy(thread_id, holder)
-            await asyncio.sleep(self.busy_poll)
+        try:
+            while (holder := await self.store.acquire_thread(thread_id, owner, self.lease_ttl)) is not None:
+                if if_busy == "fail" or time.monotonic() >= deadline:
+                    raise ThreadBusy(thread_id, holder)
+                await asyncio.sleep(self.busy_poll)
+        except StoreError:
+            if adopted:  # still ours and still left behind: go on trying to release it
+                await release(self.store, thread_id, adopted, self.lease_ttl)
+            raise
         return owner
 
     async def _state(
