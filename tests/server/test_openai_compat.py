@@ -142,6 +142,8 @@ def test_bad_requests_get_4xx_with_json_detail(client: OpenAI) -> None:
         client.chat.completions.create(model="trip", messages=[*WEATHER, {"role": "assistant", "content": "hi"}])
     with pytest.raises(openai.UnprocessableEntityError):
         client.chat.completions.create(model="trip", messages=[])
+    with pytest.raises(openai.UnprocessableEntityError, match="n must be 1"):  # not one reply where two were asked
+        client.chat.completions.create(model="trip", messages=WEATHER, n=2)
 
 
 def test_identity_comes_from_the_key_never_the_user_field(tmp_path: Path) -> None:

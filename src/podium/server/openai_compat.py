@@ -30,7 +30,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from podium.errors import SubscriberLagged
 from podium.events import Event, InterruptRaised, MessageAdded, RunEnded, TokenDelta
@@ -100,8 +100,17 @@ class ChatCompletionRequest(BaseModel):
     messages: list[ChatMessageIn] = Field(min_length=1)
     stream: bool = False
     stream_options: StreamOptions | None = None
+    n: int = Field(1, description="Replies to give: only 1 (an app gives one reply per turn)")
     metadata: dict[str, str] | None = None
     user: str | None = Field(None, description="Ignored: the user is the one of the credentials")
+
+
+    @field_validator("n")
+    @classmethod
+    def _one_reply(cls, n: int) -> int:
+        if n != 1:
+            raise ValueError(f"n must be 1: an app gives one reply per turn (asked for {n})")
+        return n
 
 
 def _state(request: Request) -> ServerState:
