@@ -150,6 +150,16 @@ def test_bad_requests_get_a_fitting_status_and_a_json_detail(server: str) -> Non
             422,
             "unknown stream_mode debug",
         ),
+        (  # a pause the server cannot make is refused, never skipped: the tools must not run unasked
+            httpx.post(runs, json={"assistant_id": "trip", "input": _say("hi"), "interrupt_before": ["tools"]}),
+            422,
+            "interrupt_before: not supported",
+        ),
+        (
+            httpx.post(f"{runs}/wait", json={"assistant_id": "trip", "input": _say("hi"), "webhook": "http://x/"}),
+            422,
+            "webhook: not supported",
+        ),
         (
             httpx.post(f"{server}/threads/nope/runs", json={"assistant_id": "trip", "input": _say("hi")}),
             404,
@@ -162,6 +172,7 @@ def test_bad_requests_get_a_fitting_status_and_a_json_detail(server: str) -> Non
     for response, status, fragment in cases:
         assert response.status_code == status, (response.request.url, response.text)
         assert fragment in str(response.json()["detail"]), response.text
+    assert httpx.get(runs).json() == []  # nothing refused ran
     made = httpx.post(
         f"{server}/threads/new-one/runs/wait",
         json={"assistant_id": "trip", "input": _say("What's the weather in Lisbon?"), "if_not_exists": "create"},

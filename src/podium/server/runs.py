@@ -47,6 +47,11 @@ class RunCreate(BaseModel):
     on_disconnect: Literal["cancel", "continue"] = "continue"
 
 
+UNHONOURED = ("interrupt_before", "interrupt_after", "checkpoint", "checkpoint_id", "webhook", "after_seconds")
+"""Run options of the Agent Protocol that would change what a run does and that Podium cannot honour: refused, not
+ignored (a client that asked for a pause before the tools must not see them run unasked)."""
+
+
 def _state(request: Request) -> ServerState:
     state: ServerState = request.app.state.podium
     return state
@@ -69,6 +74,13 @@ async def _submit(state: ServerState, principal: Principal, thread_id: str, body
     app = state.app(body.assistant_id)
     modes = _modes(body.stream_mode)
     # the request's own shape is checked before a thread is created for it: a refused request leaves nothing
+    asked = [key for key in UNHONOURED if (body.model_extra or {}).get(key) not in (None, [], "", 0)]
+    if asked:
+        raise HTTPException(
+            422,
+            f"{', '.join(asked)}: not supported by this server; a pause for the human belongs in the app "
+            "(ctx.ask, an approval), see docs/server.md",
+        )
     if (body.input is None) == (body.command is None):
         raise HTTPException(422, "a run takes either input (a user message) or command (resume), not both or none")
     if body.command is not None:
