@@ -104,7 +104,6 @@ class ChatCompletionRequest(BaseModel):
     metadata: dict[str, str] | None = None
     user: str | None = Field(None, description="Ignored: the user is the one of the credentials")
 
-
     @field_validator("n")
     @classmethod
     def _one_reply(cls, n: int) -> int:
