@@ -314,3 +314,18 @@ async def test_the_stack_outlives_a_run_that_stopped_on_a_limit() -> None:
     assert resumed.tools_called == ["DeclineLetterAssistance"] and resumed.progress == ["Obtaining topology..."]
     done = await conversation.say("Motor")
     assert "123ABH" in done.artifacts[0] and await conversation.stack() == []
+
+
+async def test_going_back_to_a_task_below_asks_its_question_again_and_keeps_the_other_waiting() -> None:
+    flights, cars, _ = tools = travel_tools()
+    conversation = Conversation(Runtime(MemoryStore()), MasterAgent(tools))
+    await conversation.say("I want to book a flight")
+    await conversation.say("I also need to rent a car")
+    back = await conversation.say("ok, back to the flight")
+    assert back.tools_called == []  # nothing was answered: the flight's question is asked again
+    assert back.stacks == [["Cars", "Flights"]] and back.question == f"Back to Flights. {flights.question}"
+    done = await conversation.say("business please")
+    assert done.tools_called == ["Flights"] and done.stacks == [["Cars"]]
+    assert done.question == f"Flights done with business. {cars.question}"  # the car still waits, then its turn
+    last = await conversation.say("where were we?")  # the only task left: its question once more
+    assert last.question == f"Back to Cars. {cars.question}" and last.tools_called == []

@@ -264,3 +264,48 @@ def test_a_choice_answered_in_other_words_fits_by_meaning() -> None:
 )
 def test_more_harm_in_ordinary_words(text: str) -> None:
     assert decide(text).kind == "refuse" and (harm_cue(text) or harmful_term(text))
+
+
+SHOP = ToolCatalog.of(
+    [
+        ToolProfile(
+            name="OrderTracking",
+            description="Tracks where a parcel is. Needs the order number.",
+            introduction="Track an order.",
+            examples=("where is my order?", "track my parcel", "has my order number ORD-123456 shipped"),
+        ),
+        ToolProfile(
+            name="OrderReturn",
+            description="Returns an order for a refund. Needs the order number.",
+            introduction="Return an order.",
+            examples=("I want to return my order", "send this back for a refund", "return the shoes I bought"),
+        ),
+    ]
+)
+ORDER = Expectation(type="pattern", pattern=r"\bORD-\d{6}\b", description="an order number like ORD-123456")
+
+
+def _shop(text: str, pending: PendingTask | None = None, waiting: tuple[PendingTask, ...] = ()) -> Decision:
+    query = Query(text=text, catalog=SHOP, candidates=SHOP.names, pending=pending, waiting=waiting)
+    return Router().decide(query)
+
+
+def test_a_statement_naming_what_was_asked_is_an_answer_attempt_not_a_switch() -> None:
+    asked = PendingTask(tool="OrderReturn", content="Please give the order number", expectation=ORDER)
+    wrong = _shop("the order number is 55-1234", asked)  # names the subject, does not fit: asked again
+    assert (wrong.kind, wrong.reason) == ("clarify", "no_fit") and "order number like ORD-123456" in wrong.text
+    assert _shop("my order number is ORD-654321", asked).tool == "OrderReturn"
+    switched = _shop("where is my order?", asked)  # a request for the other task still switches
+    assert (switched.kind, switched.tool, switched.reason) == ("route", "OrderTracking", "switch")
+
+
+def test_going_back_to_a_waiting_task_returns_to_it() -> None:
+    returning = PendingTask(tool="OrderReturn", content="Please give the order number", expectation=ORDER)
+    tracking = PendingTask(tool="OrderTracking", content="Which carrier?", expectation=None)
+    both = (returning, tracking)  # bottom first: the return waits under the tracking question
+    named = _shop("ok, back to the refund", tracking, both)
+    assert (named.kind, named.tool, named.reason) == ("route", "OrderReturn", "return")
+    assert _shop("where were we?", tracking, both).tool == "OrderReturn"  # unnamed: the task below the top
+    alone = _shop("let's get back to it", returning, (returning,))  # the only task: its question again
+    assert (alone.tool, alone.reason) == ("OrderReturn", "return")
+    assert _shop("back to the refund", None, ()).reason != "return"  # nothing waits: an ordinary request

@@ -214,6 +214,10 @@ class _Session:
             tool = decision.tool
             await self.ctx.rationale(f"Choosing {tool} due to: {decision.rationale}")
             entry = self.stack.find(tool)
+            if decision.reason == "return" and entry is not None and entry.target == HUMAN:
+                self.stack.raise_to_top(entry)  # back to a task left waiting: its question, asked again
+                await self.save()
+                return await self.say(f"Back to {tool}.")
             restated = decision.text if decision.text.strip() != text.strip() else ""
             if entry is not None:  # the human's own words answer the task; a restatement rides apart
                 return await self.resume(entry, text, decision.rationale, restated)

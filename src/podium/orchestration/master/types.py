@@ -233,6 +233,11 @@ class TaskStack:
         """The topmost task of ``tool``, if any."""
         return next((e for e in reversed(self._entries) if e.parent_tool == tool), None)
 
+    def raise_to_top(self, entry: TaskEntry) -> None:
+        """Move ``entry``, a task on the stack, to the top (the human went back to it)."""
+        self._entries.remove(entry)
+        self._entries.append(entry)
+
     def remove(self, call_id: str) -> TaskEntry | None:
         """Take out the task of call ``call_id`` (it was resumed and answered), wherever it is."""
         for index in range(len(self._entries) - 1, -1, -1):

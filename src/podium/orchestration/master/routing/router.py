@@ -5,14 +5,18 @@ Order of checks for a human's message (first match wins):
 1. guardrail, a keyword and phrase screen: harmful acts ("fraud") and harm cues in the app's own vocabulary
    (acting on someone else's account without their knowledge, faked records) are refused;
 2. expectation fit: an answer that fits what the pending task expects (a choice, negation-aware; a pattern) goes
-   back to it; an identifier that fits what a task lower on the stack waits for goes to that task;
+   back to it; an identifier that fits what a task lower on the stack waits for goes to that task; a short
+   message asking to go back to a waiting task ("back to the letter", "where were we?") returns to it (the task
+   its words match best, else the one below the top): reason ``return``, and the task's question is asked again;
 3. similarity (:mod:`podium.orchestration.master.routing.scoring`): lexical features and, when installed, a small
    embedding model, between the text and each tool's description and examples, and the router's own intents
    ("what can you do?", "never mind"), given by example and scored the same way; identifiers written as a tool's
    examples write them count as evidence for it; a request whose key verb contradicts the best tool's ("approve"
    for a decline-letter tool) is not routed to it;
 4. thresholds calibrated per app from its own examples (leave-one-out): a task switch needs a stronger match than
-   a fresh request; below them the router asks the human to clarify or refuses the request as out of scope.
+   a fresh request, and a statement naming what the pending question asked about ("the claim id is ...") is an
+   attempt to answer it, never a switch; below them the router asks the human to clarify or refuses the request
+   as out of scope.
 
 Every decision carries a confidence and, when the router is unsure, a reason (``low_margin``, ``switch``,
 ``harmful``, ``contradiction``), so :class:`~podium.orchestration.master.HybridClassifier` asks an LLM only then.
@@ -21,6 +25,7 @@ Every decision carries a confidence and, when the router is unsure, a reason (``
 from __future__ import annotations
 
 import weakref
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium.events import Expectation
@@ -28,13 +33,16 @@ from podium.orchestration.master.routing.base import Classifier, Decision, Pendi
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, harm_cue
 from podium.orchestration.master.routing.rules import (
     affirmed,
+    echoes_question,
     fit_expectation,
     harmful_term,
     intent_scores,
     looks_like_request,
+    returns_to_a_task,
+    without_return_words,
 )
 from podium.orchestration.master.routing.scoring import Calibration, SemanticIndex
-from podium.orchestration.master.routing.text import stem, words
+from podium.orchestration.master.routing.text import content_words, stem, words
 
 if TYPE_CHECKING:
     from podium.orchestration.master.routing.embedding import Embedder
@@ -254,6 +262,8 @@ class Router(Classifier):
                 if fit is not None:
                     why = f"{fit!r} is what the waiting task of {task.tool} asked for"
                     return Decision(kind="route", tool=task.tool, text=text, rationale=why + ".", confidence=0.8)
+        if query.waiting and returns_to_a_task(text):
+            return self._return(query, text)
         cal = self.calibration(query.catalog)
         ranked = self.scores(query)
         best, score = ranked[0] if ranked else ("", 0.0)
@@ -278,7 +288,8 @@ class Router(Classifier):
         request = looks_like_request(text)
         if pending is not None:
             needed = cal.route if request else cal.switch
-            if best and best != pending.tool and score >= needed:
+            answering = strict and not request and echoes_question(text, pending.content)
+            if best and best != pending.tool and score >= needed and not answering:
                 why = f"The message starts another task: it is closest to the description and examples of {best}"
                 return self._route(best, text, score, second, why, cal, switch=True)
             if not strict and pending.tool in query.candidates:
@@ -303,6 +314,29 @@ class Router(Classifier):
             confidence=0.4,
             text=f"I am not sure what you mean by {_quote(text)}.",
             rationale="The message matches no tool well enough.",
+        )
+
+    def _return(self, query: Query, text: str) -> Decision:
+        """Back to a waiting task: the one the rest of the message names, else the one below the top."""
+        waiting = [task.tool for task in query.waiting if task.tool in query.candidates]
+        rest = without_return_words(text)
+        named = ""
+        if content_words(rest):
+            found = dict(self.scores(replace(query, text=rest)))
+            best = max(waiting, key=lambda tool: found.get(tool, 0.0), default="")
+            if best and found.get(best, 0.0) >= self.calibration(query.catalog).route * 0.5:
+                named = best
+        if not named:
+            named = waiting[-2] if len(waiting) >= 2 else (waiting[-1] if waiting else "")
+        if not named:
+            return Decision(kind="clarify", reason="unclear", confidence=0.4, text="Which task do you mean?")
+        return Decision(
+            kind="route",
+            tool=named,
+            text=text,
+            reason="return",
+            confidence=0.8,
+            rationale=f"The message goes back to the waiting task of {named}.",
         )
 
     def _clarify_or_refuse(

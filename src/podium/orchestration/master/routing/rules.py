@@ -44,6 +44,38 @@ _REQUEST_START = re.compile(
 )
 
 
+_RETURN = re.compile(
+    r"\b(?:(?:go|get|come|going|getting|coming)\s+back|back\s+to|return(?:ing)?\s+to|resume|"
+    r"continue\s+(?:with|where)|where\s+were\s+we|pick\s+up\s+where|left\s+off)\b",
+    re.IGNORECASE,
+)
+
+# Words of a question that say it is one ("please provide your ..."), not what it is about.
+_ASKING_WORDS = """please provide give tell enter type share send say confirm let know need want what which your you
+is are the a an of for"""
+_ASKING = frozenset(stem(w) for w in _ASKING_WORDS.split())
+
+
+def returns_to_a_task(text: str) -> bool:
+    """True when a short message asks to go back to a task left waiting ("back to the letter", "where were we")."""
+    return len(words(text)) <= 12 and _RETURN.search(text) is not None
+
+
+def without_return_words(text: str) -> str:
+    """``text`` without its go-back phrase: what names the task to go back to, if anything ("the letter")."""
+    return _RETURN.sub(" ", text)
+
+
+def echoes_question(text: str, question: str) -> bool:
+    """True when ``text`` names what ``question`` asked about ("the claim id is CLM-22" for "your claim id?").
+
+    A statement that repeats the subject of the pending question is an attempt to answer it, even when the answer
+    does not fit, not a new request for whatever other task shares those words.
+    """
+    subject = {stem(w) for w in words(question) if w not in STOPWORDS} - _ASKING
+    return bool(subject) and bool(subject & {stem(w) for w in words(text)})
+
+
 def harmful_term(text: str) -> str | None:
     """The harmful word in ``text`` when it asks for a harmful or illegal act, else ``None``.
 
