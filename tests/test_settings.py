@@ -29,7 +29,11 @@ def test_settings_file_is_read_and_the_environment_wins(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("[podium]\nmodle = 'x'\n", "unknown keys modle"), ("[podium\n", "not valid TOML")],
+    [
+        ("[podium]\nmodle = 'x'\n", "unknown keys modle"),
+        ("[podium\n", "not valid TOML"),
+        ("store = 'memory'\n", r"store must be under the \[podium\] table"),  # not silently the default store
+    ],
 )
 def test_bad_settings_file_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
     file = tmp_path / "podium.toml"

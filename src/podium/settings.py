@@ -163,9 +163,15 @@ def _read_file(path: Path, named_by: str) -> dict[str, Any]:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise UsageError(f"cannot read settings file {path}: {reason}") from None
     try:
-        table = tomllib.loads(text).get("podium", {})
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"settings file {path} is not valid TOML: {exc}") from None
+    outside = sorted(key for key in document if key in _FIELDS)
+    if outside:  # "store = ..." above any table would otherwise be silently ignored
+        raise UsageError(
+            f"settings file {path}: {', '.join(outside)} must be under the [podium] table (put [podium] above it)"
+        )
+    table = document.get("podium", {})
     if not isinstance(table, dict):
         raise UsageError(f"settings file {path}: 'podium' must be a table ([podium] with keys below it)")
     unknown = sorted(set(table) - set(_FIELDS))
