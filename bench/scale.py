@@ -383,11 +383,14 @@ def main() -> None:
             f"{cpu['client']} ms; machine busy {100 * row['machine_busy']:.0f} %; CPU ceiling "
             f"{row['ceiling_runs_per_s']} runs/s ({100 * row['runs_per_s'] / row['ceiling_runs_per_s']:.0f} % reached)"
         )
-    one = results["throughput"][0]
-    print(
-        f"  the most any number of processes could reach here: {one['ceiling_runs_per_s']} runs/s, "
-        f"x{one['ceiling_runs_per_s'] / one['runs_per_s']:.2f} one process (CPU-bound; {results['cores']} cores)"
-    )
+    base = results["throughput"][0]["runs_per_s"]
+    for row in results["throughput"][1:]:
+        bound = row["ceiling_runs_per_s"] / base
+        print(
+            f"  {row['processes']} processes: x{row['speedup']} one process, where this machine's CPU allows at most "
+            f"x{bound:.2f} ({row['ceiling_runs_per_s']} runs/s; {results['cores']} cores shared by the servers, "
+            "PostgreSQL and the client)"
+        )
     print(f"SIGKILL to continue elsewhere: {results['sigkill_to_continue_s']} s (lease {results['lease_ttl_s']} s)")
     print(f"database statements per run: {results['statements_per_run']} ({results['statements_per_step']} per step)")
 
