@@ -17,6 +17,7 @@ from __future__ import annotations
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
@@ -67,6 +68,8 @@ class Writer:
         """Transactions committed so far (a figure for benchmarks)."""
         self.synced_commits = 0
         """Of those, the ones with ``synchronous=FULL`` (one fsync each)."""
+        self.commit_seconds = 0.0
+        """Time spent in the ``COMMIT`` of those (writing the WAL and its fsync: the disk's share, for benchmarks)."""
         self._errors = errors
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._closed = False
@@ -148,7 +151,10 @@ class Writer:
                         conn.execute("ROLLBACK TO podium_call")
                         outcomes.append((job, exc, False))
                     conn.execute("RELEASE podium_call")
+                began = time.perf_counter()
                 conn.execute("COMMIT")
+                if not light and self.full:
+                    self.commit_seconds += time.perf_counter() - began
         except BaseException as exc:
             if conn.in_transaction:
                 try:
