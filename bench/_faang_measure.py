@@ -87,10 +87,10 @@ def worker(kind: str, runs: int, k: int, latency_ms: float, rounds: int) -> dict
                 out["fsync_ms"] = fsync_ms(tmpdir)
                 b0, r0 = _sqlite_payload(path)
                 backend._on_thread(lambda c: c.execute("PRAGMA wal_checkpoint(TRUNCATE)"))  # an empty WAL
-                s0, c0, f0 = _file_size(path), backend.commits, backend._writer.synced_commits
+                s0, c0, f0 = _file_size(path), backend.commits, backend.synced_commits
                 result = await run_one(runtime, agent)
                 out["commits_per_run"] = backend.commits - c0
-                out["synced_commits_per_run"] = backend._writer.synced_commits - f0
+                out["synced_commits_per_run"] = backend.synced_commits - f0
                 out["wal_bytes_per_run"] = os.path.getsize(path + "-wal")  # every page the run's commits wrote
                 b1, r1 = _sqlite_payload(path)
                 out["bytes_per_run"] = b1 - b0
@@ -101,13 +101,13 @@ def worker(kind: str, runs: int, k: int, latency_ms: float, rounds: int) -> dict
             for _ in range(5):
                 await run_one(runtime, agent)
             times = []
-            waited = backend._writer.commit_seconds if kind != "memory" else 0.0
+            waited = backend.disk_seconds if kind != "memory" else 0.0
             for _ in range(runs):
                 t = time.perf_counter()
                 await run_one(runtime, agent)
                 times.append(time.perf_counter() - t)
             if kind != "memory":  # the fsynced commits' own time, as it happened (the disk's share of a run)
-                out["disk_ms_per_run"] = round((backend._writer.commit_seconds - waited) / runs * 1000, 3)
+                out["disk_ms_per_run"] = round((backend.disk_seconds - waited) / runs * 1000, 3)
             out["ms_per_run_p50"] = round(pct(times, 50) * 1000, 3)
             out["ms_per_run_mean"] = round(statistics.mean(times) * 1000, 3)
             out["ms_per_run_p95"] = round(pct(times, 95) * 1000, 3)

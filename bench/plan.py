@@ -168,17 +168,17 @@ async def step_overhead(steps: int, rounds: int) -> dict[str, Any]:
                 plan_agent.SessionRecord = _Before if mode == "before" else SessionRecord  # type: ignore[misc]
                 counted = process if mode == "process" else store
                 counted.writes = 0
-                synced = counted._writer.synced_commits
-                waited = counted._writer.commit_seconds
+                synced = counted.synced_commits
+                waited = counted.disk_seconds
                 started = time.perf_counter()
                 first = await runtime.run(agent, "go")
                 done = await runtime.resume(agent, first.thread_id, "approve all")
                 assert done.status == "completed", done
                 per_step[mode].append((time.perf_counter() - started) / steps)
                 writes[mode] = counted.writes
-                fsyncs[mode] = counted._writer.synced_commits - synced
+                fsyncs[mode] = counted.synced_commits - synced
                 if mode == "now":
-                    disk.append((counted._writer.commit_seconds - waited) / steps)
+                    disk.append((counted.disk_seconds - waited) / steps)
         plan_agent.SessionRecord = SessionRecord  # type: ignore[misc]
         await store.close()
         await process.close()

@@ -66,6 +66,7 @@ def _note(seq: int, text: str) -> SideChannel:
 
 
 async def test_writes_queued_together_share_one_commit_and_a_failure_stays_alone(tmp_path: Path) -> None:
+    """On the store's thread (where writes go while the event loop's connection meets a lock held elsewhere)."""
     store = SQLiteStore(tmp_path / "g.db")
     for i in range(20):
         await store.create_thread(f"t{i}")
@@ -73,8 +74,11 @@ async def test_writes_queued_together_share_one_commit_and_a_failure_stays_alone
     gate = threading.Event()
     blocked = asyncio.ensure_future(store._call(lambda _: gate.wait(5)))  # holds the thread while writers queue
     await asyncio.sleep(0.05)
-    writes = [asyncio.ensure_future(store.append_events(f"t{i}", [_note(1, f"n{i}")])) for i in range(20)]
-    clash = asyncio.ensure_future(store.append_events("t3", [_note(1, "same seq as n3")]))
+    work = [lambda c, i=i: c.execute("INSERT INTO threads VALUES (?, 0, '{}')", (f"u{i}",)) for i in range(20)]
+    writes = [asyncio.wrap_future(store._submit(w, write=True)) for w in work]
+    clash = asyncio.wrap_future(
+        store._submit(lambda c: c.execute("INSERT INTO threads VALUES ('u3', 0, '{}')"), write=True)
+    )
     await asyncio.sleep(0.05)
     gate.set()
     await blocked
@@ -82,21 +86,67 @@ async def test_writes_queued_together_share_one_commit_and_a_failure_stays_alone
     with pytest.raises(StoreError, match="UNIQUE"):
         await clash
     assert store.commits == before + 1  # twenty-one writers, one transaction, one fsync
+    assert {t.id for t in await store.list_threads(limit=100)} >= {f"u{i}" for i in range(20)}
+    await store.close()
+
+
+async def test_durable_writes_of_one_loop_turn_share_a_transaction_and_a_sync(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "g.db")
+    for i in range(20):
+        await store.create_thread(f"t{i}")
+    commits, syncs = store.commits, store.syncs
+    writes = [asyncio.ensure_future(store.append_events(f"t{i}", [_note(1, f"n{i}")])) for i in range(20)]
+    clash = asyncio.ensure_future(store.append_events("t3", [_note(1, "same seq as n3")]))
+    await asyncio.gather(*writes)
+    with pytest.raises(StoreError, match="UNIQUE"):  # fails alone: the others are stored
+        await clash
+    assert (store.commits - commits, store.syncs - syncs) == (1, 1)  # twenty-one writers, one transaction, one sync
+    assert store._writer.commits == 0  # nothing was handed to the store's own thread
     for i in range(20):
         assert [e.text for e in await store.read_events(f"t{i}")] == [f"n{i}"]  # type: ignore[attr-defined]
     await store.close()
 
 
+async def test_a_failed_sync_fails_the_write_and_every_later_one(tmp_path: Path) -> None:
+    """After a failed fsync nothing is known of what reached the disk: writes fail clearly until reopened."""
+    import os
+
+    store = SQLiteStore(tmp_path / "s.db")
+    await store.create_thread("t")
+    real = os.fdatasync
+
+    def failing(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    os.fdatasync = failing  # the disk fails under the store
+    try:
+        from podium.store import _syncer
+
+        _syncer._data_sync = failing
+        with pytest.raises(StoreError, match="syncing the write-ahead log failed: Input/output error"):
+            await store.append_events("t", [_note(1, "lost?")])
+        _syncer._data_sync = real
+        with pytest.raises(StoreError, match="Input/output error"):  # the disk works again; the store still refuses
+            await store.append_events("t", [_note(2, "after")])
+    finally:
+        os.fdatasync = real
+        _syncer._data_sync = real
+    await store.close()
+    reopened = SQLiteStore(tmp_path / "s.db")
+    await reopened.append_events("t", [_note(3, "reopened")])
+    await reopened.close()
+
+
 async def test_lease_changes_commit_without_a_sync_of_their_own(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "l.db")
     await store.create_thread("t")
-    commits, synced = store.commits, store._writer.synced_commits
+    commits, synced, syncs = store.commits, store.synced_commits, store.syncs
     assert await store.acquire_thread("t", "me", 30) is None
     await store.release_thread("t", "me")
-    assert (store.commits, store._writer.synced_commits) == (commits + 2, synced)
-    assert _synchronous(store) == 2  # restored for the durable commits that follow
+    assert (store.commits, store.synced_commits, store.syncs) == (commits + 2, synced, syncs)
+    assert _synchronous(store) == 2  # the store's thread still commits at FULL
     await store.create_run(RunRecord(id="r", thread_id="t"))
-    assert store._writer.synced_commits == synced + 1
+    assert (store.synced_commits, store.syncs) == (synced + 1, syncs + 1)
     await store.close()
     # what was committed without its own sync is in the file all the same
     with sqlite3.connect(tmp_path / "l.db") as conn:
@@ -134,15 +184,25 @@ async def test_many_concurrent_writers_and_readers_share_the_thread_safely(tmp_p
 
 async def test_a_run_on_a_new_thread_syncs_its_thread_with_its_record(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "t.db")  # full: an fsync per durable commit
-    synced, commits = store._writer.synced_commits, store.commits
+    synced, commits = store.synced_commits, store.commits
     thread = await store.ensure_thread("t", {"agent": "a"})
-    assert (store._writer.synced_commits - synced, store.commits - commits) == (0, 1)  # committed, not synced
+    assert (store.synced_commits - synced, store.commits - commits) == (0, 1)  # committed, not synced
     assert await store.ensure_thread("t", {"agent": "b"}) == thread  # a known thread: read, not written again
     await store.create_run(RunRecord(id="r", thread_id="t"))
-    assert store._writer.synced_commits - synced == 1  # the run's record syncs both
+    assert store.synced_commits - synced == 1  # the run's record syncs both
     await store.create_thread("u")  # a thread asked for on its own (the server's POST /threads) is synced at once
-    assert store._writer.synced_commits - synced == 2
+    assert store.synced_commits - synced == 2
     await store.close()
     reopened = SQLiteStore(tmp_path / "t.db")
     assert {t.id for t in await reopened.list_threads()} == {"t", "u"}
     await reopened.close()
+
+
+async def test_a_write_pending_when_the_store_closes_fails_clearly(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "c.db")
+    await store.create_thread("t")
+    pending = asyncio.ensure_future(store.append_events("t", [_note(1, "late")]))
+    await asyncio.sleep(0)  # the write waits for the end of the loop's turn
+    await store.close()
+    with pytest.raises(StoreError, match="closed"):
+        await pending

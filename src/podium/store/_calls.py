@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 from podium.errors import StoreError
 from podium.store._direct import Busy, Direct
+from podium.store._group import GroupCommit
+from podium.store._syncer import Syncer
 from podium.store._writer import Writer
 
 T = TypeVar("T")
@@ -25,11 +27,28 @@ class Calls:
     path: str
     _writer: Writer
     _direct: Direct | None
+    _syncer: Syncer | None
+    _group: GroupCommit | None
 
     @property
     def commits(self) -> int:
         """Write transactions committed so far by this store (several callers' writes may share one)."""
         return self._writer.commits + (self._direct.commits if self._direct else 0)
+
+    @property
+    def synced_commits(self) -> int:
+        """Of those, the ones made durable by a sync of the log before their callers were answered."""
+        return self._writer.synced_commits + (self._group.synced_commits if self._group else 0)
+
+    @property
+    def syncs(self) -> int:
+        """Syncs of the log so far that callers waited for (concurrent commits share one)."""
+        return self._writer.synced_commits + (self._syncer.syncs if self._syncer else 0)
+
+    @property
+    def disk_seconds(self) -> float:
+        """Time spent in those syncs and the commits they belong to: the disk's share, for benchmarks."""
+        return self._writer.commit_seconds + (self._syncer.seconds if self._syncer else 0.0)
 
     def _guard(self, work: Callable[[sqlite3.Connection], T], opening: bool) -> Callable[[Any], T]:
         def guarded(conn: sqlite3.Connection | None) -> T:
@@ -56,15 +75,23 @@ class Calls:
         return await asyncio.wrap_future(self._submit(work, write=False))
 
     async def _tx(self, work: Callable[[sqlite3.Connection], T], *, durable: bool = True, single: bool = False) -> T:
-        """Run ``work`` in a write transaction: here if that needs no fsync and no wait, else on the store's thread.
+        """Run ``work`` in a write transaction: here unless that would wait for a lock, else on the store's thread.
 
-        On the thread it shares the transaction of the writes queued meanwhile. ``durable=False`` lets it commit
-        without an fsync of its own (for leases, which a power cut voids). ``single``: ``work`` is one writing
-        statement, its own transaction when it runs here.
+        Here, at durability ``full``, a durable write shares the transaction of the writes made in the same turn
+        of the event loop and waits for the sync of the log that follows (:mod:`podium.store._group`). On the
+        thread it shares the transaction of the writes queued meanwhile. ``durable=False`` lets it commit without
+        a sync of its own (for leases, which a power cut voids). ``single``: ``work`` is one writing statement,
+        its own transaction when it runs here on its own.
+
+        Raises:
+            StoreError: also when the sync of the log failed (the write is committed but may not survive a
+                power cut).
         """
         direct = self._direct
-        if direct is not None and (direct.writes or not durable) and direct.usable():
+        if direct is not None and direct.usable():
             try:
+                if durable and self._group is not None:  # durability full: a shared transaction and sync
+                    return await self._group.write(work)  # type: ignore[no-any-return]
                 return direct.write(work, single=single)
             except Busy:  # a write lock held elsewhere: the thread waits for it, the event loop does not
                 pass

@@ -6,8 +6,9 @@ pay them, because in WAL mode they never wait:
 * **Reads.** A WAL reader never waits for a writer: it reads the last committed snapshot. The connection has
   ``busy_timeout`` 0, so the rare moment it cannot start (another connection recovering the WAL, or holding the
   file in exclusive mode) is a ``SQLITE_BUSY`` at once, and the read is handed to the thread, which waits.
-* **Writes that need no fsync** (every write at durability ``process``; lease changes at ``full``). This connection
-  runs with ``synchronous=NORMAL`` and ``wal_autocheckpoint=0``: its commit appends to the WAL and syncs nothing.
+* **Writes.** This connection runs with ``synchronous=NORMAL`` and ``wal_autocheckpoint=0``: its commit appends to
+  the WAL and syncs nothing. At durability ``full`` the durable writes of one turn of the event loop share one
+  transaction here, and its callers wait for a sync of the WAL made on another thread (:mod:`podium.store._group`).
   ``BEGIN IMMEDIATE`` that meets a write lock held elsewhere (another process, or the store's own thread in the
   middle of a commit) fails at once, and the call is handed to the thread, which waits with the busy timeout: a
   lock held elsewhere delays the calls that need it, never the event loop. A run awaits its calls in order, so a
@@ -26,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from podium.store._writer import Writer, settled
 
@@ -55,17 +56,13 @@ def _checkpoint(conn: sqlite3.Connection) -> None:
 class Direct:
     """A connection used on one thread (the event loop's) for the statements that never wait there."""
 
-    def __init__(
-        self, path: str, writer: Writer, errors: Callable[[], AbstractContextManager[None]], *, writes: bool
-    ) -> None:
+    def __init__(self, path: str, writer: Writer, errors: Callable[[], AbstractContextManager[None]]) -> None:
         """Open the connection (the schema exists: the store's thread migrated it).
 
         Args:
             path: the database file.
             writer: the store's thread, where checkpoints are queued.
             errors: a context manager factory mapping SQLite's exceptions to the store's.
-            writes: whether durable writes may run here (durability ``process``); writes marked not durable
-                always may.
 
         Raises:
             sqlite3.Error: the connection could not be opened or set up.
@@ -74,7 +71,6 @@ class Direct:
         """Transactions committed on this connection (a figure for benchmarks)."""
         self.handed = 0
         """Calls that met a lock here and were handed to the store's thread."""
-        self.writes = writes
         self._writer = writer
         self._errors = errors
         self._thread: int | None = None
@@ -136,11 +132,51 @@ class Direct:
         except Busy:
             self.handed += 1
             raise
+        self._committed()
+        return value
+
+    def write_many(self, works: list[Callable[[sqlite3.Connection], Any]]) -> list[tuple[Any, bool]]:
+        """Each of ``works`` in its own savepoint of one write transaction, committed without an fsync.
+
+        Returns one ``(value, True)`` per work that succeeded, ``(exception, False)`` per work that raised (its
+        statements rolled back alone), in order.
+
+        Raises:
+            Busy: the write lock is held elsewhere (nothing was written).
+            StoreError: the transaction could not be committed (nothing was written).
+        """
+        conn = self.conn
+        assert conn is not None
+        outcomes: list[tuple[Any, bool]] = []
+        try:
+            with self._mapped():
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for work in works:
+                        conn.execute("SAVEPOINT podium_write")
+                        try:
+                            with self._mapped():
+                                outcomes.append((settled(work(conn)), True))
+                        except Exception as exc:
+                            conn.execute("ROLLBACK TO podium_write")
+                            outcomes.append((exc, False))
+                        conn.execute("RELEASE podium_write")
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+        except Busy:
+            self.handed += 1
+            raise
+        self._committed()
+        return outcomes
+
+    def _committed(self) -> None:
         self.commits += 1
         if self.commits % CHECKPOINT_EVERY == 0 and not self._checkpointing:
             self._checkpointing = True
             self._writer.submit(_checkpoint, write=False).add_done_callback(self._checkpointed)
-        return value
 
     def close(self) -> None:
         """Close the connection (the store's thread still has its own, which checkpoints when it closes)."""

@@ -1,15 +1,18 @@
 """The default store: one SQLite file (WAL mode), safe across processes on one machine.
 
-No call makes the event loop wait. Reads, and writes that need no fsync, run at once on a connection of the event
-loop's thread, which never waits for a lock (:mod:`podium.store._direct`); a call that would wait, and every write
-that fsyncs, is handed to the store's own thread and awaited there (:mod:`podium.store._writer`), where writes
-queued at one moment share one transaction and one fsync. A lock held by another process (waited for up to
-``busy_timeout``) delays the calls that need it, never the event loop.
+No call makes the event loop wait. Reads and writes run on a connection of the event loop's thread, which never
+waits for a lock (:mod:`podium.store._direct`). At durability ``full`` the durable writes of one turn of the event
+loop share one transaction there, made durable by one sync of the write-ahead log on another thread, shared by the
+commits made meanwhile (group commit, :mod:`podium.store._group`). A call that would wait for a lock is handed to
+the store's own thread and awaited there (:mod:`podium.store._writer`), where the writes queued at one moment
+share one transaction and one fsync. A lock held by another process (waited for up to ``busy_timeout``) delays the
+calls that need it, never the event loop.
 
 ``durability`` says what a committed write survives (the file is in WAL mode either way):
 
-* ``"full"`` (the default): ``synchronous=FULL``, the WAL is fsynced at every commit, so a write whose call
-  returned survives a power cut or an operating-system crash.
+* ``"full"`` (the default): the WAL is synced after every commit (``synchronous=FULL`` on the store's thread, the
+  shared sync above on the event loop's connection), so a write whose call returned survives a power cut or an
+  operating-system crash. Another reader may see a commit a moment before its sync ends.
 * ``"process"``: ``synchronous=NORMAL``, fsync only at checkpoints: a write survives the crash or kill of the
   process (SIGKILL), but a power cut may drop the last commits (never corrupting the file).
 
@@ -37,6 +40,7 @@ from podium.messages import Message
 from podium.store._calls import Calls
 from podium.store._direct import Direct
 from podium.store._files import connect_read_only, make_folder, writable
+from podium.store._group import GroupCommit
 from podium.store._integrity import quick_check, read_log
 from podium.store._rows import (
     api_key_from_row,
@@ -48,6 +52,7 @@ from podium.store._rows import (
     run_from_row,
     run_row,
 )
+from podium.store._syncer import Syncer
 from podium.store._writer import Writer
 from podium.store.base import ApiKey, Durability, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
 
@@ -140,11 +145,16 @@ class SQLiteStore(Calls, Store):
         self._writer = Writer("podium-sqlite", self._errors)
         self._writer.full = durability == "full"
         self._direct: Direct | None = None
+        self._syncer: Syncer | None = None
+        self._group: GroupCommit | None = None
         try:
             self._on_thread(lambda _: self._open(busy_timeout), opening=True)
             if self.path != ":memory:" and not read_only:  # a second connection to ":memory:" is another database
                 with self._errors():
-                    self._direct = Direct(self.path, self._writer, self._errors, writes=durability == "process")
+                    self._direct = Direct(self.path, self._writer, self._errors)
+                if durability == "full":
+                    self._syncer = Syncer(self.path)
+                    self._group = GroupCommit(self._direct, self._syncer, self.path)
         except BaseException:
             self._on_thread(self._shut, opening=True)
             self._writer.stop()
@@ -413,6 +423,8 @@ class SQLiteStore(Calls, Store):
         """Close the connections and stop the store's thread; the store cannot be used afterwards."""
         if self._direct is not None:
             self._direct.close()
+        if self._syncer is not None:
+            self._syncer.close()
         try:
             await self._call(self._shut)
         except StoreError:  # closed already

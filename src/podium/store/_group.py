@@ -1,0 +1,98 @@
+"""Group commit at durability ``full`` on the event loop's connection: one transaction and one sync for many writes.
+
+The durable writes made during one turn of the event loop (the flushes of every run that reached one then) are
+run at the end of that turn in *one* transaction of the loop's connection (:mod:`podium.store._direct`), each in a
+savepoint (a write that fails is rolled back alone and fails only its caller), committed at ``synchronous=NORMAL``,
+which syncs nothing. Then one sync of the write-ahead log on another thread (:mod:`podium.store._syncer`) makes
+the transaction durable, shared with every commit made while it waited, and only then are the writers answered.
+The statements never leave the event loop's thread, and the disk's wait never blocks it.
+
+A commit is visible to readers of the file from the moment it is in the log, a moment before its sync ends; the
+call that wrote it returns only after. When another connection holds the write lock the writes are refused here
+(:class:`Busy`) and their callers hand them to the store's thread, which waits for the lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from podium.errors import StoreError
+from podium.store._direct import Busy, Direct
+from podium.store._syncer import Syncer
+
+Work = Callable[[Any], Any]
+Batch = list[tuple[Work, "asyncio.Future[Any]"]]
+
+
+class GroupCommit:
+    """Gathers the durable writes of one loop turn into one transaction, answered after one shared sync."""
+
+    def __init__(self, direct: Direct, syncer: Syncer, path: str) -> None:
+        """Commit through ``direct`` (the loop's connection) and make durable through ``syncer``.
+
+        Args:
+            direct: the event loop's connection.
+            syncer: the thread syncing the file's write-ahead log.
+            path: the database file, named in errors.
+        """
+        self.synced_commits = 0
+        """Transactions made durable so far (several callers' writes may share one, several may share a sync)."""
+        self._direct = direct
+        self._syncer = syncer
+        self._path = path
+        self._batch: Batch = []
+
+    def write(self, work: Work) -> asyncio.Future[Any]:
+        """A future of ``work(connection)``'s result, settled once its transaction is durable.
+
+        Its exception: what ``work`` raised (nothing of it written); :class:`Busy` (the write lock is held
+        elsewhere: nothing written, hand the write to the store's thread); :class:`StoreError` (the commit or the
+        sync failed).
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._batch.append((work, future))
+        if len(self._batch) == 1:
+            loop.call_soon(self._commit)
+        return future
+
+    def _commit(self) -> None:
+        batch, self._batch = self._batch, []
+        if self._direct.conn is None:  # the store was closed meanwhile
+            for _, future in batch:
+                _settle(future, None, StoreError(f"the SQLite store {self._path} is closed"))
+            return
+        try:
+            outcomes = self._direct.write_many([work for work, _ in batch])
+        except Busy:
+            for _, future in batch:
+                _settle(future, None, Busy())
+            return
+        except Exception as exc:  # nothing committed
+            for _, future in batch:
+                _settle(future, None, exc)
+            return
+        self._syncer.sync().add_done_callback(lambda synced: self._answer(batch, outcomes, synced))
+
+    def _answer(self, batch: Batch, outcomes: list[tuple[Any, bool]], synced: asyncio.Future[None]) -> None:
+        failure = synced.exception()
+        if failure is None:
+            self.synced_commits += 1
+        for (_, future), (value, ok) in zip(batch, outcomes, strict=True):
+            if not ok:
+                _settle(future, None, value)
+            elif failure is not None:  # committed, but nothing says it reached the disk
+                _settle(future, None, StoreError(f"{self._path}: {failure}"))
+            else:
+                _settle(future, value, None)
+
+
+def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+    if future.done():  # its caller was cancelled
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(value)

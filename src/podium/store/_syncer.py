@@ -1,0 +1,127 @@
+"""The fsync of a SQLite file's write-ahead log, on a thread of its own, shared by every commit made before it.
+
+In WAL mode, what ``synchronous=FULL`` adds to ``NORMAL`` is one sync of the log after each commit (checkpoints
+sync the same way at both settings). Commits made at ``NORMAL`` on the event loop's connection
+(:mod:`podium.store._group`) are made durable by :meth:`Syncer.sync`: this module's thread syncs the log file's
+data and answers every caller that asked before that sync began, so concurrent commits share one. A failed sync
+leaves nothing known about what reached the disk: it fails its callers and every later one (reopen the store).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import threading
+import time
+
+_data_sync = getattr(os, "fdatasync", os.fsync)
+"""What SQLite itself uses where it can: the file's data and size, not its times."""
+
+
+class Syncer:
+    """A thread that syncs one SQLite file's write-ahead log for whoever asked since its last sync began."""
+
+    def __init__(self, database: str) -> None:
+        """Start the thread (it sleeps until asked).
+
+        Args:
+            database: the database file; its log is ``database + "-wal"``.
+        """
+        self.syncs = 0
+        """Syncs done so far (a figure for benchmarks)."""
+        self.seconds = 0.0
+        """Time they took (the disk's share, for benchmarks)."""
+        self._wal = database + "-wal"
+        self._folder = os.path.dirname(os.path.abspath(database))
+        self._synced_inode: int | None = None
+        self._waiting: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._broken: OSError | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        self._wake: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name="podium-sqlite-sync", daemon=True)
+        self._thread.start()
+
+    def sync(self) -> asyncio.Future[None]:
+        """A future settled once the log, with every commit made before this call, is on disk.
+
+        Its exception (an :class:`OSError`): the sync failed, now or before, or the store was closed.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if self._closed:
+                future.set_exception(OSError("the store is closed"))
+                return future
+            self._waiting.append((loop, future))
+            first = len(self._waiting) == 1
+        if first:  # the thread sleeps, or is syncing for earlier callers: one wake-up for all that follow
+            self._wake.put(None)
+        return future
+
+    def close(self) -> None:
+        """Answer whoever waits, then stop the thread."""
+        with self._lock:
+            self._closed = True
+        self._wake.put(None)
+        self._thread.join()
+
+    def _serve(self) -> None:
+        while True:
+            self._wake.get()
+            with self._lock:
+                batch, self._waiting = self._waiting, []
+                closed = self._closed
+            if batch:  # else a wake-up for callers an earlier sync already answered
+                self._answer(batch)
+            if closed:
+                return
+
+    def _answer(self, batch: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]) -> None:
+        began = time.perf_counter()
+        error = self._broken or self._sync()
+        self.seconds += time.perf_counter() - began
+        self.syncs += error is None
+        self._broken = error
+        by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+        for loop, future in batch:
+            by_loop.setdefault(loop, []).append(future)
+        for loop, futures in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_settle, futures, error)
+            except RuntimeError:  # that loop closed meanwhile: nobody waits there
+                pass
+
+    def _sync(self) -> OSError | None:
+        try:
+            fd = os.open(self._wal, os.O_RDONLY)
+        except FileNotFoundError:  # no log: every commit went into the database file, which a checkpoint synced
+            return None
+        except OSError as exc:
+            return exc
+        try:
+            _data_sync(fd)
+            inode = os.fstat(fd).st_ino
+            if inode != self._synced_inode:  # a log created anew: its name in the folder must be durable too
+                folder = os.open(self._folder, os.O_RDONLY)
+                try:
+                    os.fsync(folder)
+                finally:
+                    os.close(folder)
+                self._synced_inode = inode
+        except OSError as exc:
+            return exc
+        finally:
+            os.close(fd)
+        return None
+
+
+def _settle(futures: list[asyncio.Future[None]], error: OSError | None) -> None:
+    for future in futures:
+        if future.done():  # its caller was cancelled
+            continue
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(OSError(error.errno, f"syncing the write-ahead log failed: {error.strerror}"))
