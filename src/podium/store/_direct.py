@@ -114,21 +114,15 @@ class Direct:
         Raises:
             Busy: the write lock is held elsewhere (nothing was written).
         """
-        conn = self.conn
-        assert conn is not None
+        if not single:
+            with self._transaction() as conn:
+                value: T = settled(work(conn))
+            return value
+        alone = self.conn
+        assert alone is not None
         try:
             with self._mapped():
-                if single:
-                    value: T = settled(work(conn))
-                else:
-                    conn.execute("BEGIN IMMEDIATE")
-                    try:
-                        value = settled(work(conn))
-                        conn.execute("COMMIT")
-                    except BaseException:
-                        if conn.in_transaction:
-                            conn.execute("ROLLBACK")
-                        raise
+                value = settled(work(alone))
         except Busy:
             self.handed += 1
             raise
@@ -145,22 +139,34 @@ class Direct:
             Busy: the write lock is held elsewhere (nothing was written).
             StoreError: the transaction could not be committed (nothing was written).
         """
+        outcomes: list[tuple[Any, bool]] = []
+        with self._transaction() as conn:
+            for work in works:
+                conn.execute("SAVEPOINT podium_write")
+                try:
+                    with self._mapped():
+                        outcomes.append((settled(work(conn)), True))
+                except Exception as exc:
+                    conn.execute("ROLLBACK TO podium_write")
+                    outcomes.append((exc, False))
+                conn.execute("RELEASE podium_write")
+        return outcomes
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction of the connection, committed at the end of the block (without an fsync), rolled
+        back if the block raises.
+
+        Raises:
+            Busy: the write lock is held elsewhere (nothing was written).
+        """
         conn = self.conn
         assert conn is not None
-        outcomes: list[tuple[Any, bool]] = []
         try:
             with self._mapped():
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    for work in works:
-                        conn.execute("SAVEPOINT podium_write")
-                        try:
-                            with self._mapped():
-                                outcomes.append((settled(work(conn)), True))
-                        except Exception as exc:
-                            conn.execute("ROLLBACK TO podium_write")
-                            outcomes.append((exc, False))
-                        conn.execute("RELEASE podium_write")
+                    yield conn
                     conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:
@@ -170,7 +176,6 @@ class Direct:
             self.handed += 1
             raise
         self._committed()
-        return outcomes
 
     def _committed(self) -> None:
         self.commits += 1
