@@ -206,3 +206,18 @@ async def test_a_write_pending_when_the_store_closes_fails_clearly(tmp_path: Pat
     await store.close()
     with pytest.raises(StoreError, match="closed"):
         await pending
+
+
+async def test_a_large_group_of_writes_is_committed_in_bounded_transactions(tmp_path: Path) -> None:
+    from podium.store._group import MAX_BATCH
+
+    store = SQLiteStore(tmp_path / "b.db")
+    count = MAX_BATCH * 2 + 5
+    for i in range(count):
+        await store.create_thread(f"t{i}")
+    commits = store.commits
+    await asyncio.gather(*(store.append_events(f"t{i}", [_note(1, f"n{i}")]) for i in range(count)))
+    assert store.commits - commits == 3  # never one transaction holding the event loop for all of them
+    for i in range(count):
+        assert [e.text for e in await store.read_events(f"t{i}")] == [f"n{i}"]  # type: ignore[attr-defined]
+    await store.close()

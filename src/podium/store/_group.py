@@ -22,6 +22,9 @@ from podium.errors import StoreError
 from podium.store._direct import Busy, Direct
 from podium.store._syncer import Syncer
 
+MAX_BATCH = 128
+"""The most writes one transaction takes: a bound on how long one commit holds the event loop (a few ms)."""
+
 Work = Callable[[Any], Any]
 Batch = list[tuple[Work, "asyncio.Future[Any]"]]
 
@@ -59,7 +62,9 @@ class GroupCommit:
         return future
 
     def _commit(self) -> None:
-        batch, self._batch = self._batch, []
+        batch, self._batch = self._batch[:MAX_BATCH], self._batch[MAX_BATCH:]
+        if self._batch:  # the rest in the next turn, after what else waits to run
+            asyncio.get_running_loop().call_soon(self._commit)
         if self._direct.conn is None:  # the store was closed meanwhile
             for _, future in batch:
                 _settle(future, None, StoreError(f"the SQLite store {self._path} is closed"))
