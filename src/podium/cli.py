@@ -346,7 +346,15 @@ def serve(
         options["timeout_worker_healthcheck"] = 60  # a worker importing the apps on a busy host is slow to answer
         uvicorn.run("podium.server._workers:create", factory=True, workers=workers, host=host, port=port, **options)
         return
-    app = create_app(served, store=opened, auth=config, close_store=True, lease_ttl=lease_ttl, max_runs=max_runs)
+    app = create_app(
+        served,
+        store=opened,
+        auth=config,
+        close_store=True,
+        lease_ttl=lease_ttl,
+        max_runs=max_runs,
+        freeze_start_up=True,
+    )
     uvicorn.run(app, host=host, port=port, **options)
 
 

@@ -92,3 +92,25 @@ def test_logs_are_json_lines(capsys: pytest.CaptureFixture[str]) -> None:
         logging.getLogger("podium").handlers.clear()
         logging.getLogger("podium").propagate = True
         logging.getLogger("podium").setLevel(logging.NOTSET)
+
+
+async def test_a_serving_process_puts_its_start_up_out_of_the_collectors_reach(tmp_path: Path) -> None:
+    """Full collections then scan only what requests created: short pauses of the event loop under load."""
+    import gc
+
+    from tests.server.conftest import example_apps
+
+    from podium.server.app import create_app
+
+    gc.unfreeze()
+    store = SQLiteStore(tmp_path / "g.db")
+    try:
+        library = create_app(example_apps(), store=store)  # embedded in someone's process: its memory is theirs
+        async with library.router.lifespan_context(library):
+            assert gc.get_freeze_count() == 0
+        served = create_app(example_apps(), store=store, freeze_start_up=True)
+        async with served.router.lifespan_context(served):
+            assert gc.get_freeze_count() > 1000  # modules, schemas, the apps
+    finally:
+        gc.unfreeze()
+        await store.close()

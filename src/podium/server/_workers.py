@@ -49,4 +49,5 @@ def create() -> FastAPI:
         close_store=True,
         lease_ttl=spec["lease_ttl"],
         max_runs=spec["max_runs"],
+        freeze_start_up=True,
     )
