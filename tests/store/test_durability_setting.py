@@ -221,3 +221,29 @@ async def test_a_large_group_of_writes_is_committed_in_bounded_transactions(tmp_
     for i in range(count):
         assert [e.text for e in await store.read_events(f"t{i}")] == [f"n{i}"]  # type: ignore[attr-defined]
     await store.close()
+
+
+def test_a_loop_that_stopped_before_its_commit_leaves_no_write_waiting_forever(tmp_path: Path) -> None:
+    """A write whose loop closed before the commit ran (its caller gone) is dropped; the next loop's writes go on."""
+    store = SQLiteStore(tmp_path / "l.db")
+    asyncio.run(store.create_thread("t"))
+    first = asyncio.new_event_loop()
+    started: list[asyncio.Future[None]] = []
+
+    async def start_only() -> None:
+        started.append(asyncio.ensure_future(store.append_events("t", [_note(1, "never committed")])))
+        await asyncio.sleep(0)  # the write is queued for the end of the turn; the loop stops before that
+        asyncio.get_running_loop().stop()
+        await asyncio.sleep(1)
+
+    with pytest.raises(RuntimeError, match="stopped before"):
+        first.run_until_complete(start_only())
+    first.close()
+    assert not started[0].done()  # its caller is gone with its loop
+
+    async def next_loop() -> list[str]:
+        await asyncio.wait_for(store.append_events("t", [_note(1, "next")]), 5)
+        return [e.text for e in await store.read_events("t")]  # type: ignore[attr-defined]
+
+    assert asyncio.run(next_loop()) == ["next"]
+    asyncio.run(store.close())

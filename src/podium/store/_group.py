@@ -46,6 +46,7 @@ class GroupCommit:
         self._syncer = syncer
         self._path = path
         self._batch: Batch = []
+        self._scheduled: asyncio.AbstractEventLoop | None = None
 
     def write(self, work: Work) -> asyncio.Future[Any]:
         """A future of ``work(connection)``'s result, settled once its transaction is durable.
@@ -57,14 +58,21 @@ class GroupCommit:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._batch.append((work, future))
-        if len(self._batch) == 1:
+        if self._scheduled is not loop:  # (a loop that stopped before its commit ran leaves it to this one)
+            self._scheduled = loop
             loop.call_soon(self._commit)
         return future
 
     def _commit(self) -> None:
-        batch, self._batch = self._batch[:MAX_BATCH], self._batch[MAX_BATCH:]
+        # a write whose caller was cancelled, or whose loop has closed, is not made
+        pending = [(w, f) for w, f in self._batch if not f.done() and not f.get_loop().is_closed()]
+        batch, self._batch = pending[:MAX_BATCH], pending[MAX_BATCH:]
+        self._scheduled = None
         if self._batch:  # the rest in the next turn, after what else waits to run
-            asyncio.get_running_loop().call_soon(self._commit)
+            self._scheduled = asyncio.get_running_loop()
+            self._scheduled.call_soon(self._commit)
+        if not batch:
+            return
         if self._direct.conn is None:  # the store was closed meanwhile
             for _, future in batch:
                 _settle(future, None, StoreError(f"the SQLite store {self._path} is closed"))
