@@ -53,6 +53,10 @@ def test_threads_crud_search_and_history(server: str) -> None:
     }
     ordered = httpx.post(f"{server}/threads/search", json={"sort_by": "thread_id", "sort_order": "asc"}).json()
     assert [t["thread_id"] for t in ordered] == sorted([other, "my-thread"])
+    paged = httpx.post(f"{server}/threads/search", json={"sort_by": "thread_id", "limit": 1, "offset": 1}).json()
+    assert [t["thread_id"] for t in paged] == sorted([other, "my-thread"], reverse=True)[1:]
+    newest = httpx.post(f"{server}/threads/search", json={"sort_by": "updated_at", "limit": 1}).json()
+    assert [t["thread_id"] for t in newest] == [other] and newest[0]["status"] == "idle"  # made after the patch
     waited = httpx.post(
         f"{server}/threads/my-thread/runs/wait", json={"assistant_id": "trip", "input": _say("Compare Paris and Oslo")}
     )

@@ -156,8 +156,8 @@ async def delete(thread_id: str, request: Request, principal: Run) -> Response:
 async def search(body: ThreadSearch, request: Request, principal: Read) -> list[dict[str, Any]]:
     """The caller's threads matching ``metadata`` (every key equal), ``ids`` and ``status``."""
     state = _state(request)
-    found: list[dict[str, Any]] = []
     wanted = set(body.ids) if body.ids is not None else None
+    matching: list[tuple[ThreadInfo, dict[str, Any]]] = []
     for info in await state.store.list_threads(1_000_000):
         if info.metadata.get("owner") != principal.user or (wanted is not None and info.id not in wanted):
             continue
@@ -165,11 +165,21 @@ async def search(body: ThreadSearch, request: Request, principal: Read) -> list[
         metadata = record.get("metadata", {})
         if record.get("deleted") or any(metadata.get(k) != v for k, v in body.metadata.items()):
             continue
-        out = await _out(state, info, record)
-        if body.status is None or out["status"] == body.status:
-            found.append(out)
+        matching.append((info, record))
+    descending = body.sort_order == "desc"
+    if body.status is None and body.sort_by != "status":  # the page is known before any history is read
+        cheap = {
+            "thread_id": lambda m: m[0].id,
+            "created_at": lambda m: m[0].created,
+            "updated_at": lambda m: m[1].get("updated", m[0].created),
+        }[body.sort_by]
+        matching.sort(key=cheap, reverse=descending)
+        page = matching[body.offset : body.offset + body.limit]
+        return [await _out(state, info, record) for info, record in page]
+    found = [await _out(state, info, record) for info, record in matching]
+    found = [out for out in found if body.status is None or out["status"] == body.status]
     key = {"thread_id": "thread_id", "created_at": "created_at", "updated_at": "updated_at", "status": "status"}
-    found.sort(key=lambda t: t[key[body.sort_by]], reverse=body.sort_order == "desc")
+    found.sort(key=lambda t: t[key[body.sort_by]], reverse=descending)
     return found[body.offset : body.offset + body.limit]
 
 
