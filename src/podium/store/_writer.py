@@ -1,7 +1,11 @@
 """The SQLite store's own thread, which groups the writes queued at one moment into one transaction.
 
-Group commit: each time the thread wakes it takes every call queued meanwhile (up to :data:`MAX_BATCH`). Reads run
-first, each on its own, and are answered at once; the writes then run one after the other in *one* transaction,
+Calls come here when they would wait for a lock on the event loop's connection (held by another process), or when
+that connection cannot be used (``:memory:``, another thread); the others run there (:mod:`podium.store._direct`,
+:mod:`podium.store._group`).
+
+Group commit here: each time the thread wakes it takes every call queued meanwhile (up to :data:`MAX_BATCH`). Reads
+run first, each on its own, and are answered at once; the writes then run one after the other in *one* transaction,
 each inside a savepoint (a write that fails is rolled back alone and fails only its caller), and every writer is
 answered after the single ``COMMIT``. With ``synchronous=FULL`` that commit is one fsync, shared by all the runs
 that wrote meanwhile: the cost of durability is paid per wake-up of this thread, not per call. SQLite's automatic
