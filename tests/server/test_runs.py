@@ -57,6 +57,8 @@ def test_threads_crud_search_and_history(server: str) -> None:
     assert [t["thread_id"] for t in paged] == sorted([other, "my-thread"], reverse=True)[1:]
     newest = httpx.post(f"{server}/threads/search", json={"sort_by": "updated_at", "limit": 1}).json()
     assert [t["thread_id"] for t in newest] == [other] and newest[0]["status"] == "idle"  # made after the patch
+    by_status = httpx.post(f"{server}/threads/search", json={"sort_by": "status", "limit": 1, "offset": 1}).json()
+    assert len(by_status) == 1 and by_status[0]["status"] == "idle"  # sorted on what the histories say, then paged
     waited = httpx.post(
         f"{server}/threads/my-thread/runs/wait", json={"assistant_id": "trip", "input": _say("Compare Paris and Oslo")}
     )

@@ -275,8 +275,8 @@ def adopt_unreleased(store: Store, thread_id: str) -> str | None:
     name (the run that held it has ended, so nothing else writes under it). Without this, the lease left behind by
     a store in trouble would make the thread busy for this process's next run until the lease expires.
     """
-    entry = _unreleased.pop((id(store), thread_id), None)
-    if entry is None or entry[0] is not store:
+    entry = _unreleased.pop((id(store), thread_id), None)  # the entry holds its store: the id is that one's
+    if entry is None:
         return None
     entry[2].cancel()
     return entry[1]

@@ -8,6 +8,7 @@ stored events: the main history's messages (LangChain form) and the task stack o
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
@@ -167,19 +168,20 @@ async def search(body: ThreadSearch, request: Request, principal: Read) -> list[
             continue
         matching.append((info, record))
     descending = body.sort_order == "desc"
-    if body.status is None and body.sort_by != "status":  # the page is known before any history is read
-        cheap = {
-            "thread_id": lambda m: m[0].id,
-            "created_at": lambda m: m[0].created,
-            "updated_at": lambda m: m[1].get("updated", m[0].created),
-        }[body.sort_by]
-        matching.sort(key=cheap, reverse=descending)
-        page = matching[body.offset : body.offset + body.limit]
-        return [await _out(state, info, record) for info, record in page]
+    cheap: dict[str, Callable[[tuple[ThreadInfo, dict[str, Any]]], Any]] = {
+        "thread_id": lambda m: m[0].id,
+        "created_at": lambda m: m[0].created,
+        "updated_at": lambda m: m[1].get("updated", m[0].created),
+    }
+    if body.sort_by in cheap:  # sorted on the records, before any history is read
+        matching.sort(key=cheap[body.sort_by], reverse=descending)
+        if body.status is None:  # the page is known: only its histories are read
+            matching = matching[body.offset : body.offset + body.limit]
+            return [await _out(state, info, record) for info, record in matching]
     found = [await _out(state, info, record) for info, record in matching]
     found = [out for out in found if body.status is None or out["status"] == body.status]
-    key = {"thread_id": "thread_id", "created_at": "created_at", "updated_at": "updated_at", "status": "status"}
-    found.sort(key=lambda t: t[key[body.sort_by]], reverse=descending)
+    if body.sort_by == "status":
+        found.sort(key=lambda t: t["status"], reverse=descending)
     return found[body.offset : body.offset + body.limit]
 
 

@@ -91,7 +91,7 @@ class Calls:
         if direct is not None and direct.usable():
             try:
                 if durable and self._group is not None:  # durability full: a shared transaction and sync
-                    return await self._group.write(work)  # type: ignore[no-any-return]
+                    return await self._group.write(work)
                 return direct.write(work, single=single)
             except Busy:  # a write lock held elsewhere: the thread waits for it, the event loop does not
                 pass

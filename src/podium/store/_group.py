@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from podium.errors import StoreError
 from podium.store._direct import Busy, Direct
@@ -25,6 +25,7 @@ from podium.store._syncer import Syncer
 MAX_BATCH = 128
 """The most writes one transaction takes: a bound on how long one commit holds the event loop (a few ms)."""
 
+T = TypeVar("T")
 Work = Callable[[Any], Any]
 Batch = list[tuple[Work, "asyncio.Future[Any]"]]
 
@@ -48,7 +49,7 @@ class GroupCommit:
         self._batch: Batch = []
         self._scheduled: asyncio.AbstractEventLoop | None = None
 
-    def write(self, work: Work) -> asyncio.Future[Any]:
+    def write(self, work: Callable[[Any], T]) -> asyncio.Future[T]:
         """A future of ``work(connection)``'s result, settled once its transaction is durable.
 
         Its exception: what ``work`` raised (nothing of it written); :class:`Busy` (the write lock is held
@@ -56,7 +57,7 @@ class GroupCommit:
         sync failed).
         """
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[T] = loop.create_future()
         self._batch.append((work, future))
         if self._scheduled is not loop:  # (a loop that stopped before its commit ran leaves it to this one)
             self._scheduled = loop
