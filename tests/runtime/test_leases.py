@@ -99,3 +99,30 @@ async def test_a_live_process_whose_pid_is_unknown_here_holds_until_it_ends(stor
     child.wait(timeout=30)
     child.stdout.close()
     assert await store.acquire_thread("t", new_owner("me"), 60) is None  # ended: taken over at once
+
+
+async def test_a_finished_run_leaves_nothing_for_the_cycle_collector(store: Store) -> None:
+    """The lease's renewal timer must not tie a run's state into a reference cycle: under load, states left to the
+    cycle collector pile up into long collections that pause every conversation."""
+    import gc
+
+    from podium.runtime.journal import RunState
+
+    async def pay() -> str:
+        """Pay."""
+        return "paid"
+
+    runtime = Runtime(store)
+    agent = _agent(pay)
+    await runtime.run(agent, "warm up", thread_id="w")
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for n in range(5):
+            assert (await runtime.run(agent, f"pay {n}", thread_id=f"g{n}")).status == "completed"
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, RunState)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert left == []

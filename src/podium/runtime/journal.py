@@ -229,37 +229,7 @@ class RunState:
         all the same (this process stalled), ``lost_to`` is set and the store refuses the run's next write. The
         renewals run on a timer, not in a task of their own: a run shorter than the interval costs one timer.
         """
-        loop = asyncio.get_running_loop()
-        interval = max(self.lease_ttl / 3, 0.01)
-        renewing: asyncio.Task[None] | None = None
-        stopped = False
-        timer: asyncio.TimerHandle
-
-        def due() -> None:
-            nonlocal renewing
-            renewing = loop.create_task(renew())
-
-        async def renew() -> None:
-            nonlocal timer
-            try:
-                holder = await self.store.acquire_thread(self.thread_id, self.owner, self.lease_ttl)
-            except StoreError as exc:  # a passing store fault: the next renewal may get through
-                _log.warning("renewing the lease of thread %s failed: %s", self.thread_id, exc)
-                holder = None
-            if holder is not None:
-                self.lost_to = holder
-            elif not stopped:
-                timer = loop.call_later(interval, due)
-
-        async def stop() -> None:
-            nonlocal stopped
-            stopped = True
-            timer.cancel()
-            if renewing is not None and not renewing.done():
-                await asyncio.wait([renewing])
-
-        timer = loop.call_later(interval, due)
-        return stop
+        return _LeaseKeeper(self).stop
 
     async def publish(self, event: Event) -> None:
         """Hand ``event`` to the live subscribers only: the run's ``on_event`` callbacks and the bus.
@@ -310,6 +280,46 @@ class RunState:
 
 
 _background: set[asyncio.Task[Any]] = set()
+
+
+class _LeaseKeeper:
+    """The timer renewing one run's lease (see :meth:`RunState.keep_lease`).
+
+    Once stopped it holds no reference back to itself (the cancelled timer drops its callback), so a finished run's
+    state is freed at once, not left to the cycle collector.
+    """
+
+    __slots__ = ("_interval", "_loop", "_renewing", "_state", "_stopped", "_timer")
+
+    def __init__(self, state: RunState) -> None:
+        self._state = state
+        self._loop = asyncio.get_running_loop()
+        self._interval = max(state.lease_ttl / 3, 0.01)
+        self._renewing: asyncio.Task[None] | None = None
+        self._stopped = False
+        self._timer = self._loop.call_later(self._interval, self._due)
+
+    def _due(self) -> None:
+        self._renewing = self._loop.create_task(self._renew())
+
+    async def _renew(self) -> None:
+        state = self._state
+        try:
+            holder = await state.store.acquire_thread(state.thread_id, state.owner, state.lease_ttl)
+        except StoreError as exc:  # a passing store fault: the next renewal may get through
+            _log.warning("renewing the lease of thread %s failed: %s", state.thread_id, exc)
+            holder = None
+        if holder is not None:
+            state.lost_to = holder
+        elif not self._stopped:
+            self._timer = self._loop.call_later(self._interval, self._due)
+
+    async def stop(self) -> None:
+        self._stopped = True
+        self._timer.cancel()
+        renewing, self._renewing = self._renewing, None
+        if renewing is not None and not renewing.done():
+            await asyncio.wait([renewing])
 
 
 def _spawn(awaitable: Awaitable[Any], run_id: str) -> None:
