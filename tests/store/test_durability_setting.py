@@ -247,3 +247,23 @@ def test_a_loop_that_stopped_before_its_commit_leaves_no_write_waiting_forever(t
 
     assert asyncio.run(next_loop()) == ["next"]
     asyncio.run(store.close())
+
+
+async def test_a_run_syncs_its_record_with_its_first_events(tmp_path: Path) -> None:
+    """At ``full`` a run answered by one model call makes two synced commits: its first events (with the thread
+    and the run's record committed just before them) and its end. The record has no sync of its own."""
+    from podium import ReactAgent, Runtime
+    from podium.testing import FunctionModel
+
+    store = SQLiteStore(tmp_path / "r.db")
+    runtime = Runtime(store)
+    agent = ReactAgent("echo", FunctionModel(lambda messages, request: "hello"))
+    synced = store.synced_commits
+    assert (await runtime.run(agent, "hi", thread_id="t")).output == "hello"
+    assert store.synced_commits - synced == 2
+    synced = store.synced_commits
+    await store.open_run(RunRecord(id="later", thread_id="t"))
+    assert store.synced_commits == synced  # committed without a sync
+    await store.close()
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 2

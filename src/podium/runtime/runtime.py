@@ -154,7 +154,7 @@ class Runtime:
             record = RunRecord(
                 id=run_id or uuid.uuid4().hex, thread_id=thread_id, input=message_to_dict(message), agent=agent.name
             )
-            await self.store.create_run(record)
+            await self.store.open_run(record)  # synced with the run's first events, before anything happens
             return await self._execute(agent, record, {}, {}, owner, deps, limits, on_event)
         finally:
             await release(self.store, thread_id, owner, self.lease_ttl)

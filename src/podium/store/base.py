@@ -186,9 +186,9 @@ class Store(ABC):
     async def ensure_thread(self, thread_id: str, metadata: dict[str, Any] | None = None) -> ThreadInfo:
         """:meth:`create_thread` for a run about to start in it.
 
-        A store may commit a new thread here without a sync of its own: the run's record, written durably before
-        the run is acknowledged or does anything, is committed after it and syncs it along (a power cut in between
-        loses a thread nobody was told of). The default is :meth:`create_thread`.
+        A store may commit a new thread here without a sync of its own: the run's first events, written durably
+        before the run does anything, are committed after it and sync it along (a power cut in between loses a
+        thread nobody was told of). The default is :meth:`create_thread`.
         """
         return await self.create_thread(thread_id, metadata)
 
@@ -238,6 +238,16 @@ class Store(ABC):
     @abstractmethod
     async def create_run(self, run: RunRecord) -> None:
         """Record a new run."""
+
+    async def open_run(self, run: RunRecord) -> None:
+        """:meth:`create_run` for a run about to execute.
+
+        A store may commit the record without a sync of its own: the run's first events, written durably before the
+        run has any effect (its first model call, tool or step), are committed after it and sync it along (a power
+        cut in between loses a run that had done nothing, whose caller was never answered). The default is
+        :meth:`create_run`.
+        """
+        await self.create_run(run)
 
     @abstractmethod
     async def update_run(self, run_id: str, status: RunStatus, result: dict[str, Any] | None = None) -> None:

@@ -325,8 +325,16 @@ class SQLiteStore(Calls, Store):
 
     # runs
     async def create_run(self, run: RunRecord) -> None:
+        await self._insert_run(run, durable=True)
+
+    async def open_run(self, run: RunRecord) -> None:
+        await self._insert_run(run, durable=False)  # the run's first events sync it along
+
+    async def _insert_run(self, run: RunRecord, *, durable: bool) -> None:
         row = run_row(run)
-        await self._tx(lambda c: c.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?)", row), single=True)
+        await self._tx(
+            lambda c: c.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?)", row), durable=durable, single=True
+        )
 
     async def update_run(self, run_id: str, status: RunStatus, result: dict[str, Any] | None = None) -> None:
         await self._tx(lambda c: _update_run(c, run_id, status, result), single=True)  # nothing written if it raises
