@@ -24,11 +24,12 @@ import inspect
 import json
 import re
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from types import FunctionType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, get_origin, get_type_hints, overload
 
+from podium._eager import first_step
 from podium._tool_schema import arguments_model, parse_docstring
 from podium._tool_thread import in_thread
 from podium.errors import ToolArgumentsError, ToolDefinitionError, ToolTimeout, UsageError
@@ -338,12 +339,19 @@ class Tool:
             for pname, kind in self._injected.items():
                 found = ctx.injected(kind) if ctx is not None else None
                 kwargs[pname] = found if found is not None else kind.when_missing()
+        call: Awaitable[Any]
         if self._is_async:
-            call = cast(Callable[..., Awaitable[Any]], self.function)(**kwargs)
+            coro = cast(Callable[..., Coroutine[Any, Any, Any]], self.function)(**kwargs)
+            if self.timeout is None:
+                return await coro
+            finished, outcome = first_step(coro)  # a call that never waits needs no timer
+            if finished:
+                return outcome
+            call = outcome
         else:
             call = in_thread(self.function, kwargs, self.name)
-        if self.timeout is None:
-            return await call
+            if self.timeout is None:
+                return await call
         bound = asyncio.timeout(self.timeout)
         try:
             async with bound:

@@ -1,4 +1,4 @@
-"""runtime._eager.start: a coroutine's first step in the caller, a task only if it waits."""
+"""podium._eager.start: a coroutine's first step in the caller, a task only if it waits."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from podium.runtime._eager import start
+from podium._eager import start
 
 
 async def test_a_coroutine_that_never_waits_is_done_at_once_without_a_task() -> None:

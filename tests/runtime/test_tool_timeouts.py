@@ -149,3 +149,46 @@ async def test_a_hung_sync_call_holds_only_its_own_thread_and_idle_threads_end(m
             break
         await asyncio.sleep(0.01)
     assert not any(t.is_alive() for t in threads)
+
+
+async def test_an_async_tool_is_bounded_after_its_first_step_and_keeps_its_task() -> None:
+    """A coroutine tool's first step runs at once (no timer for a call that never waits); one that waits goes on
+    in the caller's task under the timeout, and whatever it raises reaches the caller as it would directly."""
+    steps: list[str] = []
+
+    @tool(timeout=0.2)
+    async def quick(x: int) -> int:
+        """Answer at once."""
+        return x * 2
+
+    @tool(timeout=0.2)
+    async def waits_then_answers(x: int) -> int:
+        """Wait a little, then answer."""
+        caller = asyncio.current_task()
+        await asyncio.sleep(0.01)
+        assert asyncio.current_task() is caller  # no task of its own: the caller's context and cancellation
+        return x + 1
+
+    @tool(timeout=0.2)
+    async def waits_too_long() -> str:
+        """Start, then hang."""
+        steps.append("started")
+        try:
+            await asyncio.sleep(3)
+        except asyncio.CancelledError:
+            steps.append("cancelled")
+            raise
+        return "late"
+
+    @tool(timeout=0.2)
+    async def fails_at_once() -> str:
+        """Fail before waiting."""
+        raise ValueError("no")
+
+    assert await quick.run(None, {"x": 4}) == 8
+    assert await waits_then_answers.run(None, {"x": 4}) == 5
+    with pytest.raises(ToolTimeout):
+        await waits_too_long.run(None, {})
+    assert steps == ["started", "cancelled"]
+    with pytest.raises(ValueError, match="no"):
+        await fails_at_once.run(None, {})

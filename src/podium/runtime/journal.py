@@ -20,10 +20,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from podium._eager import start
 from podium.errors import LeaseLost, LimitReached, StoreError, UsageError
 from podium.events import Event
 from podium.messages import Usage
-from podium.runtime._eager import start
 
 if TYPE_CHECKING:
     from podium.runtime._history import HistoryCache

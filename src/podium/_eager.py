@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["start"]
+__all__ = ["first_step", "start"]
 
 
 def start(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
@@ -36,6 +36,16 @@ def start(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
         failed.set_exception(exc)
         return failed
     return loop.create_task(_finish(coro, waiting_on))
+
+
+def first_step(coro: Coroutine[Any, Any, T]) -> tuple[bool, Any]:
+    """Run ``coro`` until it first waits: ``(True, result)`` if it finished, else ``(False, awaitable)``, the
+    awaitable going on with it from there in the awaiting task. An exception it raises first propagates."""
+    try:
+        waiting_on = coro.send(None)
+    except StopIteration as stop:
+        return True, stop.value
+    return False, _resume(coro, waiting_on)
 
 
 async def _finish(coro: Coroutine[Any, Any, T], waiting_on: Any) -> T:
