@@ -14,6 +14,7 @@ from podium import (
     Message,
     ModelRequest,
     ReactAgent,
+    RunContext,
     Runtime,
     SQLiteStore,
     ToolMessage,
@@ -104,10 +105,48 @@ async def test_each_turn_reads_only_what_was_stored_since_the_last() -> None:
     agent = _agent(rounds=1, seen=seen)
     for turn in range(5):
         assert (await runtime.run(agent, f"q{turn}", thread_id="t")).status == "completed"
-    # the first turn reads the empty thread, the second the first run's 7 events; each later one the previous run's
-    # 7 and the last one it had read (to check the log's end is still the one it knew)
-    assert store.read == [0, 7, 8, 8, 8]
+    # the first turn reads the empty thread; each later one knows the runs before it (this runtime stored them, and
+    # the log's head is the one it knew): it reads nothing, at any of its model calls
+    assert store.read == [0]
     assert seen[-1][:-1] == [text for i in range(4) for text in (f"q{i}", f"answer to q{i}")]
+    # a run stored by another runtime (another process) is read: its 7 events and the last one known before them
+    other = Runtime(store)
+    assert (await other.run(agent, "elsewhere", thread_id="t")).status == "completed"
+    assert (await runtime.run(agent, "back", thread_id="t")).status == "completed"
+    assert store.read[-1] == 8
+    assert seen[-1][-4:-1] == ["answer to q4", "elsewhere", "answer to elsewhere"]
+    assert len(seen[-1]) == 2 * 6 + 1
+
+
+async def test_a_resumed_run_and_the_turns_after_it_see_each_message_once(tmp_path: Path) -> None:
+    """A run that waits for the human is not taken into the kept history when it stops (its resumption must see
+    the history before its events); once it ends, the next turn sees it whole, once."""
+    for store in (MemoryStore(), SQLiteStore(tmp_path / "i.db")):
+        seen: list[list[str]] = []
+
+        def reply(messages: list[Message], request: ModelRequest, seen: list[list[str]] = seen) -> AIMessage:
+            seen.append([str(m.content) for m in messages if isinstance(m, HumanMessage | AIMessage) and m.content])
+            last = messages[-1]
+            if isinstance(last, HumanMessage) and "confirm" in str(last.content):
+                return AIMessage(tool_calls=[tool_call("confirm")])
+            if isinstance(last, ToolMessage):
+                return AIMessage(content=f"confirmed: {last.content}")
+            return AIMessage(content=f"answer to {last.content}")
+
+        async def confirm(ctx: RunContext[Any]) -> str:
+            """Ask the human to confirm."""
+            return await ctx.ask("Sure?")
+
+        agent = ReactAgent("asker", FunctionModel(reply), [confirm])
+        runtime = Runtime(store)
+        await runtime.run(agent, "hello", thread_id="t")
+        assert (await runtime.run(agent, "please confirm", thread_id="t")).status == "interrupted"
+        resumed = await runtime.resume(agent, "t", "yes")
+        assert resumed.output == "confirmed: yes"
+        assert seen[-1] == ["hello", "answer to hello", "please confirm"]
+        await runtime.run(agent, "next", thread_id="t")
+        assert seen[-1] == ["hello", "answer to hello", "please confirm", "confirmed: yes", "next"]
+        await store.close()
 
 
 async def test_a_rolled_back_run_leaves_the_history_that_was_kept(tmp_path: Path) -> None:
@@ -128,10 +167,10 @@ async def test_histories_are_kept_per_namespace_and_for_a_bounded_number_of_thre
 
     store = MemoryStore()
     runtime = Runtime(store)
-    runtime._histories = HistoryCache(max_histories=2)
+    runtime._histories = HistoryCache(max_threads=2)
     seen: list[list[str]] = []
     agent = _agent(rounds=0, seen=seen)
     for thread in ("a", "b", "c", "a"):
         await runtime.run(agent, f"to {thread}", thread_id=thread)
     assert seen[-1] == ["to a", "answer to to a", "to a"]
-    assert len(runtime._histories._histories) == 2
+    assert len(runtime._histories._threads) == 2

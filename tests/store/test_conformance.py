@@ -238,3 +238,18 @@ async def test_api_keys_are_found_by_digest_listed_and_revoked(store: Store) -> 
     revoked = await store.find_api_key("d1")
     assert revoked is not None and revoked.revoked is not None and revoked.user == "alice"
     assert [k.revoked is None for k in await store.list_api_keys()] == [False, True]
+
+
+async def test_the_log_head_names_the_last_event_and_its_run(store: Store) -> None:
+    await store.create_thread("t")
+    assert await store.log_head("t") == (0, "")
+    await store.create_run(RunRecord(id="r1", thread_id="t"))
+    await store.append_events("t", [message(1, "a", run="r1"), message(2, "b", run="r1")])
+    assert await store.log_head("t") == (2, "r1")
+    await store.create_run(RunRecord(id="r2", thread_id="t"))
+    await store.append_events("t", [message(3, "c", run="r2")])
+    assert await store.log_head("t") == (3, "r2")
+    await store.delete_run("r2")  # rolled back: the head is the earlier run's again
+    assert await store.log_head("t") == (2, "r1")
+    await store.append_events("t", [message(3, "d", run="r3")])
+    assert await store.log_head("t") == (3, "r3")  # the same number, another run: the log changed

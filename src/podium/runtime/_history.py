@@ -18,14 +18,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from podium.events import MessageAdded
+from podium.events import Event, MessageAdded
 from podium.messages import Message, ToolMessage, valid_history
 
 if TYPE_CHECKING:
     from podium.store.base import Store
 
-MAX_HISTORIES = 1024
-"""Histories kept at once (the least recently read go first)."""
+MAX_THREADS = 1024
+"""Threads whose histories are kept at once (the least recently read go first)."""
 
 
 @dataclass(slots=True)
@@ -53,19 +53,26 @@ class _History:
 class HistoryCache:
     """Message histories of recently used threads, read incrementally from a store."""
 
-    def __init__(self, max_histories: int = MAX_HISTORIES) -> None:
-        """An empty cache holding up to ``max_histories`` (thread, namespace) histories."""
-        self._histories: OrderedDict[tuple[str, str], _History] = OrderedDict()
-        self._max = max_histories
+    def __init__(self, max_threads: int = MAX_THREADS) -> None:
+        """An empty cache holding the histories of up to ``max_threads`` threads (each by namespace)."""
+        self._threads: OrderedDict[str, dict[str, _History]] = OrderedDict()
+        self._max = max_threads
 
-    async def history(self, store: Store, thread_id: str, namespace: str, run_id: str) -> list[Message]:
+    async def history(
+        self, store: Store, thread_id: str, namespace: str, run_id: str, head: tuple[int, str]
+    ) -> list[Message]:
         """The valid message history of ``namespace`` in the thread, before the events of run ``run_id``.
 
-        The run's own events are the end of the thread's log (one writer per thread), so what is kept never holds
-        them and stays valid for the thread's next run.
+        ``head`` is the thread's log head (:meth:`Store.log_head`) when the run's execution began: a history kept
+        up to that head is current without reading anything. The run's own events are the end of the thread's log
+        (one writer per thread), so what is kept never holds them and stays valid for the thread's next run.
         """
-        key = (thread_id, namespace)
-        kept = self._histories.pop(key, None)
+        kept_here = self._threads.pop(thread_id, None) or {}
+        kept = kept_here.pop(namespace, None)
+        if kept is not None and (kept.seq, kept.run_id) == head:
+            kept_here[namespace] = kept
+            self._threads[thread_id] = kept_here
+            return kept.view()
         if kept is not None and kept.seq:
             events = await store.read_events(thread_id, after=kept.seq - 1)
             if not events or events[0].seq != kept.seq or events[0].run_id != kept.run_id:
@@ -85,7 +92,24 @@ class HistoryCache:
             if isinstance(event, MessageAdded) and event.namespace == namespace:
                 added.append(event.message)
         kept.add(added)
-        self._histories[key] = kept
-        if len(self._histories) > self._max:
-            self._histories.popitem(last=False)
+        kept_here[namespace] = kept
+        self._threads[thread_id] = kept_here
+        if len(self._threads) > self._max:
+            self._threads.popitem(last=False)
         return kept.view()
+
+    def advance(self, thread_id: str, events: list[Event]) -> None:
+        """Take in the events an ended run stored (in order, none missing): each history of the thread kept up to
+        just before them grows by them, so the thread's next run reads none of them back from the store.
+
+        Only a run that can never be resumed may be taken in: a resumed run's history must stop before its events.
+        """
+        kept_here = self._threads.get(thread_id)
+        if not kept_here or not events:
+            return
+        first, last = events[0], events[-1]
+        for namespace, kept in kept_here.items():
+            if kept.seq != first.seq - 1:  # older than what came before the run: read the rest from the store
+                continue
+            kept.add([e.message for e in events if isinstance(e, MessageAdded) and e.namespace == namespace])
+            kept.seq, kept.run_id = last.seq, last.run_id

@@ -241,7 +241,7 @@ class RunContext(Injectable, Generic[DepsT]):
         """
         state = self._state
         if state.histories is not None:
-            return await state.histories.history(state.store, state.thread_id, self.namespace, state.run_id)
+            return await state.histories.history(state.store, state.thread_id, self.namespace, state.run_id, state.head)
         messages = await state.store.load_messages(state.thread_id, self.namespace, exclude_run=state.run_id)
         return valid_history(messages)
 

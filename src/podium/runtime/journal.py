@@ -106,6 +106,8 @@ class RunState:
     run_id: str
     journal: dict[str, Event]
     seq: int
+    head: tuple[int, str] = (0, "")
+    """The thread's log head when the execution began (:meth:`~podium.store.Store.log_head`)."""
     limits: Limits
     owner: str
     lease_ttl: float
@@ -122,6 +124,8 @@ class RunState:
     """The runtime's incremental histories (``None``: read the whole history at each turn)."""
     pending: list[Event] = field(default_factory=list)
     """Recorded events not stored yet (see :meth:`flush`)."""
+    stored: list[Event] = field(default_factory=list)
+    """The events this execution stored, in order."""
     unpublished: list[Event] = field(default_factory=list)
     """Events waiting for their turn on the bus: the pending ones, and streamed-only ones queued behind them."""
     _flushing: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -194,6 +198,7 @@ class RunState:
                 self.pending = batch + self.pending
                 self.store_fault = exc
                 raise
+            self.stored += batch
             last = batch[-1].seq
             count = 0
             for event in self.unpublished:

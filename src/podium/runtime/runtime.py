@@ -52,6 +52,10 @@ from podium.store.base import RunRecord, RunStatus, Store, new_owner
 __all__ = ["Cancelled", "IfBusy", "RunResult", "Runtime"]
 
 
+_FINAL = ("completed", "failed", "limit_exceeded")
+"""How an execution ends when its run can never be resumed and all it recorded went through the journal's flushes."""
+
+
 class Runtime:
     """Runs agents on stored conversations."""
 
@@ -409,12 +413,14 @@ class Runtime:
         limits: Limits | None,
         on_event: Callable[[Event], Any] | None,
     ) -> RunState:
+        head = await self.store.log_head(record.thread_id)
         return RunState(
             store=self.store,
             thread_id=record.thread_id,
             run_id=record.id,
             journal=journal,
-            seq=await self.store.last_seq(record.thread_id),
+            seq=head[0],
+            head=head,
             limits=limits or self.limits,
             owner=owner,
             lease_ttl=self.lease_ttl,
@@ -443,7 +449,10 @@ class Runtime:
         try:
             state = await self._state(record, journal, owner, limits, on_event)
             stop_keeping = state.keep_lease()
-            return await execute(agent, record, state, answers, deps, self._cancelling)
+            result = await execute(agent, record, state, answers, deps, self._cancelling)
+            if result.status in _FINAL and state.lost_to is None and not state.pending:
+                self._histories.advance(record.thread_id, state.stored)  # the next turn reads none of it back
+            return result
         finally:
             if stop_keeping is not None:
                 await stop_keeping()

@@ -224,6 +224,17 @@ class Store(ABC):
     async def last_seq(self, thread_id: str) -> int:
         """The highest sequence number of the thread (0 if none)."""
 
+    async def log_head(self, thread_id: str) -> tuple[int, str]:
+        """The sequence number and run of the thread's last event (``(0, "")`` if none).
+
+        Two equal heads read at two moments mean the log did not change in between: events are only appended, and a
+        run rolled back (:meth:`delete_run`) never comes back, so the event at that number would belong to another
+        run. The default reads the last event.
+        """
+        last = await self.last_seq(thread_id)
+        events = await self.read_events(thread_id, after=last - 1) if last else []
+        return (events[0].seq, events[0].run_id) if events else (0, "")
+
     @abstractmethod
     async def load_messages(
         self, thread_id: str, namespace: str = "", *, exclude_run: str | None = None

@@ -79,6 +79,10 @@ class MemoryStore(Store):
         events = self._thread(thread_id).events
         return events[-1].seq if events else 0
 
+    async def log_head(self, thread_id: str) -> tuple[int, str]:
+        events = self._thread(thread_id).events
+        return (events[-1].seq, events[-1].run_id) if events else (0, "")
+
     async def load_messages(
         self, thread_id: str, namespace: str = "", *, exclude_run: str | None = None
     ) -> list[Message]:

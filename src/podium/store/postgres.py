@@ -450,6 +450,12 @@ class PostgresStore(Store):
         rows = await self._rows("SELECT max(seq) FROM events WHERE thread_id=%s", (thread_id,))
         return int(rows[0][0] or 0)
 
+    async def log_head(self, thread_id: str) -> tuple[int, str]:
+        rows = await self._rows(
+            "SELECT seq, run_id FROM events WHERE thread_id=%s ORDER BY seq DESC LIMIT 1", (thread_id,)
+        )
+        return (int(rows[0][0]), str(rows[0][1])) if rows else (0, "")
+
     async def load_messages(
         self, thread_id: str, namespace: str = "", *, exclude_run: str | None = None
     ) -> list[Message]:

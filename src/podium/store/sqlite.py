@@ -58,6 +58,8 @@ from podium.store.base import ApiKey, Durability, RunRecord, RunStatus, Store, T
 
 __all__ = ["SQLiteStore"]
 
+_LOG_HEAD = "SELECT seq, run_id FROM events WHERE thread_id=? ORDER BY seq DESC LIMIT 1"
+
 APPLICATION_ID = 0x50444D31  # "PDM1": marks the file as a Podium database
 
 MIGRATIONS: list[str] = [
@@ -304,6 +306,10 @@ class SQLiteStore(Calls, Store):
     async def last_seq(self, thread_id: str) -> int:
         rows = await self._query("SELECT max(seq) FROM events WHERE thread_id=?", (thread_id,))
         return int(rows[0][0] or 0)
+
+    async def log_head(self, thread_id: str) -> tuple[int, str]:
+        rows = await self._query(_LOG_HEAD, (thread_id,))
+        return (int(rows[0][0]), str(rows[0][1])) if rows else (0, "")
 
     async def load_messages(
         self, thread_id: str, namespace: str = "", *, exclude_run: str | None = None
