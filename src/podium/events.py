@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from podium import _codec
 from podium.errors import UsageError
-from podium.messages import Message, Usage
+from podium.messages import MESSAGE_TYPES, Message, Usage
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -43,6 +43,7 @@ __all__ = [
     "ToolStarted",
     "event_from_dict",
     "event_to_dict",
+    "prepare_codec",
 ]
 
 
@@ -366,6 +367,16 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     """
     event: Event = _codec.load(data, _events(), "event")
     return event
+
+
+def prepare_codec() -> None:
+    """Build the reader and writer of events (and of the messages they carry) now rather than at first use.
+
+    Building them imports pydantic and compiles every variant's schema, a few hundred milliseconds: a server does it
+    at start-up, so its first request does not wait for it.
+    """
+    _events()
+    _codec.union_adapter(MESSAGE_TYPES)
 
 
 def _events() -> TypeAdapter[Event]:

@@ -6,6 +6,8 @@ import json
 import logging
 import logging.config
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -114,3 +116,27 @@ async def test_a_serving_process_puts_its_start_up_out_of_the_collectors_reach(t
     finally:
         gc.unfreeze()
         await store.close()
+
+
+def test_the_codec_is_built_at_start_up_not_by_the_first_request(tmp_path: Path) -> None:
+    """Building the readers and writers of events and messages takes a few hundred milliseconds; the server does it
+    before it serves, so the first request does not wait for it (checked in a fresh interpreter, where nothing has
+    built them yet)."""
+    code = """
+import asyncio
+from podium import MemoryStore
+from podium._codec import union_adapter
+from podium.app import load_app
+from podium.server.app import create_app
+
+async def main():
+    app = create_app({"trip": load_app("trip")}, store=MemoryStore())
+    before = union_adapter.cache_info().currsize
+    async with app.router.lifespan_context(app):
+        print(before, union_adapter.cache_info().currsize)
+
+asyncio.run(main())
+"""
+    root = Path(__file__).resolve().parents[2]  # the examples are found from the checkout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    assert out.stdout.split() == ["0", "2"]

@@ -107,6 +107,35 @@ async def test_durable_writes_of_one_loop_turn_share_a_transaction_and_a_sync(tm
     await store.close()
 
 
+async def test_a_lease_change_joins_a_pending_transaction_without_waiting_for_its_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that needs no sync of its own (a lease) made while a durable transaction is about to commit goes into
+    that transaction, and its caller is answered once it is committed, not after the sync."""
+    from podium.store import _syncer
+
+    store = SQLiteStore(tmp_path / "j.db")
+    await store.create_thread("t")
+    await store.create_thread("u")
+    disk = threading.Event()
+    real = _syncer._data_sync
+
+    def slow_disk(fd: int) -> None:
+        disk.wait(5)
+        real(fd)
+
+    monkeypatch.setattr(_syncer, "_data_sync", slow_disk)
+    commits = store.commits
+    durable = asyncio.ensure_future(store.append_events("t", [_note(1, "durable")]))
+    await asyncio.sleep(0)  # the durable write waits for the end of this turn of the loop
+    assert await store.acquire_thread("u", "me", 30) is None  # joined it, answered while the sync still waits
+    assert store.commits == commits + 1 and not durable.done()
+    disk.set()
+    await durable
+    assert store.commits == commits + 1  # one transaction for both
+    await store.close()
+
+
 async def test_a_failed_sync_fails_the_write_and_every_later_one(tmp_path: Path) -> None:
     """After a failed fsync nothing is known of what reached the disk: writes fail clearly until reopened."""
     import os

@@ -125,6 +125,9 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        from podium.events import prepare_codec
+
+        prepare_codec()  # before the first request, which would otherwise wait for it
         watcher = asyncio.create_task(ops.follow_runs(state), name="podium-metrics")
         await state.executor.recover()
         if freeze_start_up:

@@ -90,8 +90,9 @@ class Calls:
         direct = self._direct
         if direct is not None and direct.usable():
             try:
-                if durable and self._group is not None:  # durability full: a shared transaction and sync
-                    return await self._group.write(work)
+                group = self._group
+                if group is not None and (durable or group.pending()):  # durability full: a shared transaction
+                    return await group.write(work, durable=durable)  # (and, if durable, a shared sync)
                 return direct.write(work, single=single)
             except Busy:  # a write lock held elsewhere: the thread waits for it, the event loop does not
                 pass

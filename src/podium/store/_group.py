@@ -5,7 +5,9 @@ run at the end of that turn in *one* transaction of the loop's connection (:mod:
 savepoint (a write that fails is rolled back alone and fails only its caller), committed at ``synchronous=NORMAL``,
 which syncs nothing. Then one sync of the write-ahead log on another thread (:mod:`podium.store._syncer`) makes
 the transaction durable, shared with every commit made while it waited, and only then are the writers answered.
-The statements never leave the event loop's thread, and the disk's wait never blocks it.
+The statements never leave the event loop's thread, and the disk's wait never blocks it. A write that needs no sync
+of its own (a lease, a run's record) joins the transaction when one is about to be committed in the same turn, and
+its caller is answered at the commit; otherwise it commits alone at once.
 
 A commit is visible to readers of the file from the moment it is in the log, a moment before its sync ends; the
 call that wrote it returns only after. When another connection holds the write lock the writes are refused here
@@ -27,7 +29,8 @@ MAX_BATCH = 128
 
 T = TypeVar("T")
 Work = Callable[[Any], Any]
-Batch = list[tuple[Work, "asyncio.Future[Any]"]]
+Batch = list[tuple[Work, "asyncio.Future[Any]", bool]]
+"""Writes waiting for the next transaction: what to run, its caller's future, whether it waits for the sync."""
 
 
 class GroupCommit:
@@ -49,8 +52,13 @@ class GroupCommit:
         self._batch: Batch = []
         self._scheduled: asyncio.AbstractEventLoop | None = None
 
-    def write(self, work: Callable[[Any], T]) -> asyncio.Future[T]:
-        """A future of ``work(connection)``'s result, settled once its transaction is durable.
+    def pending(self) -> bool:
+        """Whether a transaction is about to be committed in this turn of the event loop (a write may join it)."""
+        return bool(self._batch) and self._scheduled is asyncio.get_running_loop()
+
+    def write(self, work: Callable[[Any], T], *, durable: bool = True) -> asyncio.Future[T]:
+        """A future of ``work(connection)``'s result, settled once its transaction is durable (``durable=False``:
+        once it is committed, without waiting for the sync).
 
         Its exception: what ``work`` raised (nothing of it written); :class:`Busy` (the write lock is held
         elsewhere: nothing written, hand the write to the store's thread); :class:`StoreError` (the commit or the
@@ -58,7 +66,7 @@ class GroupCommit:
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._batch.append((work, future))
+        self._batch.append((work, future, durable))
         if self._scheduled is not loop:  # (a loop that stopped before its commit ran leaves it to this one)
             self._scheduled = loop
             loop.call_soon(self._commit)
@@ -66,7 +74,7 @@ class GroupCommit:
 
     def _commit(self) -> None:
         # a write whose caller was cancelled, or whose loop has closed, is not made
-        pending = [(w, f) for w, f in self._batch if not f.done() and not f.get_loop().is_closed()]
+        pending = [(w, f, d) for w, f, d in self._batch if not f.done() and not f.get_loop().is_closed()]
         batch, self._batch = pending[:MAX_BATCH], pending[MAX_BATCH:]
         self._scheduled = None
         if self._batch:  # the rest in the next turn, after what else waits to run
@@ -75,29 +83,34 @@ class GroupCommit:
         if not batch:
             return
         if self._direct.conn is None:  # the store was closed meanwhile
-            for _, future in batch:
+            for _, future, _ in batch:
                 _settle(future, None, StoreError(f"the SQLite store {self._path} is closed"))
             return
         try:
-            outcomes = self._direct.write_many([work for work, _ in batch])
+            outcomes = self._direct.write_many([work for work, _, _ in batch])
         except Busy:
-            for _, future in batch:
+            for _, future, _ in batch:
                 _settle(future, None, Busy())
             return
         except Exception as exc:  # nothing committed
-            for _, future in batch:
+            for _, future, _ in batch:
                 _settle(future, None, exc)
             return
-        self._syncer.sync().add_done_callback(lambda synced: self._answer(batch, outcomes, synced))
+        durable: list[tuple[asyncio.Future[Any], tuple[Any, bool]]] = []
+        for (_, future, waits), outcome in zip(batch, outcomes, strict=True):
+            if waits and outcome[1]:
+                durable.append((future, outcome))
+            else:  # failed (nothing of it written), or committed and not waiting for the sync
+                _settle(future, *((outcome[0], None) if outcome[1] else (None, outcome[0])))
+        if durable:
+            self._syncer.sync().add_done_callback(lambda synced: self._answer(durable, synced))
 
-    def _answer(self, batch: Batch, outcomes: list[tuple[Any, bool]], synced: asyncio.Future[None]) -> None:
+    def _answer(self, durable: list[tuple[asyncio.Future[Any], tuple[Any, bool]]], synced: asyncio.Future[Any]) -> None:
         failure = synced.exception()
         if failure is None:
             self.synced_commits += 1
-        for (_, future), (value, ok) in zip(batch, outcomes, strict=True):
-            if not ok:
-                _settle(future, None, value)
-            elif failure is not None:  # committed, but nothing says it reached the disk
+        for future, (value, _) in durable:
+            if failure is not None:  # committed, but nothing says it reached the disk
                 _settle(future, None, StoreError(f"{self._path}: {failure}"))
             else:
                 _settle(future, value, None)
