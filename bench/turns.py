@@ -77,6 +77,9 @@ async def load(
 ) -> dict[str, float]:
     from podium import Runtime, SQLiteStore
 
+    from podium.events import prepare_codec
+
+    prepare_codec()  # as a server does at start-up (a one-time cost, not a turn's)
     store = SQLiteStore(path, durability=durability)  # type: ignore[arg-type]
     runtime = Runtime(store)
     agent = _agent(model_ms / 1000)
