@@ -253,3 +253,19 @@ async def test_the_log_head_names_the_last_event_and_its_run(store: Store) -> No
     assert await store.log_head("t") == (2, "r1")
     await store.append_events("t", [message(3, "d", run="r3")])
     assert await store.log_head("t") == (3, "r3")  # the same number, another run: the log changed
+
+
+async def test_claiming_a_thread_makes_it_takes_its_lease_and_reads_what_a_run_needs(store: Store) -> None:
+    me, other = new_owner("me"), new_owner("other")
+    claim = await store.claim_thread("t", me, 30, {"agent": "a"})
+    assert (claim.holder, claim.last_run, claim.head) == (None, None, (0, ""))
+    assert (await store.get_thread("t")).metadata == {"agent": "a"}  # type: ignore[union-attr]
+    assert (await store.claim_thread("t", other, 30, {"agent": "b"})).holder == me  # held: nothing else read
+    await store.create_run(RunRecord(id="r1", thread_id="t"))
+    await store.append_events("t", [message(1, "a", run="r1")], owner=me)
+    again = await store.claim_thread("t", me, 30, {"agent": "b"})  # a renewal by the holder
+    assert again.holder is None and again.last_run is not None and again.last_run.id == "r1"
+    assert again.head == (1, "r1")
+    assert (await store.get_thread("t")).metadata == {"agent": "a"}  # type: ignore[union-attr]  # kept as made
+    await store.release_thread("t", me)
+    assert (await store.claim_thread("t", other, 30)).holder is None

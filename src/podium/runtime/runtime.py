@@ -47,7 +47,7 @@ from podium.runtime._run import (
 )
 from podium.runtime.bus import EventBus, InProcessBus
 from podium.runtime.journal import Limits, RunState
-from podium.store.base import RunRecord, RunStatus, Store, new_owner
+from podium.store.base import Claim, RunRecord, RunStatus, Store, new_owner
 
 __all__ = ["Cancelled", "IfBusy", "RunResult", "Runtime"]
 
@@ -141,10 +141,9 @@ class Runtime:
         if run_id is not None and await self.store.get_run(run_id) is not None:
             raise UsageError(f"run id {run_id!r} is already used; pass a new one or none")
         thread_id = thread_id or uuid.uuid4().hex
-        await self.store.ensure_thread(thread_id, {"agent": agent.name})  # synced with the run's record
-        owner = await self._acquire(thread_id, if_busy, busy_timeout)
+        owner, claim = await self._acquire(thread_id, if_busy, busy_timeout, {"agent": agent.name})
         try:
-            last = await self.store.last_run(thread_id)
+            last = claim.last_run
             if last is not None and last.status in ("interrupted", "running"):
                 pending = [i.id for i in pending_interrupts(await self.store.journal(last.id))]
                 if last.status == "running":
@@ -159,7 +158,7 @@ class Runtime:
                 id=run_id or uuid.uuid4().hex, thread_id=thread_id, input=message_to_dict(message), agent=agent.name
             )
             await self.store.open_run(record)  # synced with the run's first events, before anything happens
-            return await self._execute(agent, record, {}, {}, owner, deps, limits, on_event)
+            return await self._execute(agent, record, {}, {}, owner, deps, limits, on_event, head=claim.head)
         finally:
             await release(self.store, thread_id, owner, self.lease_ttl)
 
@@ -203,9 +202,9 @@ class Runtime:
         check_call(thread_id, run_id, if_busy, busy_timeout)
         if await self.store.get_thread(thread_id) is None:
             raise ThreadNotFound(thread_id)
-        owner = await self._acquire(thread_id, if_busy, busy_timeout)
+        owner, claim = await self._acquire(thread_id, if_busy, busy_timeout)
         try:
-            record = await self.store.last_run(thread_id)
+            record = claim.last_run
             if record is None or record.status not in ("interrupted", "running"):
                 raise UsageError(f"thread {thread_id!r} has no run to resume; start one with Runtime.run()")
             if run_id is not None and record.id != run_id:
@@ -308,7 +307,7 @@ class Runtime:
         if record.status in ENDED or task is not None:
             return Cancelled(run_id=run_id, thread_id=record.thread_id, status="already_ended")
         thread_id = record.thread_id
-        owner = await self._acquire(thread_id, "fail", 0.0)
+        owner, _ = await self._acquire(thread_id, "fail", 0.0)
         try:
             fresh = await self.store.get_run(run_id)
             if fresh is not None and fresh.status in ENDED:
@@ -390,20 +389,24 @@ class Runtime:
         if await self.store.get_thread(thread_id) is None:
             raise ThreadNotFound(thread_id)
 
-    async def _acquire(self, thread_id: str, if_busy: str, busy_timeout: float) -> str:
+    async def _acquire(
+        self, thread_id: str, if_busy: str, busy_timeout: float, metadata: dict[str, Any] | None = None
+    ) -> tuple[str, Claim]:
+        """Take the thread's lease (creating the thread with ``metadata`` if it is new): the owner name and what
+        the store found (:meth:`Store.claim_thread`)."""
         adopted = adopt_unreleased(self.store, thread_id)  # a lease this process's last run there left behind
         owner = adopted or new_owner(uuid.uuid4().hex[:8])
         deadline = time.monotonic() + busy_timeout
         try:
-            while (holder := await self.store.acquire_thread(thread_id, owner, self.lease_ttl)) is not None:
+            while (claim := await self.store.claim_thread(thread_id, owner, self.lease_ttl, metadata)).holder:
                 if if_busy == "fail" or time.monotonic() >= deadline:
-                    raise ThreadBusy(thread_id, holder)
+                    raise ThreadBusy(thread_id, claim.holder)
                 await asyncio.sleep(self.busy_poll)
         except StoreError:
             if adopted:  # still ours and still left behind: go on trying to release it
                 await release(self.store, thread_id, adopted, self.lease_ttl)
             raise
-        return owner
+        return owner, claim
 
     async def _state(
         self,
@@ -412,8 +415,10 @@ class Runtime:
         owner: str,
         limits: Limits | None,
         on_event: Callable[[Event], Any] | None,
+        head: tuple[int, str] | None = None,
     ) -> RunState:
-        head = await self.store.log_head(record.thread_id)
+        if head is None:
+            head = await self.store.log_head(record.thread_id)
         return RunState(
             store=self.store,
             thread_id=record.thread_id,
@@ -440,6 +445,8 @@ class Runtime:
         deps: Any,
         limits: Limits | None,
         on_event: Callable[[Event], Any] | None,
+        *,
+        head: tuple[int, str] | None = None,
     ) -> RunResult:
         task = asyncio.current_task()
         assert task is not None
@@ -447,7 +454,7 @@ class Runtime:
         stop_keeping: Callable[[], Awaitable[None]] | None = None
         state: RunState | None = None
         try:
-            state = await self._state(record, journal, owner, limits, on_event)
+            state = await self._state(record, journal, owner, limits, on_event, head)
             stop_keeping = state.keep_lease()
             result = await execute(agent, record, state, answers, deps, self._cancelling)
             if result.status in _FINAL and state.lost_to is None and not state.pending:

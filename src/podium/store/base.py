@@ -23,7 +23,7 @@ from typing import Any, Literal
 from podium.events import Event
 from podium.messages import Message
 
-__all__ = ["ApiKey", "Durability", "RunRecord", "RunStatus", "Store", "ThreadInfo", "owner_is_alive"]
+__all__ = ["ApiKey", "Claim", "Durability", "RunRecord", "RunStatus", "Store", "ThreadInfo", "owner_is_alive"]
 
 RunStatus = Literal["running", "interrupted", "completed", "failed", "limit_exceeded", "cancelled"]
 
@@ -64,6 +64,18 @@ class RunRecord:
     """Last status change."""
     result: dict[str, Any] | None = None
     """The outcome's JSON form once it stopped."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What :meth:`Store.claim_thread` found: the lease's holder, and what a run starting in the thread needs."""
+
+    holder: str | None
+    """``None``: the caller holds the lease now; else the owner holding it (and nothing else was read)."""
+    last_run: RunRecord | None = None
+    """The thread's last run."""
+    head: tuple[int, str] = (0, "")
+    """The thread's log head (:meth:`Store.log_head`)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -322,6 +334,20 @@ class Store(ABC):
         Returns ``None`` on success, or the current holder. A lease whose holder expired or (same host) whose
         process is gone is taken over. Acquiring again with the same owner renews it.
         """
+
+    async def claim_thread(
+        self, thread_id: str, owner: str, ttl: float, metadata: dict[str, Any] | None = None
+    ) -> Claim:
+        """What a run does before it starts, in one call: :meth:`ensure_thread` (with ``metadata`` for a new
+        thread), :meth:`acquire_thread`, and once the lease is the caller's, :meth:`last_run` and :meth:`log_head`
+        (which stay as they are while it holds the lease). A store may do it all in one transaction; the default
+        makes those calls.
+        """
+        await self.ensure_thread(thread_id, metadata)
+        holder = await self.acquire_thread(thread_id, owner, ttl)
+        if holder is not None:
+            return Claim(holder=holder)
+        return Claim(holder=None, last_run=await self.last_run(thread_id), head=await self.log_head(thread_id))
 
     @abstractmethod
     async def release_thread(self, thread_id: str, owner: str) -> None:

@@ -54,11 +54,12 @@ from podium.store._rows import (
 )
 from podium.store._syncer import Syncer
 from podium.store._writer import Writer
-from podium.store.base import ApiKey, Durability, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
+from podium.store.base import ApiKey, Claim, Durability, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
 
 __all__ = ["SQLiteStore"]
 
 _LOG_HEAD = "SELECT seq, run_id FROM events WHERE thread_id=? ORDER BY seq DESC LIMIT 1"
+_LAST_RUN = "SELECT * FROM runs WHERE thread_id=? ORDER BY created DESC, rowid DESC LIMIT 1"
 
 APPLICATION_ID = 0x50444D31  # "PDM1": marks the file as a Podium database
 
@@ -354,9 +355,7 @@ class SQLiteStore(Calls, Store):
         return [run_from_row(r) for r in rows]
 
     async def last_run(self, thread_id: str) -> RunRecord | None:
-        rows = await self._query(
-            "SELECT * FROM runs WHERE thread_id=? ORDER BY created DESC, rowid DESC LIMIT 1", (thread_id,)
-        )
+        rows = await self._query(_LAST_RUN, (thread_id,))
         return run_from_row(rows[0]) if rows else None
 
     async def delete_run(self, run_id: str) -> None:
@@ -378,15 +377,28 @@ class SQLiteStore(Calls, Store):
 
     # leases
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
-        def work(c: sqlite3.Connection) -> str | None:
-            now = time.time()
-            row = c.execute("SELECT owner, expires FROM leases WHERE thread_id=?", (thread_id,)).fetchone()
-            if row is not None and row[0] != owner and row[1] > now and owner_is_alive(row[0]):
-                return str(row[0])
-            c.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?)", (thread_id, owner, now + ttl))
-            return None
+        # a power cut ends every holder: no fsync needed
+        return await self._tx(lambda c: _take_lease(c, thread_id, owner, ttl), durable=False)
 
-        return await self._tx(work, durable=False)  # a power cut ends every holder: no fsync needed
+    async def claim_thread(
+        self, thread_id: str, owner: str, ttl: float, metadata: dict[str, Any] | None = None
+    ) -> Claim:
+        new_thread = (thread_id, time.time(), dumps(metadata or {}))
+
+        def work(c: sqlite3.Connection) -> Claim:  # one transaction, where the reads cost no snapshot of their own
+            c.execute("INSERT OR IGNORE INTO threads VALUES (?,?,?)", new_thread)
+            holder = _take_lease(c, thread_id, owner, ttl)
+            if holder is not None:
+                return Claim(holder=holder)
+            last = c.execute(_LAST_RUN, (thread_id,)).fetchone()
+            head = c.execute(_LOG_HEAD, (thread_id,)).fetchone()
+            return Claim(
+                holder=None,
+                last_run=run_from_row(last) if last else None,
+                head=(int(head[0]), str(head[1])) if head else (0, ""),
+            )
+
+        return await self._tx(work, durable=False)  # the run's first events sync the thread along
 
     async def release_thread(self, thread_id: str, owner: str) -> None:
         sql = "DELETE FROM leases WHERE thread_id=? AND owner=?"
@@ -483,3 +495,13 @@ def _update_run(c: sqlite3.Connection, run_id: str, status: RunStatus, result: d
     )
     if cursor.rowcount == 0:
         raise StoreError(f"no run {run_id!r}")
+
+
+def _take_lease(c: sqlite3.Connection, thread_id: str, owner: str, ttl: float) -> str | None:
+    """Take or renew the thread's lease inside a write transaction; the live holder's name if another has it."""
+    now = time.time()
+    row = c.execute("SELECT owner, expires FROM leases WHERE thread_id=?", (thread_id,)).fetchone()
+    if row is not None and row[0] != owner and row[1] > now and owner_is_alive(row[0]):
+        return str(row[0])
+    c.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?)", (thread_id, owner, now + ttl))
+    return None
