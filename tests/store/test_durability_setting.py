@@ -296,3 +296,32 @@ async def test_a_run_syncs_its_record_with_its_first_events(tmp_path: Path) -> N
     await store.close()
     with sqlite3.connect(tmp_path / "r.db") as conn:
         assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("durability", ["full", "process"])
+async def test_the_log_is_written_from_its_start_again_under_a_steady_stream_of_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durability: str
+) -> None:
+    """Checkpoints run on the store's thread while the event loop commits; without a moment when the whole log is
+    copied, the log would grow without end. Past a size the store holds writes off for one checkpoint, so the
+    next commit starts the log over; the writes held meanwhile are all made."""
+    from podium.store import _direct
+
+    monkeypatch.setattr(_direct, "CHECKPOINT_EVERY", 8)
+    monkeypatch.setattr(_direct, "RESET_FRAMES", 40)
+    store = SQLiteStore(tmp_path / "w.db", durability=durability)  # type: ignore[arg-type]
+    threads = [f"t{i}" for i in range(20)]
+    for thread in threads:
+        await store.create_thread(thread)
+
+    async def writer(thread: str) -> None:
+        for seq in range(1, 41):
+            await store.append_events(thread, [_note(seq, f"{thread}-{seq}")])
+
+    await asyncio.gather(*(writer(t) for t in threads))
+    assert [len(await store.read_events(t)) for t in threads] == [40] * 20  # nothing lost, nothing stuck
+    with sqlite3.connect(tmp_path / "w.db") as other:
+        _, frames, _ = other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    assert store._direct is not None
+    assert frames < store._direct.commits  # each commit wrote at least one frame: the log was started over
+    await store.close()

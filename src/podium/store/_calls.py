@@ -91,7 +91,8 @@ class Calls:
         if direct is not None and direct.usable():
             try:
                 group = self._group
-                if group is not None and (durable or group.pending()):  # durability full: a shared transaction
+                if group is not None and (durable or direct.resetting or group.pending()):  # durability full: a
+                    # shared transaction
                     return await group.write(work, durable=durable)  # (and, if durable, a shared sync)
                 return direct.write(work, single=single)
             except Busy:  # a write lock held elsewhere: the thread waits for it, the event loop does not

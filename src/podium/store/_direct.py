@@ -14,7 +14,9 @@ pay them, because in WAL mode they never wait:
   lock held elsewhere delays the calls that need it, never the event loop. A run awaits its calls in order, so a
   call handed to the thread and its next call here never race.
 * **Checkpoints** (which fsync) never run here: every :data:`CHECKPOINT_EVERY` commits a passive checkpoint is
-  queued on the store's thread (unless one is still under way there).
+  queued on the store's thread (unless one is still under way there), and while it runs this connection hands its
+  writes to that thread, where they run after it: with no commit made meanwhile the checkpoint copies the whole
+  log, and the next commit writes the log from its start again, so the log stays small.
 
 The connection is bound to the first thread that uses it (the event loop's); calls from any other thread go to the
 store's thread as before.
@@ -49,8 +51,19 @@ def _is_busy(exc: BaseException) -> bool:
     )
 
 
-def _checkpoint(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+RESET_FRAMES: Final = 16_384
+"""Frames in the log (64 MB of 4 KB pages) past which a checkpoint holds this connection's writes off until it
+has copied the whole log, so that the log is written from its start again (see :meth:`Direct._writable`)."""
+
+
+RESET_TRIES: Final = 3
+"""Checkpoints with writes held off, at most, to get the log written from its start again."""
+
+
+def _checkpoint(conn: sqlite3.Connection) -> int:
+    """A passive checkpoint (it stops nobody); the frames the log held (0 if it could not look)."""
+    row = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    return int(row[1]) if row and row[1] > 0 else 0
 
 
 class Direct:
@@ -75,6 +88,11 @@ class Direct:
         self._errors = errors
         self._thread: int | None = None
         self._checkpointing = False
+        self._resetting = False
+        self._commits_at_reset = 0
+        self._reset_tries = 0
+        self.on_reset: Callable[[], None] | None = None
+        """Called (on the store's thread) when writes may be made here again after a reset of the log."""
         conn = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
         self.conn: sqlite3.Connection | None = conn
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -112,8 +130,9 @@ class Direct:
                 ``COMMIT`` round trips).
 
         Raises:
-            Busy: the write lock is held elsewhere (nothing was written).
+            Busy: the write lock is held elsewhere, or a checkpoint runs (nothing was written).
         """
+        self._writable()
         if not single:
             with self._transaction() as conn:
                 value: T = settled(work(conn))
@@ -136,9 +155,10 @@ class Direct:
         statements rolled back alone), in order.
 
         Raises:
-            Busy: the write lock is held elsewhere (nothing was written).
+            Busy: the write lock is held elsewhere, or a checkpoint runs (nothing was written).
             StoreError: the transaction could not be committed (nothing was written).
         """
+        self._writable()
         outcomes: list[tuple[Any, bool]] = []
         with self._transaction() as conn:
             for work in works:
@@ -177,6 +197,24 @@ class Direct:
             raise
         self._committed()
 
+    @property
+    def resetting(self) -> bool:
+        """Whether a checkpoint resetting the log holds writes off (see :meth:`_writable`)."""
+        return self._resetting
+
+    def _writable(self) -> None:
+        """Refuse a write while a checkpoint resets the log: the write goes to the store's thread and runs after it.
+
+        A checkpoint copies the log into the database; the log is written from its start again only once a
+        checkpoint has copied all of it. Passive checkpoints run while this connection commits, so under a steady
+        stream of commits they never get there, and the log would grow without end (hundreds of MB a minute,
+        every read slower than the last). Once it holds :data:`RESET_FRAMES`, the next checkpoint runs with the
+        writes held off: it copies what the last one left (a short wait), and the next commit starts the log over.
+        """
+        if self._resetting:
+            self.handed += 1
+            raise Busy
+
     def _committed(self) -> None:
         self.commits += 1
         if self.commits % CHECKPOINT_EVERY == 0 and not self._checkpointing:
@@ -200,6 +238,25 @@ class Direct:
             with self._errors():
                 raise
 
-    def _checkpointed(self, future: Future[None]) -> None:
+    def _checkpointed(self, future: Future[int]) -> None:
+        """After a checkpoint (called on the store's thread): if the log grew too long, hold writes off and run
+        another, again while a commit slipped in as it began (at most :data:`RESET_TRIES` times)."""
+        frames = 0 if future.exception() is not None else future.result()  # a failed one is tried at the next look
+        if self._resetting:
+            again = self.commits != self._commits_at_reset and self._reset_tries < RESET_TRIES
+        else:
+            again = frames >= RESET_FRAMES
+            self._reset_tries = 0
+        if again:
+            self._resetting = True  # writes wait until the next checkpoint has run (see _writable)
+            self._commits_at_reset = self.commits
+            self._reset_tries += 1
+            try:
+                self._writer.submit(_checkpoint, write=False).add_done_callback(self._checkpointed)
+                return
+            except RuntimeError:  # the store is closing
+                pass
+        self._resetting = False
         self._checkpointing = False
-        future.exception()  # a failed checkpoint is retried at the next look; nobody waits for it
+        if self.on_reset is not None:
+            self.on_reset()

@@ -51,10 +51,13 @@ class GroupCommit:
         self._path = path
         self._batch: Batch = []
         self._scheduled: asyncio.AbstractEventLoop | None = None
+        self._held: asyncio.AbstractEventLoop | None = None
+        direct.on_reset = self._release_held
 
     def pending(self) -> bool:
-        """Whether a transaction is about to be committed in this turn of the event loop (a write may join it)."""
-        return bool(self._batch) and self._scheduled is asyncio.get_running_loop()
+        """Whether a transaction is about to be committed in this turn of the event loop, or writes are held while
+        the log is reset (a write may join them)."""
+        return bool(self._batch) and (self._scheduled or self._held) is asyncio.get_running_loop()
 
     def write(self, work: Callable[[Any], T], *, durable: bool = True) -> asyncio.Future[T]:
         """A future of ``work(connection)``'s result, settled once its transaction is durable (``durable=False``:
@@ -73,6 +76,9 @@ class GroupCommit:
         return future
 
     def _commit(self) -> None:
+        if self._direct.resetting:  # the log is being reset: the writes wait here (not on another thread) till then
+            self._hold()
+            return
         # a write whose caller was cancelled, or whose loop has closed, is not made
         pending = [(w, f, d) for w, f, d in self._batch if not f.done() and not f.get_loop().is_closed()]
         batch, self._batch = pending[:MAX_BATCH], pending[MAX_BATCH:]
@@ -89,6 +95,10 @@ class GroupCommit:
         try:
             outcomes = self._direct.write_many([work for work, _, _ in batch])
         except Busy:
+            if self._direct.resetting:  # a reset of the log began just now: these writes wait for it too
+                self._batch[:0] = batch
+                self._hold()
+                return
             for _, future, _ in batch:
                 _settle(future, None, Busy())
             return
@@ -104,6 +114,25 @@ class GroupCommit:
                 _settle(future, *((outcome[0], None) if outcome[1] else (None, outcome[0])))
         if durable:
             self._syncer.sync().add_done_callback(lambda synced: self._answer(durable, synced))
+
+    def _hold(self) -> None:
+        self._held, self._scheduled = asyncio.get_running_loop(), None
+        if self._batch and self._scheduled is None and not self._direct.resetting:
+            self._release_held()  # the reset ended meanwhile, maybe before it could see these writes held
+
+    def _release_held(self) -> None:
+        """The log was reset (called on the store's thread): commit the writes held meanwhile."""
+        loop, self._held = self._held, None
+        if loop is not None:
+            try:
+                loop.call_soon_threadsafe(self._resume, loop)
+            except RuntimeError:  # that loop closed meanwhile: its writes are dropped with it
+                pass
+
+    def _resume(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._scheduled is None and self._batch:
+            self._scheduled = loop
+            self._commit()
 
     def _answer(self, durable: list[tuple[asyncio.Future[Any], tuple[Any, bool]]], synced: asyncio.Future[Any]) -> None:
         failure = synced.exception()
