@@ -55,8 +55,10 @@ async def owned_thread(store: Store, thread_id: str, user: str) -> tuple[ThreadI
     raise HTTPException(404, f"no thread {thread_id!r}")
 
 
-async def create_thread(store: Store, thread_id: str, user: str, metadata: dict[str, Any]) -> ThreadInfo:
-    """Create a thread owned by ``user``.
+async def create_thread(
+    store: Store, thread_id: str, user: str, metadata: dict[str, Any]
+) -> tuple[ThreadInfo, dict[str, Any]]:
+    """Create a thread owned by ``user``: the thread and its server record (as :func:`owned_thread` gives them).
 
     Raises:
         HTTPException: 409 when the id is taken.
@@ -64,9 +66,10 @@ async def create_thread(store: Store, thread_id: str, user: str, metadata: dict[
     existing = await store.get_thread(thread_id)
     if existing is not None:
         raise HTTPException(409, f"thread {thread_id!r} already exists")
-    info = await store.create_thread(thread_id, {"owner": user})
-    await store.put_state(thread_id, _THREAD, {"metadata": metadata, "updated": info.created})
-    return info
+    info = await store.ensure_thread(thread_id, {"owner": user})  # the record's write, durable, syncs it along
+    record = {"metadata": metadata, "updated": info.created}
+    await store.put_state(thread_id, _THREAD, record)
+    return info, record
 
 
 async def update_thread(store: Store, thread_id: str, record: dict[str, Any], **changes: Any) -> dict[str, Any]:

@@ -91,8 +91,11 @@ async def _submit(state: ServerState, principal: Principal, thread_id: str, body
     if body.if_not_exists == "create" and await store.get_thread(thread_id) is None:
         if body.command is not None:
             raise HTTPException(409, NOTHING_WAITS)  # a new thread asks nothing
-        await create_thread(store, thread_id, principal.user, {})
-    _, record = await owned_thread(store, thread_id, principal.user)
+        _, record = await create_thread(
+            store, thread_id, principal.user, {"graph_id": app.name, "assistant_id": app.name}
+        )
+    else:
+        _, record = await owned_thread(store, thread_id, principal.user)
     job = Job(run_id=str(uuid.uuid4()), thread_id=thread_id, assistant_id=app.name)
     if body.command is not None:
         job.answer = resume_answer(body.command["resume"], await thread_values(state, thread_id))

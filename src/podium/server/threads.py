@@ -121,8 +121,8 @@ async def create(body: ThreadCreate, request: Request, principal: Run) -> dict[s
         if existing is not None:
             info, record = await owned_thread(state.store, thread_id, principal.user)
             return await _out(state, info, record)
-    info = await create_thread(state.store, thread_id, principal.user, body.metadata)
-    return await _out(state, info, {"metadata": body.metadata, "updated": info.created}, new=True)
+    info, record = await create_thread(state.store, thread_id, principal.user, body.metadata)
+    return await _out(state, info, record, new=True)
 
 
 @router.get("/threads/{thread_id}")
