@@ -341,7 +341,7 @@ class Tool:
                 kwargs[pname] = found if found is not None else kind.when_missing()
         call: Awaitable[Any]
         if self._is_async:
-            coro = cast(Callable[..., Coroutine[Any, Any, Any]], self.function)(**kwargs)
+            coro = cast("Callable[..., Coroutine[Any, Any, Any]]", self.function)(**kwargs)
             if self.timeout is None:
                 return await coro
             finished, outcome = first_step(coro)  # a call that never waits needs no timer
