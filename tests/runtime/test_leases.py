@@ -7,6 +7,7 @@ import asyncio
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +127,30 @@ async def test_a_finished_run_leaves_nothing_for_the_cycle_collector(store: Stor
         gc.set_debug(0)
         gc.garbage.clear()
     assert left == []
+
+
+def test_marks_of_processes_gone_for_a_day_are_swept_off_the_callers_thread(tmp_path: Path) -> None:
+    """The first lease of a process sweeps the marks of processes that ended more than a day ago; with thousands of
+    them that took tens of ms on the event loop of a server's first request, so it runs on a thread of its own."""
+    import os
+    import time
+
+    folder = tmp_path / f"podium-life-{os.getuid()}"
+    folder.mkdir()
+    old, fresh = folder / "gone-two-days-ago", folder / "gone-an-hour-ago"
+    for mark, age in ((old, 2 * 86_400), (fresh, 3_600)):
+        mark.touch()
+        os.utime(mark, (time.time() - age, time.time() - age))
+    code = (
+        "import threading\n"
+        "from podium.store.base import new_owner\n"
+        "new_owner('t')\n"
+        "sweeps = [t for t in threading.enumerate() if t.name == 'podium-life-sweep']\n"
+        "[t.join(10) for t in sweeps]\n"
+        "print(len(sweeps))\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["1"]  # on a thread of its own
+    assert not old.exists() and fresh.exists()
+    assert len(list(folder.iterdir())) == 2  # the fresh mark and the new process's own

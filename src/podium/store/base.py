@@ -13,6 +13,7 @@ import contextlib
 import os
 import socket
 import tempfile
+import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -131,8 +132,8 @@ class _LifeMark:
             name = f"nomark-{uuid.uuid4().hex}"
             handle = None
         self.name, self._file = name, handle
-        if handle is not None:
-            self._sweep()
+        if handle is not None:  # on a thread of its own: a folder of many marks takes a while, and nobody waits
+            threading.Thread(target=self._sweep, name="podium-life-sweep", daemon=True).start()
         return name
 
     def _sweep(self) -> None:
