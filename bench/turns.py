@@ -76,7 +76,6 @@ async def load(
     conversations: int, rate: float, model_ms: float, seconds: float, path: Path, durability: str
 ) -> dict[str, float]:
     from podium import Runtime, SQLiteStore
-
     from podium.events import prepare_codec
 
     prepare_codec()  # as a server does at start-up (a one-time cost, not a turn's)
