@@ -143,14 +143,19 @@ def test_marks_of_processes_gone_for_a_day_are_swept_off_the_callers_thread(tmp_
         os.utime(mark, (time.time() - age, time.time() - age))
     code = (
         "import threading\n"
-        "from podium.store.base import new_owner\n"
-        "new_owner('t')\n"
-        "sweeps = [t for t in threading.enumerate() if t.name == 'podium-life-sweep']\n"
-        "[t.join(10) for t in sweeps]\n"
-        "print(len(sweeps))\n"
+        "from podium.store import base\n"
+        "seen = []\n"
+        "real = base._LifeMark._sweep\n"
+        "def sweep(self):\n"
+        "    seen.append(threading.current_thread().name)\n"
+        "    real(self)\n"
+        "base._LifeMark._sweep = sweep\n"
+        "base.new_owner('t')\n"
+        "[t.join(10) for t in threading.enumerate() if t.name == 'podium-life-sweep']\n"
+        "print(*seen)\n"
     )
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    assert out.stdout.split() == ["1"]  # on a thread of its own
+    assert out.stdout.split() == ["podium-life-sweep"]  # once, on a thread of its own
     assert not old.exists() and fresh.exists()
     assert len(list(folder.iterdir())) == 2  # the fresh mark and the new process's own

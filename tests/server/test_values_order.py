@@ -24,3 +24,47 @@ def test_results_stored_as_they_finish_are_shown_in_call_order() -> None:
         assert values.add(MessageAdded(run_id="r", seq=seq, message=message))
     shown = [m.get("content") for m in values.to_dict()["messages"]]
     assert shown == ["weather in three cities", "", "first", "second", "third", "done", "orphan"]
+
+
+async def test_a_threads_values_are_kept_and_only_newer_events_are_read() -> None:
+    """A turn of a long conversation costs what the turn added: the values are kept with the log head they reach."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from podium import Event, MemoryStore, ReactAgent, Runtime
+    from podium.server.threads import thread_values
+    from podium.testing import FunctionModel
+
+    class Counting(MemoryStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.read: list[int] = []
+
+        async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
+            events = await super().read_events(thread_id, after=after, run_id=run_id)
+            self.read.append(len(events))
+            return events
+
+    store = Counting()
+    runtime = Runtime(store)
+    agent = ReactAgent("echo", FunctionModel(lambda messages, request: f"echo {messages[-1].content}"))
+    state = cast(Any, SimpleNamespace(store=store, values={}))
+
+    def shown(values: Values) -> list[str]:
+        return [m["content"] for m in values.to_dict()["messages"]]
+
+    await runtime.run(agent, "one", thread_id="t")
+    assert shown(await thread_values(state, "t")) == ["one", "echo one"]
+    store.read.clear()
+    assert shown(await thread_values(state, "t")) == ["one", "echo one"]
+    assert store.read == []  # the head is the one kept: nothing read
+    await Runtime(store).run(agent, "two", thread_id="t")  # another runtime (another process) adds a turn
+    store.read.clear()
+    assert shown(await thread_values(state, "t")) == ["one", "echo one", "two", "echo two"]
+    assert store.read == [5]  # the kept last event and the turn's four
+    dropped = await runtime.run(agent, "three", thread_id="t")
+    assert shown(await thread_values(state, "t"))[-1] == "echo three"
+    await store.delete_run(dropped.run_id)  # rolled back: the kept values are read again in full
+    store.read.clear()
+    assert shown(await thread_values(state, "t")) == ["one", "echo one", "two", "echo two"]
+    assert store.read[-1] == 8

@@ -34,8 +34,11 @@ def say(page: Page, text: str) -> None:
     """Type ``text`` into the chat and wait until its run stopped."""
     from playwright.sync_api import expect
 
+    shown = page.locator("#messages .msg")
+    before = shown.count()
     page.fill("#input", text)
     page.press("#input", "Enter")
+    expect(shown).not_to_have_count(before)  # the run began (right after Enter the button may not be disabled yet)
     expect(page.locator("#send")).to_be_enabled()
     expect(page.locator("#messages .typing")).to_have_count(0)
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from podium.models.base import Model
     from podium.runtime.bus import EventBus
     from podium.runtime.runtime import Runtime
+    from podium.server._convert import Values
     from podium.server._metrics import Metrics
     from podium.server.auth import AuthConfig
     from podium.store.base import Store
@@ -36,6 +37,8 @@ class ServerState:
     agents: dict[str, Agent] = field(default_factory=dict)
     models: list[Model] = field(default_factory=list)
     started: float = field(default_factory=time.time)
+    values: dict[str, tuple[Values, tuple[int, str]]] = field(default_factory=dict)
+    """Threads' values as last read, with the log head they reach (see :func:`podium.server.threads.thread_values`)."""
 
     def __post_init__(self) -> None:
         self.executor = Executor(

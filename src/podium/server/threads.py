@@ -24,6 +24,9 @@ from podium.store.base import RunRecord, ThreadInfo
 
 __all__ = ["router", "thread_values"]
 
+KEPT_VALUES = 1024
+"""Threads whose values a server keeps (the least recently read go first)."""
+
 router = APIRouter(tags=["threads"])
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 
@@ -76,10 +79,38 @@ def _state(request: Request) -> ServerState:
 
 
 async def thread_values(state: ServerState, thread_id: str) -> Values:
-    """The thread's current values, folded from its stored events."""
-    values = Values()
-    for event in await state.store.read_events(thread_id):
-        values.add(event)
+    """The thread's current values, folded from its stored events.
+
+    The values of recently read threads are kept with the log head they reach (:meth:`Store.log_head`): an
+    unchanged head reads nothing more, a newer one reads only the newer events, and a log whose end was rolled back
+    (its kept last event gone) is read again in full. A turn of a long conversation costs what the turn added.
+    """
+    store, kept_values = state.store, state.values
+    head = await store.log_head(thread_id)
+    kept = kept_values.pop(thread_id, None)
+    values: Values | None = None
+    if kept is not None:
+        values, at = kept
+        if at != head:
+            events = await store.read_events(thread_id, after=max(at[0] - 1, 0))
+            if at[0]:
+                if not events or (events[0].seq, events[0].run_id) != at:
+                    values, events = None, []  # rolled back: read it all again below
+                else:
+                    events = events[1:]
+            if values is not None:
+                for event in events:
+                    values.add(event)
+                head = (events[-1].seq, events[-1].run_id) if events else at
+    if values is None:
+        values = Values()
+        events = await store.read_events(thread_id)
+        for event in events:
+            values.add(event)
+        head = (events[-1].seq, events[-1].run_id) if events else (0, "")
+    kept_values[thread_id] = (values, head)
+    if len(kept_values) > KEPT_VALUES:
+        del kept_values[next(iter(kept_values))]
     return values
 
 
