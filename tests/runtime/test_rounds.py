@@ -106,9 +106,9 @@ async def test_each_turn_reads_only_what_was_stored_since_the_last() -> None:
     agent = _agent(rounds=1, seen=seen)
     for turn in range(5):
         assert (await runtime.run(agent, f"q{turn}", thread_id="t")).status == "completed"
-    # the first turn reads the empty thread; each later one knows the runs before it (this runtime stored them, and
-    # the log's head is the one it knew): it reads nothing, at any of its model calls
-    assert store.read == [0]
+    # the first turn starts on an empty log; each later one knows the runs before it (this runtime stored them, and
+    # the log's head is the one it knew): none reads anything, at any of its model calls
+    assert store.read == []
     assert seen[-1][:-1] == [text for i in range(4) for text in (f"q{i}", f"answer to q{i}")]
     # a run stored by another runtime (another process) is read: its 7 events and the last one known before them
     other = Runtime(store)

@@ -69,9 +69,11 @@ class HistoryCache:
         """
         kept_here = self._threads.pop(thread_id, None) or {}
         kept = kept_here.pop(namespace, None)
+        if kept is None and head == (0, ""):  # nothing was stored before the run: nothing to read
+            kept = _History()
         if kept is not None and (kept.seq, kept.run_id) == head:
             kept_here[namespace] = kept
-            self._threads[thread_id] = kept_here
+            self._keep(thread_id, kept_here)
             return kept.view()
         if kept is not None and kept.seq:
             events = await store.read_events(thread_id, after=kept.seq - 1)
@@ -93,10 +95,13 @@ class HistoryCache:
                 added.append(event.message)
         kept.add(added)
         kept_here[namespace] = kept
-        self._threads[thread_id] = kept_here
+        self._keep(thread_id, kept_here)
+        return kept.view()
+
+    def _keep(self, thread_id: str, kept_here: dict[str, _History]) -> None:
+        self._threads[thread_id] = kept_here  # the most recently read, last
         if len(self._threads) > self._max:
             self._threads.popitem(last=False)
-        return kept.view()
 
     def advance(self, thread_id: str, events: list[Event]) -> None:
         """Take in the events an ended run stored (in order, none missing): each history of the thread kept up to

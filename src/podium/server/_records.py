@@ -56,15 +56,16 @@ async def owned_thread(store: Store, thread_id: str, user: str) -> tuple[ThreadI
 
 
 async def create_thread(
-    store: Store, thread_id: str, user: str, metadata: dict[str, Any]
+    store: Store, thread_id: str, user: str, metadata: dict[str, Any], *, checked: bool = False
 ) -> tuple[ThreadInfo, dict[str, Any]]:
     """Create a thread owned by ``user``: the thread and its server record (as :func:`owned_thread` gives them).
+
+    ``checked``: the caller has just seen that no thread has the id.
 
     Raises:
         HTTPException: 409 when the id is taken.
     """
-    existing = await store.get_thread(thread_id)
-    if existing is not None:
+    if not checked and await store.get_thread(thread_id) is not None:
         raise HTTPException(409, f"thread {thread_id!r} already exists")
     info = await store.ensure_thread(thread_id, {"owner": user})  # the record's write, durable, syncs it along
     record = {"metadata": metadata, "updated": info.created}

@@ -92,7 +92,7 @@ async def _submit(state: ServerState, principal: Principal, thread_id: str, body
         if body.command is not None:
             raise HTTPException(409, NOTHING_WAITS)  # a new thread asks nothing
         _, record = await create_thread(
-            store, thread_id, principal.user, {"graph_id": app.name, "assistant_id": app.name}
+            store, thread_id, principal.user, {"graph_id": app.name, "assistant_id": app.name}, checked=True
         )
     else:
         _, record = await owned_thread(store, thread_id, principal.user)
