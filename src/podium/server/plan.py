@@ -10,6 +10,7 @@ thread's event stream (``plan`` and ``agent_message`` artifacts). Another user's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from typing import Annotated, Any
@@ -126,6 +127,11 @@ async def input_task(body: InputTask, request: Request, principal: Run) -> dict[
         await asyncio.sleep(0.01)
     if plan.overall_status == "failed":
         raise HTTPException(422, f"planning failed: {plan.reason} (plan {plan.id}, session {session_id})")
+    # the plan is stored a moment before its run pauses for the planner's question: answer once the run has paused,
+    # so a clarification sent right after this reply is taken (not refused as arriving while the session acts)
+    if plan.human_clarification_request:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(job.done.wait(), max(0.0, deadline - time.monotonic()))
     status = "Plan created" if not plan.human_clarification_request else "Plan needs clarification"
     return {"status": status, "session_id": session_id, "plan_id": plan.id, "description": body.description}
 
