@@ -206,7 +206,7 @@ def main() -> None:
         "peak_rss_mb_sqlite": full["peak_rss_mb"],
     }
     comparison = compare(a, figures) if a.compare else None
-    print("\n== goals (issue 18) ==")
+    print("\n== goals (the project's, for full durability, concurrency and prompts) ==")
     for what, value, met in goals(figures, comparison["langgraph"] if comparison else None):
         print(f"{what:46} {'met' if met else 'MISSED' if met is not None else '-':7} {value}")
     print(f"(parity: prompt_chars_shared {figures['prompt_chars_shared']}, the baseline's layout gives 15905)")

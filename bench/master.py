@@ -8,8 +8,8 @@ Measured:
   * router start-up: loading the embedding model (once per process, in a fresh process), then building the index
     and calibrating the thresholds per app (goal: <= 300 ms per app), and the memory the model adds
   * the eval set (``evals/``, 49 conversations): the score of the router, of the lexical fallback, of the hybrid
-    classifier with a scripted model (it answers what each turn expects) and of the router before issue 13 (from
-    git), and the hybrid's LLM calls per human turn (goal: <= 0.3)
+    classifier with a scripted model (it answers what each turn expects) and of the offline router before its
+    rewrite (from git), and the hybrid's LLM calls per human turn (goal: <= 0.3)
   * the SmartInvestigator demo conversation (8 turns) end to end with a zero-latency model: framework time per
     conversation and per turn, for the offline router and the LLM classifier (``FunctionModel``), in memory and on
     SQLite. A turn that answers a question re-executes its run from the journal (the replay is included).
@@ -19,7 +19,7 @@ Usage:
   python bench/master.py                   # full benchmark
   python bench/master.py --quick           # a few seconds
   python bench/master.py --json out.json   # also write the figures
-  python bench/master.py --old-router REF  # the git commit whose router is the baseline (default: before issue 13)
+  python bench/master.py --old-router REF  # the git commit whose router is the baseline (default: before the router's rewrite)
 """
 
 from __future__ import annotations
@@ -172,7 +172,9 @@ async def bench_hybrid() -> dict[str, Any]:
     return {"turns": len(DEMO), "llm_calls": len(model.requests), "llm_calls_per_turn": len(model.requests) / len(DEMO)}
 
 
-OLD_ROUTER = "5c015768d043437eb1a757efdc9687d42a0545cb"  # main before issue 13's router: the eval set, the old router
+OLD_ROUTER = (
+    "5c015768d043437eb1a757efdc9687d42a0545cb"  # main before the router's rewrite: the eval set, the old router
+)
 APPS = {"smart-investigator": "smart_investigator", "clinic-desk": "clinic_desk"}
 
 _STARTUP = """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Scale-out on PostgreSQL: 1, 2 and 4 ``podium serve`` processes sharing one database (issue 15, docs/deploy.md).
+"""Scale-out on PostgreSQL: 1, 2 and 4 ``podium serve`` processes sharing one database (docs/deploy.md).
 
 The app is ``tests/server/scale_app.py``: a ReAct agent whose model answers after --latency-ms (default 50 ms) and
 calls three instant tool steps, so a run is 4 model calls and 3 tool calls (7 steps) and its ideal latency is

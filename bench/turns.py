@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Per-turn cost as a thread grows, one process under many conversations, and agent construction.
 
-Measured (issue 18's "must hold" goals printed beside each figure):
+Measured (the project's goals printed beside each figure):
   * turn cost: one thread, --turns turns of an agent that answers at once (no model latency); the median time of
     the first 20 turns (after 5 of warm-up) against the last 20, in memory and on SQLite (goal: within 2x)
   * one process, --conversations conversations on SQLite (--durability), each turn's model taking --model-ms, the

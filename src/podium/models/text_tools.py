@@ -1,4 +1,4 @@
-"""Tool calls written as text, for models that do not fill the API's tool-call field (issue 17, item 5).
+"""Tool calls written as text, for models that do not fill the API's tool-call field (docs/models.md).
 
 Small and local models often write a call as JSON in their reply: bare, in a fenced code block, or between
 ``<tool_call>`` tags. A model's ``tool_format`` says what to expect:

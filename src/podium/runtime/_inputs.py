@@ -1,4 +1,4 @@
-"""Checks of what callers hand the runtime, made before anything is created or stored (issue 9, item 9).
+"""Checks of what callers hand the runtime, made before anything is created or stored.
 
 A run's input, a resume's answer, a thread id and the waiting options are checked here, so that bad input is a
 :class:`UsageError` that leaves no thread, run or event behind (a lone surrogate used to fail only when the store

@@ -1,4 +1,4 @@
-"""The executor of servers sharing one PostgreSQL database: any process executes any run (issue 15, docs/deploy.md).
+"""The executor of servers sharing one PostgreSQL database: any process executes any run (docs/deploy.md).
 
 A request stores its run in the database's queue (:class:`~podium.store._pgqueue.PostgresRunQueue`) and returns; the
 executors of every process claim queued runs (the first of each thread, ``SKIP LOCKED``) up to their capacity,

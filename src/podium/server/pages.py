@@ -1,4 +1,4 @@
-"""The web pages: the chat page at ``/`` and the plan page at ``/plan`` (``specs/web_ui.md``, issue 12).
+"""The web pages: the chat page at ``/`` and the plan page at ``/plan`` (see docs/server.md).
 
 Plain HTML, CSS and JavaScript modules shipped inside the package (``podium/server/static``): nothing is fetched
 from elsewhere and no build step runs. The pages use the public HTTP API only, with the caller's credentials (an API

@@ -1,4 +1,4 @@
-"""Checks that a thread's log was read whole from an SQLite file (issue 9, item 11).
+"""Checks that a thread's log was read whole from an SQLite file.
 
 A damaged page does not always make SQLite fail: a leaf whose cells were overwritten can end a range scan early
 (a garbage key belongs to "another thread"), and a page replaced by another's bytes repeats rows. Reading a log

@@ -1,4 +1,4 @@
-"""The run queue of servers sharing one PostgreSQL database, and the listener that wakes them (issue 15).
+"""The run queue of servers sharing one PostgreSQL database, and the listener that wakes them (docs/deploy.md).
 
 A submitted run is a row of ``run_queue``, ``pending`` until an executor of any process claims it. Claims take the
 oldest row of each thread only (so a thread's runs start in the order they were queued) with ``FOR UPDATE SKIP

@@ -209,7 +209,7 @@ class PostgresStore(Store):
         await self._ready()
 
     def run_queue(self) -> PostgresRunQueue:
-        """The queue that servers sharing this database claim their runs from (issue 15)."""
+        """The queue that servers sharing this database claim their runs from (docs/deploy.md)."""
         from podium.store._pgqueue import PostgresRunQueue
 
         return PostgresRunQueue(self)
