@@ -31,21 +31,13 @@ async def test_a_threads_values_are_kept_and_only_newer_events_are_read() -> Non
     from types import SimpleNamespace
     from typing import Any, cast
 
-    from podium import Event, MemoryStore, ReactAgent, Runtime
+    from tests.runtime.test_rounds import _CountingStore
+
+    from podium import ReactAgent, Runtime
     from podium.server.threads import thread_values
     from podium.testing import FunctionModel
 
-    class Counting(MemoryStore):
-        def __init__(self) -> None:
-            super().__init__()
-            self.read: list[int] = []
-
-        async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
-            events = await super().read_events(thread_id, after=after, run_id=run_id)
-            self.read.append(len(events))
-            return events
-
-    store = Counting()
+    store = _CountingStore()  # counts the events each read returns
     runtime = Runtime(store)
     agent = ReactAgent("echo", FunctionModel(lambda messages, request: f"echo {messages[-1].content}"))
     state = cast(Any, SimpleNamespace(store=store, values={}))
