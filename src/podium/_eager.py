@@ -26,16 +26,16 @@ def start(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
     """
     loop = asyncio.get_running_loop()
     try:
-        waiting_on = coro.send(None)
-    except StopIteration as stop:
-        done: asyncio.Future[T] = loop.create_future()
-        done.set_result(stop.value)
-        return done
+        finished, outcome = first_step(coro)
     except BaseException as exc:
         failed: asyncio.Future[T] = loop.create_future()
         failed.set_exception(exc)
         return failed
-    return loop.create_task(_finish(coro, waiting_on))
+    if finished:
+        done: asyncio.Future[T] = loop.create_future()
+        done.set_result(outcome)
+        return done
+    return loop.create_task(_finish(outcome))
 
 
 def first_step(coro: Coroutine[Any, Any, T]) -> tuple[bool, Any]:
@@ -48,8 +48,8 @@ def first_step(coro: Coroutine[Any, Any, T]) -> tuple[bool, Any]:
     return False, _resume(coro, waiting_on)
 
 
-async def _finish(coro: Coroutine[Any, Any, T], waiting_on: Any) -> T:
-    return await _resume(coro, waiting_on)
+async def _finish(going_on: Any) -> Any:
+    return await going_on
 
 
 @types.coroutine

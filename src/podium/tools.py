@@ -340,18 +340,16 @@ class Tool:
                 found = ctx.injected(kind) if ctx is not None else None
                 kwargs[pname] = found if found is not None else kind.when_missing()
         call: Awaitable[Any]
-        if self._is_async:
-            coro = cast("Callable[..., Coroutine[Any, Any, Any]]", self.function)(**kwargs)
-            if self.timeout is None:
-                return await coro
-            finished, outcome = first_step(coro)  # a call that never waits needs no timer
-            if finished:
-                return outcome
-            call = outcome
-        else:
+        if not self._is_async:
             call = in_thread(self.function, kwargs, self.name)
-            if self.timeout is None:
-                return await call
+        elif self.timeout is None:
+            call = cast("Callable[..., Coroutine[Any, Any, Any]]", self.function)(**kwargs)
+        else:
+            finished, call = first_step(cast("Callable[..., Coroutine[Any, Any, Any]]", self.function)(**kwargs))
+            if finished:  # a call that never waits needs no timer
+                return call
+        if self.timeout is None:
+            return await call
         bound = asyncio.timeout(self.timeout)
         try:
             async with bound:

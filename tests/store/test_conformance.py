@@ -269,3 +269,17 @@ async def test_claiming_a_thread_makes_it_takes_its_lease_and_reads_what_a_run_n
     assert (await store.get_thread("t")).metadata == {"agent": "a"}  # type: ignore[union-attr]  # kept as made
     await store.release_thread("t", me)
     assert (await store.claim_thread("t", other, 30)).holder is None
+
+
+async def test_events_since_a_head_are_the_newer_ones_or_none_once_it_was_rolled_back(store: Store) -> None:
+    await store.create_thread("t")
+    await store.create_run(RunRecord(id="r1", thread_id="t"))
+    await store.append_events("t", [message(1, "a", run="r1"), message(2, "b", run="r1")])
+    assert [e.seq for e in await store.events_since("t", (0, "")) or []] == [1, 2]
+    await store.create_run(RunRecord(id="r2", thread_id="t"))
+    await store.append_events("t", [message(3, "c", run="r2")])
+    assert [e.seq for e in await store.events_since("t", (2, "r1")) or []] == [3]
+    assert await store.events_since("t", (3, "r2")) == []
+    await store.delete_run("r2")
+    await store.append_events("t", [message(3, "d", run="r3")])
+    assert await store.events_since("t", (3, "r2")) is None  # its event is gone: read the log again in full

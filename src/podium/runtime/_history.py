@@ -75,17 +75,11 @@ class HistoryCache:
             kept_here[namespace] = kept
             self._keep(thread_id, kept_here)
             return kept.view()
-        if kept is not None and kept.seq:
-            events = await store.read_events(thread_id, after=kept.seq - 1)
-            if not events or events[0].seq != kept.seq or events[0].run_id != kept.run_id:
-                kept = None  # the end of the log was rolled back: read it all again
-            else:
-                events = events[1:]
-        else:
-            kept = None
-        if kept is None:
+        newer = await store.events_since(thread_id, (kept.seq, kept.run_id)) if kept is not None else None
+        if kept is None or newer is None:  # nothing kept, or the end of the log was rolled back: read it all
             kept = _History()
-            events = await store.read_events(thread_id)
+            newer = await store.read_events(thread_id)
+        events = newer
         added: list[Message] = []
         for event in events:
             if event.run_id == run_id:

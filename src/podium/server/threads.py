@@ -88,26 +88,18 @@ async def thread_values(state: ServerState, thread_id: str) -> Values:
     store, kept_values = state.store, state.values
     head = await store.log_head(thread_id)
     kept = kept_values.pop(thread_id, None)
-    values: Values | None = None
-    if kept is not None:
-        values, at = kept
-        if at != head:
-            events = await store.read_events(thread_id, after=max(at[0] - 1, 0))
-            if at[0]:
-                if not events or (events[0].seq, events[0].run_id) != at:
-                    values, events = None, []  # rolled back: read it all again below
-                else:
-                    events = events[1:]
-            if values is not None:
-                for event in events:
-                    values.add(event)
-                head = (events[-1].seq, events[-1].run_id) if events else at
-    if values is None:
-        values = Values()
-        events = await store.read_events(thread_id)
-        for event in events:
+    if kept is not None and kept[1] == head:
+        values = kept[0]
+    else:
+        newer = await store.events_since(thread_id, kept[1]) if kept is not None else None
+        if kept is None or newer is None:  # nothing kept, or the end of the log was rolled back: read it all
+            values, newer = Values(), await store.read_events(thread_id)
+        else:
+            values, head = kept[0], kept[1]
+        for event in newer:
             values.add(event)
-        head = (events[-1].seq, events[-1].run_id) if events else (0, "")
+        if newer:
+            head = (newer[-1].seq, newer[-1].run_id)
     kept_values[thread_id] = (values, head)
     if len(kept_values) > KEPT_VALUES:
         del kept_values[next(iter(kept_values))]

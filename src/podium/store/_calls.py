@@ -90,10 +90,9 @@ class Calls:
         direct = self._direct
         if direct is not None and direct.usable():
             try:
-                group = self._group
-                if group is not None and (durable or direct.resetting or group.pending()):  # durability full: a
-                    # shared transaction
-                    return await group.write(work, durable=durable)  # (and, if durable, a shared sync)
+                group = self._group  # durability full: a shared transaction (and, if durable, a shared sync)
+                if group is not None and (durable or group.pending()):
+                    return await group.write(work, durable=durable)
                 return direct.write(work, single=single)
             except Busy:  # a write lock held elsewhere: the thread waits for it, the event loop does not
                 pass

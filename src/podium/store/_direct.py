@@ -14,9 +14,9 @@ pay them, because in WAL mode they never wait:
   lock held elsewhere delays the calls that need it, never the event loop. A run awaits its calls in order, so a
   call handed to the thread and its next call here never race.
 * **Checkpoints** (which fsync) never run here: every :data:`CHECKPOINT_EVERY` commits a passive checkpoint is
-  queued on the store's thread (unless one is still under way there), and while it runs this connection hands its
-  writes to that thread, where they run after it: with no commit made meanwhile the checkpoint copies the whole
-  log, and the next commit writes the log from its start again, so the log stays small.
+  queued on the store's thread (unless one is still under way there). Once the log holds :data:`RESET_FRAMES`,
+  the next checkpoint runs with this connection's writes held off (see :meth:`Direct._writable`), so that it
+  copies the whole log and the next commit writes the log from its start again: the log stays bounded.
 
 The connection is bound to the first thread that uses it (the event loop's); calls from any other thread go to the
 store's thread as before.

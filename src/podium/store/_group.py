@@ -55,9 +55,11 @@ class GroupCommit:
         direct.on_reset = self._release_held
 
     def pending(self) -> bool:
-        """Whether a transaction is about to be committed in this turn of the event loop, or writes are held while
-        the log is reset (a write may join them)."""
-        return bool(self._batch) and (self._scheduled or self._held) is asyncio.get_running_loop()
+        """Whether a write made now should join the group: a transaction is about to be committed in this turn of
+        the event loop, or the log is being reset (writes wait here until it is)."""
+        if self._direct.resetting:
+            return True
+        return bool(self._batch) and self._scheduled is asyncio.get_running_loop()
 
     def write(self, work: Callable[[Any], T], *, durable: bool = True) -> asyncio.Future[T]:
         """A future of ``work(connection)``'s result, settled once its transaction is durable (``durable=False``:

@@ -248,6 +248,20 @@ class Store(ABC):
         events = await self.read_events(thread_id, after=last - 1) if last else []
         return (events[0].seq, events[0].run_id) if events else (0, "")
 
+    async def events_since(self, thread_id: str, head: tuple[int, str]) -> list[Event] | None:
+        """The thread's events after ``head`` (a :meth:`log_head` read earlier; ``(0, "")``: all of them), or
+        ``None`` when the log no longer holds that event (its end was rolled back: read the log again in full).
+
+        What incremental readers (a runtime's kept histories, a server's kept values) use to catch up.
+        """
+        seq, _ = head
+        if not seq:
+            return await self.read_events(thread_id)
+        events = await self.read_events(thread_id, after=seq - 1)
+        if not events or (events[0].seq, events[0].run_id) != head:
+            return None
+        return events[1:]
+
     @abstractmethod
     async def load_messages(
         self, thread_id: str, namespace: str = "", *, exclude_run: str | None = None
