@@ -6,6 +6,8 @@ import subprocess
 import sys
 import types
 
+import pytest
+
 import podium
 
 
@@ -20,10 +22,23 @@ def test_all_matches_public_members() -> None:
         assert getattr(podium, name) is not None
 
 
-def test_import_does_not_load_heavy_dependencies() -> None:
-    code = "import sys, podium; print(sorted(m for m in ('openai', 'pydantic', 'typer', 'rich', 'httpx') if m in sys.modules))"
+@pytest.mark.parametrize("module", ["podium", "podium.orchestration.tasks", "podium.orchestration.supervisor"])
+def test_import_does_not_load_heavy_dependencies(module: str) -> None:
+    heavy = ("openai", "pydantic", "typer", "rich", "httpx")
+    code = f"import sys, {module}; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]"
+
+
+def test_result_tool_is_there_when_asked_for() -> None:
+    from podium.orchestration import tasks
+    from podium.orchestration.tasks import ResultTool, tools
+
+    assert ResultTool is tasks.ResultTool is tools.ResultTool
+    with pytest.raises(AttributeError):
+        tasks.NoSuchName  # noqa: B018
+    with pytest.raises(AttributeError):
+        tools.NoSuchName  # noqa: B018
 
 
 def test_subpackages_export_what_they_list() -> None:

@@ -6,11 +6,12 @@
   sub-task tools; ``types.py``: messages, results, limits and the text signals.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from podium.orchestration.tasks.agent import ResponderAgent
 from podium.orchestration.tasks.task import Task, TypedTask
 from podium.orchestration.tasks.task_tool import task_tool
 from podium.orchestration.tasks.tools import (
-    ResultTool,
     done_pass_tool,
     done_tool,
     final_result_tool,
@@ -36,6 +37,9 @@ from podium.orchestration.tasks.types import (
     TaskPass,
     TaskResult,
 )
+
+if TYPE_CHECKING:
+    from podium.orchestration.tasks.result_tool import ResultTool
 
 __all__ = [
     "DONE",
@@ -66,3 +70,11 @@ __all__ = [
     "tool_request",
     "with_guidance",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ResultTool":  # a pydantic model: pydantic is imported when it is first asked for
+        from podium.orchestration.tasks.result_tool import ResultTool
+
+        return ResultTool
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

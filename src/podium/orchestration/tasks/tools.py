@@ -25,16 +25,18 @@ import dataclasses
 import functools
 import inspect
 import json
+import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Optional, get_type_hints
-
-from pydantic import BaseModel, ConfigDict
+from typing import TYPE_CHECKING, Any, Optional, get_type_hints
 
 from podium._tool_thread import in_thread
 from podium.errors import ModelRetry, ToolDefinitionError
 from podium.messages import ToolCall, ToolSignal
 from podium.orchestration.tasks.types import AgentState, FinalResult, TaskDone, TaskMessage, TaskPass
 from podium.tools import Tool, ToolReturn, result_to_text
+
+if TYPE_CHECKING:
+    from podium.orchestration.tasks.result_tool import ResultTool
 
 __all__ = [
     "ResultTool",
@@ -57,14 +59,18 @@ def _jsonable(value: Any) -> Any:
     return to_jsonable_python(value, fallback=str)
 
 
-class ResultTool(BaseModel):
-    """A structured result a handler returns to end its task with it.
+def __getattr__(name: str) -> Any:
+    if name == "ResultTool":  # a pydantic model: pydantic is imported when it is first asked for
+        from podium.orchestration.tasks.result_tool import ResultTool
 
-    Subclass it with typed fields, or give any fields to the base class; the task's ``value`` is the tool, rebuilt
-    as the handler's annotated return type after a resume. ``Task.run(..., output_type=YourResultTool)`` returns it.
-    """
+        return ResultTool
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    model_config = ConfigDict(extra="allow")
+
+def _is_result_tool(value: Any) -> bool:
+    """Whether ``value`` is a :class:`ResultTool` (none exists before its module was imported)."""
+    module = sys.modules.get("podium.orchestration.tasks.result_tool")
+    return module is not None and isinstance(value, module.ResultTool)
 
 
 def tool_request(name: str, /, **arguments: Any) -> ToolCall:
@@ -87,7 +93,7 @@ def to_tool_return(result: Any) -> Any:
         calls = [result] if isinstance(result, ToolCall) else result
         text = ", ".join(f"{c.name}({c.arguments})" for c in calls)
         return ToolReturn(content=f"Requested {text}", signal=ToolSignal(tool_calls=list(calls)))
-    if isinstance(result, ResultTool):
+    if _is_result_tool(result):
         return ToolReturn(content=result.model_dump_json(), value=_jsonable(result), signal=ToolSignal(end="task"))
     if isinstance(result, TaskPass):
         signal = ToolSignal(passed=True, recipient=result.recipient, pass_input=result.of_input)
