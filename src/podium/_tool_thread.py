@@ -3,6 +3,12 @@
 The threads are daemons (a call that hangs does not keep the process from exiting) and are reused: a call goes to
 an idle thread if there is one, else to a new one, so a hung call holds only its own thread and never makes others
 wait. A thread idle for :data:`IDLE_SECONDS` ends.
+
+Handing the result back to the event loop wakes the loop through its self-pipe (a socket write, then the loop's
+``epoll`` and reads), which costs more than most tool functions do. So when the loop has nothing else ready to run,
+the call waits for the result on the loop's thread for at most :data:`QUICK_WAIT`: a quick function's result is
+handed over directly (one wake-up of each thread), and a slower one is left to its thread as before. The loop is
+never held longer than that, and only while it would have been idle.
 """
 
 from __future__ import annotations
@@ -17,16 +23,56 @@ from typing import Any
 IDLE_SECONDS = 30.0
 """How long an idle tool thread waits for another call before it ends."""
 
+QUICK_WAIT = 0.0005
+"""How long (seconds) the event loop's thread waits for a call's result when it has nothing else ready to run."""
+
+
+class _Handoff:
+    """The result of one call, handed to the loop's thread directly while it waits (see :data:`QUICK_WAIT`)."""
+
+    __slots__ = ("_arrived", "_mutex", "_waiting", "result")
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._arrived = threading.Lock()
+        self._arrived.acquire()  # released when a result is handed over
+        self._waiting = True
+        self.result: tuple[Any, BaseException | None] | None = None
+
+    def give(self, value: Any, error: BaseException | None) -> bool:
+        """On the tool's thread: hand the result over if the loop's thread still waits for it."""
+        with self._mutex:
+            if not self._waiting:
+                return False
+            self.result = (value, error)
+        self._arrived.release()
+        return True
+
+    def take(self, seconds: float) -> tuple[Any, BaseException | None] | None:
+        """On the loop's thread: wait up to ``seconds`` for the result; ``None`` if it is left to the thread."""
+        self._arrived.acquire(timeout=seconds)
+        with self._mutex:
+            self._waiting = False
+            return self.result
+
+
+def _idle(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop`` has no callback ready to run (it would wait for I/O or a timer next)."""
+    ready = getattr(loop, "_ready", None)  # asyncio's run queue; a loop without one is never waited on
+    return ready is not None and not ready
+
 
 class _Threads:
     """Daemon threads running submitted calls, as many as are busy at once plus the idle ones."""
 
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Callable[[], Callable[[], None]]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
 
-    def submit(self, job: Callable[[], None]) -> None:
+    def submit(self, job: Callable[[], Callable[[], None]]) -> None:
+        """Run ``job`` on an idle thread, else a new one; what it returns delivers its result (the thread counts
+        as idle again by then, so a call made as soon as the result is seen reuses it)."""
         with self._lock:
             if self._idle:
                 self._idle -= 1  # that thread is spoken for
@@ -34,11 +80,12 @@ class _Threads:
                 return
         threading.Thread(target=self._serve, args=(job,), name="podium-tool", daemon=True).start()
 
-    def _serve(self, job: Callable[[], None]) -> None:
+    def _serve(self, job: Callable[[], Callable[[], None]]) -> None:
         while True:
-            job()
+            deliver = job()
             with self._lock:
                 self._idle += 1
+            deliver()
             while True:
                 try:
                     job = self._jobs.get(timeout=IDLE_SECONDS)
@@ -54,13 +101,15 @@ _THREADS = _Threads()
 
 
 def in_thread(function: Callable[..., Any], kwargs: dict[str, Any], name: str) -> asyncio.Future[Any]:
-    """Call ``function(**kwargs)`` in a tool thread (with this context's variables); a future of its result.
+    """Call ``function(**kwargs)`` in a tool thread (with this context's variables); a future of its result (done
+    already when the call finished within :data:`QUICK_WAIT` of an otherwise idle loop).
 
     ``name`` names the call in the thread's name while it runs (for debuggers and thread dumps).
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
+    handoff = _Handoff() if _idle(loop) else None
 
     def settle(value: Any, error: BaseException | None) -> None:
         if future.done():  # abandoned (timed out or cancelled)
@@ -70,7 +119,7 @@ def in_thread(function: Callable[..., Any], kwargs: dict[str, Any], name: str) -
         else:
             future.set_result(value)
 
-    def job() -> None:
+    def job() -> Callable[[], None]:
         thread = threading.current_thread()
         thread.name = f"podium-tool-{name}"
         try:
@@ -78,10 +127,20 @@ def in_thread(function: Callable[..., Any], kwargs: dict[str, Any], name: str) -
         except BaseException as exc:  # handed to the caller
             value, error = None, exc
         thread.name = "podium-tool"
-        try:
-            loop.call_soon_threadsafe(settle, value, error)
-        except RuntimeError:  # the loop closed meanwhile: nobody waits for the result
-            pass
+
+        def deliver() -> None:
+            if handoff is not None and handoff.give(value, error):
+                return
+            try:
+                loop.call_soon_threadsafe(settle, value, error)
+            except RuntimeError:  # the loop closed meanwhile: nobody waits for the result
+                pass
+
+        return deliver
 
     _THREADS.submit(job)
+    if handoff is not None:
+        result = handoff.take(QUICK_WAIT)
+        if result is not None:
+            settle(*result)
     return future

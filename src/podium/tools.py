@@ -342,6 +342,8 @@ class Tool:
         call: Awaitable[Any]
         if not self._is_async:
             call = in_thread(self.function, kwargs, self.name)
+            if call.done():  # finished while the loop waited for it: no timer needed
+                return call.result()
         elif self.timeout is None:
             call = cast("Callable[..., Coroutine[Any, Any, Any]]", self.function)(**kwargs)
         else:
