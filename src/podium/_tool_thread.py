@@ -20,46 +20,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from podium._handoff import Handoff, loop_idle
+
 IDLE_SECONDS = 30.0
 """How long an idle tool thread waits for another call before it ends."""
 
 QUICK_WAIT = 0.0005
 """How long (seconds) the event loop's thread waits for a call's result when it has nothing else ready to run."""
-
-
-class _Handoff:
-    """The result of one call, handed to the loop's thread directly while it waits (see :data:`QUICK_WAIT`)."""
-
-    __slots__ = ("_arrived", "_mutex", "_waiting", "result")
-
-    def __init__(self) -> None:
-        self._mutex = threading.Lock()
-        self._arrived = threading.Lock()
-        self._arrived.acquire()  # released when a result is handed over
-        self._waiting = True
-        self.result: tuple[Any, BaseException | None] | None = None
-
-    def give(self, value: Any, error: BaseException | None) -> bool:
-        """On the tool's thread: hand the result over if the loop's thread still waits for it."""
-        with self._mutex:
-            if not self._waiting:
-                return False
-            self.result = (value, error)
-        self._arrived.release()
-        return True
-
-    def take(self, seconds: float) -> tuple[Any, BaseException | None] | None:
-        """On the loop's thread: wait up to ``seconds`` for the result; ``None`` if it is left to the thread."""
-        self._arrived.acquire(timeout=seconds)
-        with self._mutex:
-            self._waiting = False
-            return self.result
-
-
-def _idle(loop: asyncio.AbstractEventLoop) -> bool:
-    """Whether ``loop`` has no callback ready to run (it would wait for I/O or a timer next)."""
-    ready = getattr(loop, "_ready", None)  # asyncio's run queue; a loop without one is never waited on
-    return ready is not None and not ready
 
 
 class _Threads:
@@ -109,7 +76,7 @@ def in_thread(function: Callable[..., Any], kwargs: dict[str, Any], name: str) -
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
-    handoff = _Handoff() if _idle(loop) else None
+    handoff = Handoff() if loop_idle(loop) else None
 
     def settle(value: Any, error: BaseException | None) -> None:
         if future.done():  # abandoned (timed out or cancelled)

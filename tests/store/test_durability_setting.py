@@ -333,3 +333,50 @@ async def test_the_log_is_written_from_its_start_again_under_a_steady_stream_of_
     restarted = [(a, b) for a, b in itertools.pairwise(frames_seen) if b < a]
     assert restarted, f"the log never started over: frames at each checkpoint {frames_seen}"
     await store.close()
+
+
+async def test_a_sync_started_on_an_idle_loop_is_answered_on_its_thread_and_a_slow_one_through_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from podium.store import _syncer
+
+    (tmp_path / "a.db").write_bytes(b"")
+    (tmp_path / "a.db-wal").write_bytes(b"log")  # a log to sync
+    syncer = _syncer.Syncer(str(tmp_path / "a.db"))
+    loop = asyncio.get_running_loop()
+    wakes = 0
+    threadsafe = loop.call_soon_threadsafe
+
+    def counting(*args: object) -> object:
+        nonlocal wakes
+        wakes += 1
+        return threadsafe(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", counting)
+    try:
+        answered = calls = 0
+        while answered < 3 and calls < 200:  # the sync thread can be slow to wake on a busy machine
+            future = syncer.sync()
+            calls += 1
+            answered += future.done()
+            await future
+        assert answered == 3 and wakes == calls - answered and syncer.syncs == calls
+
+        release = threading.Event()
+        real = _syncer._data_sync
+        monkeypatch.setattr(_syncer, "_data_sync", lambda fd: (release.wait(5), real(fd)))
+        future = syncer.sync()
+        assert not future.done()  # the loop waited QUICK_SYNC_WAIT at most, then went on
+        release.set()
+        await future
+        assert wakes == calls - answered + 1
+
+        busy = loop.create_future()
+        loop.call_soon(busy.set_result, None)  # something is ready to run: the loop does not wait
+        future = syncer.sync()
+        assert not future.done()
+        await future
+        await busy
+        assert wakes == calls - answered + 2
+    finally:
+        syncer.close()
