@@ -1,8 +1,8 @@
 """A result handed from a worker thread to the event loop's thread directly, while the loop has nothing else to do.
 
-A worker thread (a sync tool's, the SQLite sync's) usually hands its result back with ``call_soon_threadsafe``,
-which wakes the loop through its self-pipe: a socket write, then the loop's ``epoll`` and reads. When the loop had
-nothing else ready to run, the caller may instead wait on the loop's thread for a short, bounded time: a result
+A worker thread (a sync tool's) usually hands its result back with ``call_soon_threadsafe``, which wakes the loop
+through its self-pipe: a socket write, then the loop's ``epoll`` and reads. When the loop had nothing else ready to
+run, the caller may instead wait on the loop's thread for a short, bounded time: a result
 that arrives within it is handed over with one wake-up, and a later one goes through the loop as before.
 """
 

@@ -5,9 +5,6 @@ sync the same way at both settings). Commits made at ``NORMAL`` on the event loo
 (:mod:`podium.store._group`) are made durable by :meth:`Syncer.sync`: this module's thread syncs the log file's
 data and answers every caller that asked before that sync began, so concurrent commits share one. A failed sync
 leaves nothing known about what reached the disk: it fails its callers and every later one (reopen the store).
-
-When the event loop has nothing else ready to run, the caller that starts a sync waits for it on the loop's thread
-for at most :data:`QUICK_SYNC_WAIT` (:mod:`podium._handoff`): the answer then needs no wake-up of the loop.
 """
 
 from __future__ import annotations
@@ -17,12 +14,6 @@ import os
 import queue
 import threading
 import time
-from typing import cast
-
-from podium._handoff import Handoff, loop_idle
-
-QUICK_SYNC_WAIT = 0.002
-"""How long (seconds) an otherwise idle event loop waits on its own thread for the sync it started."""
 
 _data_sync = getattr(os, "fdatasync", os.fsync)
 """What SQLite itself uses where it can: the file's data and size, not its times."""
@@ -45,7 +36,6 @@ class Syncer:
         self._folder = os.path.dirname(os.path.abspath(database))
         self._synced_inode: int | None = None
         self._waiting: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
-        self._handoff: tuple[asyncio.AbstractEventLoop, Handoff] | None = None  # for the next batch's first caller
         self._broken: OSError | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -60,22 +50,14 @@ class Syncer:
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
-        handoff = None
         with self._lock:
             if self._closed:
                 future.set_exception(OSError("the store is closed"))
                 return future
             self._waiting.append((loop, future))
             first = len(self._waiting) == 1
-            if first and loop_idle(loop):
-                handoff = Handoff()
-                self._handoff = (loop, handoff)
         if first:  # the thread sleeps, or is syncing for earlier callers: one wake-up for all that follow
             self._wake.put(None)
-        if handoff is not None:
-            answer = handoff.take(QUICK_SYNC_WAIT)
-            if answer is not None:
-                _settle(answer[0], cast("OSError | None", answer[1]))
         return future
 
     def close(self) -> None:
@@ -90,18 +72,13 @@ class Syncer:
             self._wake.get()
             with self._lock:
                 batch, self._waiting = self._waiting, []
-                handoff, self._handoff = self._handoff, None
                 closed = self._closed
             if batch:  # else a wake-up for callers an earlier sync already answered
-                self._answer(batch, handoff)
+                self._answer(batch)
             if closed:
                 return
 
-    def _answer(
-        self,
-        batch: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]],
-        handoff: tuple[asyncio.AbstractEventLoop, Handoff] | None,
-    ) -> None:
+    def _answer(self, batch: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]) -> None:
         began = time.perf_counter()
         error = self._broken or self._sync()
         self.seconds += time.perf_counter() - began
@@ -111,8 +88,6 @@ class Syncer:
         for loop, future in batch:
             by_loop.setdefault(loop, []).append(future)
         for loop, futures in by_loop.items():
-            if handoff is not None and handoff[0] is loop and handoff[1].give(futures, error):
-                continue  # that loop's thread waits for the answer and settles them itself
             try:
                 loop.call_soon_threadsafe(_settle, futures, error)
             except RuntimeError:  # that loop closed meanwhile: nobody waits there
