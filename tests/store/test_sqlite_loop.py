@@ -201,3 +201,36 @@ async def test_a_known_thread_is_found_without_a_write_and_a_race_creates_it_onc
     assert (again.created, again.metadata, store.commits) == (first.created, first.metadata, commits)
     assert [t.id for t in await store.list_threads()] == ["x"]
     await store.close()
+
+
+@pytest.mark.parametrize("durability", ["process", "full"])
+async def test_a_fenced_batch_of_events_is_one_statement_and_a_large_one_is_fenced_too(
+    tmp_path: Path, durability: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from podium.errors import LeaseLost
+    from podium.store import sqlite as sqlite_store
+    from podium.store.base import new_owner
+
+    store = SQLiteStore(tmp_path / "s.db", durability=durability)  # type: ignore[arg-type]
+    try:
+        await store.create_thread("t")
+        me, other = new_owner("me"), new_owner("other")
+        assert await store.acquire_thread("t", me, 60) is None
+        statements: list[str] = []
+        assert store._direct is not None and store._direct.conn is not None
+        store._direct.conn.set_trace_callback(statements.append)
+        await store.append_events("t", [_note(1), _note(2), _note(3)], owner=me)
+        inserts = [s for s in statements if s.startswith("INSERT")]
+        assert len(inserts) == 1 and "FROM leases" in inserts[0]  # three rows, fenced by the lease, at once
+        assert not any(s.startswith("SELECT") for s in statements)  # the lease is not read on its own
+        assert not any(s.startswith("SAVEPOINT") for s in statements)  # a lone write is its transaction's own
+        with pytest.raises(LeaseLost):  # alone in its transaction, which is rolled back
+            await store.append_events("t", [_note(4), _note(5)], owner=other)
+        monkeypatch.setattr(sqlite_store, "ONE_STATEMENT_ROWS", 2)  # larger batches: read the lease, then insert
+        with pytest.raises(LeaseLost):
+            await store.append_events("t", [_note(4), _note(5), _note(6)], owner=other)
+        await store.append_events("t", [_note(4), _note(5), _note(6)], owner=me)
+        await store.append_events("t", [_note(7), _note(8), _note(9)])  # no owner: not fenced
+        assert [e.seq for e in await store.read_events("t")] == list(range(1, 10))
+    finally:
+        await store.close()

@@ -160,16 +160,22 @@ class Direct:
         """
         self._writable()
         outcomes: list[tuple[Any, bool]] = []
+        alone = len(works) == 1  # the transaction is the work's own: no savepoint, a failure rolls it all back
         with self._transaction() as conn:
             for work in works:
-                conn.execute("SAVEPOINT podium_write")
+                if not alone:
+                    conn.execute("SAVEPOINT podium_write")
                 try:
                     with self._mapped():
                         outcomes.append((settled(work(conn)), True))
                 except Exception as exc:
-                    conn.execute("ROLLBACK TO podium_write")
+                    if not alone:
+                        conn.execute("ROLLBACK TO podium_write")
+                    elif conn.in_transaction:  # (some errors end the transaction themselves)
+                        conn.execute("ROLLBACK")
                     outcomes.append((exc, False))
-                conn.execute("RELEASE podium_write")
+                if not alone:
+                    conn.execute("RELEASE podium_write")
         return outcomes
 
     @contextmanager
@@ -187,6 +193,8 @@ class Direct:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     yield conn
+                    if not conn.in_transaction:  # the block rolled it back (a lone write that failed)
+                        return
                     conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:

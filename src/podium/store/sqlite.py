@@ -25,6 +25,7 @@ cut short (see :mod:`podium.store._integrity`); :meth:`SQLiteStore.check` runs `
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -32,7 +33,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar, get_args
+from typing import Any, Final, TypeVar, get_args
 
 from podium.errors import LeaseLost, StoreCorrupt, StoreError, StoreLocked, UsageError
 from podium.events import Event
@@ -273,9 +274,9 @@ class SQLiteStore(Calls, Store):
     # events
     async def append_events(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
         rows = [event_row(thread_id, e) for e in events]
-        # one row: one statement, its own transaction; on the thread, a LeaseLost rolls back this call's savepoint
-        # and fails this caller only
-        await self._tx(lambda c: _insert_events(c, thread_id, rows, owner), single=len(rows) == 1)
+        # up to ONE_STATEMENT_ROWS rows: one statement, its own transaction; on the thread, a LeaseLost rolls back
+        # this call's savepoint and fails this caller only
+        await self._tx(lambda c: _insert_events(c, thread_id, rows, owner), single=len(rows) <= ONE_STATEMENT_ROWS)
 
     async def end_run(
         self,
@@ -463,29 +464,50 @@ _FENCED_INSERT = (
     "INSERT INTO events SELECT ?,?,?,?,?,?,? WHERE EXISTS (SELECT 1 FROM leases WHERE thread_id=? AND owner=?)"
 )
 
+ONE_STATEMENT_ROWS: Final = 512
+"""Event rows inserted by one statement at most (7 parameters a row, well within SQLite's limit of 32,766)."""
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_sql(rows: int, fenced: bool) -> str:
+    """One statement inserting ``rows`` event rows; ``fenced``: only while the lease named by the last two
+    parameters is held."""
+    if rows == 1 and fenced:
+        return _FENCED_INSERT
+    values = ",".join(["(?,?,?,?,?,?,?)"] * rows)
+    if not fenced:
+        return f"INSERT INTO events VALUES {values}"
+    return (
+        f"INSERT INTO events SELECT * FROM (VALUES {values}) "
+        "WHERE EXISTS (SELECT 1 FROM leases WHERE thread_id=? AND owner=?)"
+    )
+
 
 def _insert_events(c: sqlite3.Connection, thread_id: str, rows: list[tuple[Any, ...]], owner: str | None) -> None:
     """Insert event rows; with an ``owner``, only while it holds the lease.
 
-    One row is one statement naming the lease in its own condition (atomic alone). Several rows are inserted in
-    the caller's write transaction (every multi-statement call is one), where the lease is read once: nobody can
-    change it before the commit.
+    Up to :data:`ONE_STATEMENT_ROWS` rows are one statement naming the lease in its own condition (atomic alone:
+    its own transaction when the caller has none). More rows are inserted in the caller's write transaction, where
+    the lease is read once: nobody can change it before the commit.
 
     Raises:
         LeaseLost: ``owner`` does not hold the lease; nothing was inserted.
     """
-    insert = "INSERT INTO events VALUES (?,?,?,?,?,?,?)"
+    if len(rows) > ONE_STATEMENT_ROWS:
+        if owner is None or _lease_holder(c, thread_id) == owner:
+            c.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows)
+            return
+        raise LeaseLost(thread_id, owner, _lease_holder(c, thread_id))
+    params = [value for row in rows for value in row]
     if owner is None:
-        c.executemany(insert, rows)
-        return
-    if len(rows) == 1 and c.execute(_FENCED_INSERT, (*rows[0], thread_id, owner)).rowcount == 1:
-        return
+        c.execute(_insert_sql(len(rows), False), params)
+    elif c.execute(_insert_sql(len(rows), True), (*params, thread_id, owner)).rowcount != len(rows):
+        raise LeaseLost(thread_id, owner, _lease_holder(c, thread_id))
+
+
+def _lease_holder(c: sqlite3.Connection, thread_id: str) -> str | None:
     row = c.execute("SELECT owner FROM leases WHERE thread_id=?", (thread_id,)).fetchone()
-    holder = row[0] if row else None
-    if len(rows) > 1 and holder == owner:
-        c.executemany(insert, rows)
-        return
-    raise LeaseLost(thread_id, owner, holder)
+    return str(row[0]) if row else None
 
 
 def _update_run(c: sqlite3.Connection, run_id: str, status: RunStatus, result: dict[str, Any] | None) -> None:
