@@ -159,3 +159,43 @@ def test_marks_of_processes_gone_for_a_day_are_swept_off_the_callers_thread(tmp_
     assert out.stdout.split() == ["podium-life-sweep"]  # once, on a thread of its own
     assert not old.exists() and fresh.exists()
     assert len(list(folder.iterdir())) == 2  # the fresh mark and the new process's own
+
+
+async def test_runs_share_one_renewal_timer_and_each_long_run_still_renews(store: Store) -> None:
+    async def pay() -> str:
+        """Pay."""
+        return "paid"
+
+    loop = asyncio.get_running_loop()
+
+    def renewal_timers() -> tuple[int, int]:
+        timers = [h for h in loop._scheduled if "_Renewals" in repr(h)]  # type: ignore[attr-defined]
+        return sum(not h.cancelled() for h in timers), sum(h.cancelled() for h in timers)
+
+    runtime = Runtime(store)
+    for n in range(30):
+        assert (await runtime.run(_agent(pay), f"pay {n}", thread_id=f"s{n}")).status == "completed"
+    assert renewal_timers() == (1, 0)  # thirty short runs: one timer, none made and cancelled per run
+
+    renewed: list[str] = []
+    acquire = store.acquire_thread
+
+    async def counting(thread_id: str, owner: str, ttl: float) -> str | None:
+        renewed.append(thread_id)
+        return await acquire(thread_id, owner, ttl)
+
+    store.acquire_thread = counting  # type: ignore[method-assign]
+
+    async def slow() -> str:
+        """Pay, slowly."""
+        await asyncio.sleep(1.3)
+        return "paid"
+
+    slow.__name__ = "pay"  # the tool the model calls
+    quick, slower = Runtime(store, lease_ttl=0.6), Runtime(store, lease_ttl=1.5)  # renewals every 0.2 s and 0.5 s
+    results = await asyncio.gather(
+        quick.run(_agent(slow), "pay", thread_id="q"), slower.run(_agent(slow), "pay", thread_id="l")
+    )
+    assert [r.status for r in results] == ["completed", "completed"]
+    assert renewed.count("q") >= 1 + 4 and renewed.count("l") >= 1 + 1  # the claim, then the renewals of each
+    assert renewed.count("q") > renewed.count("l")

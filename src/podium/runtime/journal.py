@@ -16,6 +16,7 @@ import asyncio
 import inspect
 import logging
 import math
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -232,7 +233,8 @@ class RunState:
 
         A run whose tool or model call outlives the lease keeps its thread; if another process took the thread over
         all the same (this process stalled), ``lost_to`` is set and the store refuses the run's next write. The
-        renewals run on a timer, not in a task of their own: a run shorter than the interval costs one timer.
+        renewals are due on one timer shared by the runs of the event loop: a run shorter than the interval costs no
+        timer of its own.
         """
         return _LeaseKeeper(self).stop
 
@@ -287,24 +289,73 @@ class RunState:
 _background: set[asyncio.Task[Any]] = set()
 
 
-class _LeaseKeeper:
-    """The timer renewing one run's lease (see :meth:`RunState.keep_lease`).
+class _Renewals:
+    """The lease renewals of the runs executing on one event loop, due on one timer.
 
-    Once stopped it holds no reference back to itself (the cancelled timer drops its callback), so a finished run's
-    state is freed at once, not left to the cycle collector.
+    A run registers when it starts and leaves when it ends; the timer is made once and left running while runs
+    come and go, so a run shorter than the renewal interval costs a dictionary entry, not a timer of its own (a
+    cancelled timer stays in the loop's heap until the loop gets round to it).
     """
 
-    __slots__ = ("_interval", "_loop", "_renewing", "_state", "_stopped", "_timer")
+    __slots__ = ("__weakref__", "_due", "_loop", "_timer", "_timer_at")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._due: dict[_LeaseKeeper, float] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
+
+    def add(self, keeper: _LeaseKeeper, delay: float) -> None:
+        """Renew ``keeper``'s lease ``delay`` seconds from now."""
+        when = self._loop.time() + delay
+        self._due[keeper] = when
+        if when < self._timer_at:
+            self._schedule(when)
+
+    def remove(self, keeper: _LeaseKeeper) -> None:
+        self._due.pop(keeper, None)
+
+    def _schedule(self, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer, self._timer_at = self._loop.call_at(when, self._fire), when
+
+    def _fire(self) -> None:
+        self._timer, self._timer_at = None, math.inf
+        now = self._loop.time()
+        for keeper, when in list(self._due.items()):
+            if when <= now:
+                del self._due[keeper]
+                keeper.renew()
+        if self._due:
+            self._schedule(min(self._due.values()))
+
+
+_RENEWALS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Renewals] = weakref.WeakKeyDictionary()
+
+
+class _LeaseKeeper:
+    """The renewals of one run's lease (see :meth:`RunState.keep_lease`), due on its loop's shared timer.
+
+    Once stopped nothing refers to it (it has left the loop's renewals), so a finished run's state is freed at
+    once, not left to the cycle collector.
+    """
+
+    __slots__ = ("_interval", "_loop", "_renewals", "_renewing", "_state", "_stopped")
 
     def __init__(self, state: RunState) -> None:
         self._state = state
         self._loop = asyncio.get_running_loop()
+        renewals = _RENEWALS.get(self._loop)
+        if renewals is None:
+            renewals = _RENEWALS[self._loop] = _Renewals(self._loop)
+        self._renewals = renewals
         self._interval = max(state.lease_ttl / 3, 0.01)
         self._renewing: asyncio.Task[None] | None = None
         self._stopped = False
-        self._timer = self._loop.call_later(self._interval, self._due)
+        renewals.add(self, self._interval)
 
-    def _due(self) -> None:
+    def renew(self) -> None:
         self._renewing = self._loop.create_task(self._renew())
 
     async def _renew(self) -> None:
@@ -317,11 +368,11 @@ class _LeaseKeeper:
         if holder is not None:
             state.lost_to = holder
         elif not self._stopped:
-            self._timer = self._loop.call_later(self._interval, self._due)
+            self._renewals.add(self, self._interval)
 
     async def stop(self) -> None:
         self._stopped = True
-        self._timer.cancel()
+        self._renewals.remove(self)
         renewing, self._renewing = self._renewing, None
         if renewing is not None and not renewing.done():
             await asyncio.wait([renewing])
