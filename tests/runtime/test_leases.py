@@ -199,3 +199,28 @@ async def test_runs_share_one_renewal_timer_and_each_long_run_still_renews(store
     assert [r.status for r in results] == ["completed", "completed"]
     assert renewed.count("q") >= 1 + 4 and renewed.count("l") >= 1 + 1  # the claim, then the renewals of each
     assert renewed.count("q") > renewed.count("l")
+
+
+def test_a_loop_that_ended_is_freed_with_its_renewals() -> None:
+    import gc
+    import weakref
+
+    from podium import MemoryStore
+    from podium.runtime import journal
+
+    loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
+
+    async def one() -> None:
+        async def pay() -> str:
+            """Pay."""
+            return "paid"
+
+        assert (await Runtime(MemoryStore()).run(_agent(pay), "pay")).status == "completed"
+        loop = asyncio.get_running_loop()
+        assert loop in journal._RENEWALS  # the run's lease was kept on this loop's renewals
+        loops.append(weakref.ref(loop))
+
+    for _ in range(3):
+        asyncio.run(one())
+    gc.collect()
+    assert [ref() for ref in loops] == [None, None, None]  # nothing keeps an ended loop (or its renewals) alive

@@ -241,3 +241,20 @@ def test_a_refused_run_leaves_no_thread_behind(server: str) -> None:
         f"{server}/runs/wait", json={"assistant_id": "trip", "input": _say("What's the weather in Lisbon?")}
     )
     assert made.status_code == 200 and count() == before + 1
+
+
+async def test_a_thread_another_client_made_meanwhile_is_not_taken_over() -> None:
+    """Two clients create the same new thread id at once: the one that finds it made by another user gets 409, and
+    the thread keeps its owner and record."""
+    from fastapi import HTTPException
+
+    from podium import MemoryStore
+    from podium.server._records import create_thread, owned_thread
+
+    store = MemoryStore()
+    await create_thread(store, "t", "alice", {"mine": True})
+    with pytest.raises(HTTPException) as refused:
+        await create_thread(store, "t", "bob", {}, checked=True)  # bob saw no thread an instant before
+    assert refused.value.status_code == 409
+    info, record = await owned_thread(store, "t", "alice")
+    assert info.metadata["owner"] == "alice" and record["metadata"] == {"mine": True}

@@ -79,9 +79,8 @@ class HistoryCache:
         if kept is None or newer is None:  # nothing kept, or the end of the log was rolled back: read it all
             kept = _History()
             newer = await store.read_events(thread_id)
-        events = newer
         added: list[Message] = []
-        for event in events:
+        for event in newer:
             if event.run_id == run_id:
                 break
             kept.seq, kept.run_id = event.seq, event.run_id

@@ -294,20 +294,20 @@ class _Renewals:
 
     A run registers when it starts and leaves when it ends; the timer is made once and left running while runs
     come and go, so a run shorter than the renewal interval costs a dictionary entry, not a timer of its own (a
-    cancelled timer stays in the loop's heap until the loop gets round to it).
+    cancelled timer stays in the loop's heap until the loop gets round to it). Nothing in it refers to its loop (it
+    runs on it, and holds its timer weakly), so a loop that ends is freed with its renewals.
     """
 
-    __slots__ = ("__weakref__", "_due", "_loop", "_timer", "_timer_at")
+    __slots__ = ("_due", "_timer", "_timer_at")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+    def __init__(self) -> None:
         self._due: dict[_LeaseKeeper, float] = {}
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: weakref.ref[asyncio.TimerHandle] | None = None
         self._timer_at = math.inf
 
     def add(self, keeper: _LeaseKeeper, delay: float) -> None:
         """Renew ``keeper``'s lease ``delay`` seconds from now."""
-        when = self._loop.time() + delay
+        when = asyncio.get_running_loop().time() + delay
         self._due[keeper] = when
         if when < self._timer_at:
             self._schedule(when)
@@ -316,13 +316,14 @@ class _Renewals:
         self._due.pop(keeper, None)
 
     def _schedule(self, when: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer, self._timer_at = self._loop.call_at(when, self._fire), when
+        timer = self._timer() if self._timer is not None else None
+        if timer is not None:
+            timer.cancel()
+        self._timer, self._timer_at = weakref.ref(asyncio.get_running_loop().call_at(when, self._fire)), when
 
     def _fire(self) -> None:
         self._timer, self._timer_at = None, math.inf
-        now = self._loop.time()
+        now = asyncio.get_running_loop().time()
         for keeper, when in list(self._due.items()):
             if when <= now:
                 del self._due[keeper]
@@ -348,7 +349,7 @@ class _LeaseKeeper:
         self._loop = asyncio.get_running_loop()
         renewals = _RENEWALS.get(self._loop)
         if renewals is None:
-            renewals = _RENEWALS[self._loop] = _Renewals(self._loop)
+            renewals = _RENEWALS[self._loop] = _Renewals()
         self._renewals = renewals
         self._interval = max(state.lease_ttl / 3, 0.01)
         self._renewing: asyncio.Task[None] | None = None

@@ -68,6 +68,8 @@ async def create_thread(
     if not checked and await store.get_thread(thread_id) is not None:
         raise HTTPException(409, f"thread {thread_id!r} already exists")
     info = await store.ensure_thread(thread_id, {"owner": user})  # the record's write, durable, syncs it along
+    if info.metadata.get("owner") != user:  # another client made it meanwhile
+        raise HTTPException(409, f"thread {thread_id!r} already exists")
     record = {"metadata": metadata, "updated": info.created}
     await store.put_state(thread_id, _THREAD, record)
     return info, record

@@ -460,10 +460,6 @@ class SQLiteStore(Calls, Store):
             self._writer.stop()
 
 
-_FENCED_INSERT = (
-    "INSERT INTO events SELECT ?,?,?,?,?,?,? WHERE EXISTS (SELECT 1 FROM leases WHERE thread_id=? AND owner=?)"
-)
-
 ONE_STATEMENT_ROWS: Final = 512
 """Event rows inserted by one statement at most (7 parameters a row, well within SQLite's limit of 32,766)."""
 
@@ -472,8 +468,6 @@ ONE_STATEMENT_ROWS: Final = 512
 def _insert_sql(rows: int, fenced: bool) -> str:
     """One statement inserting ``rows`` event rows; ``fenced``: only while the lease named by the last two
     parameters is held."""
-    if rows == 1 and fenced:
-        return _FENCED_INSERT
     values = ",".join(["(?,?,?,?,?,?,?)"] * rows)
     if not fenced:
         return f"INSERT INTO events VALUES {values}"
