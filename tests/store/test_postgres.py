@@ -29,8 +29,8 @@ from podium import (
     ToolMessage,
     open_store,
 )
+from podium.store._pgschema import MIGRATIONS
 from podium.store.base import new_owner
-from podium.store.postgres import MIGRATIONS
 from podium.testing import FunctionModel, tool_call
 
 psycopg = pytest.importorskip("psycopg")
