@@ -131,7 +131,8 @@ async def test_a_finished_run_leaves_nothing_for_the_cycle_collector(store: Stor
 
 def test_marks_of_processes_gone_for_a_day_are_swept_off_the_callers_thread(tmp_path: Path) -> None:
     """The first lease of a process sweeps the marks of processes that ended more than a day ago; with thousands of
-    them that took tens of ms on the event loop of a server's first request, so it runs on a thread of its own."""
+    them that took tens of ms on the event loop of a server's first request, so it runs on a thread of its own, and
+    at most once an hour on the machine (the thread competed with every new process for the interpreter)."""
     import os
     import time
 
@@ -158,7 +159,22 @@ def test_marks_of_processes_gone_for_a_day_are_swept_off_the_callers_thread(tmp_
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.split() == ["podium-life-sweep"]  # once, on a thread of its own
     assert not old.exists() and fresh.exists()
-    assert len(list(folder.iterdir())) == 2  # the fresh mark and the new process's own
+    marks = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+    assert len(marks) == 2  # the fresh mark and the new process's own
+
+    # within the hour, the next process does not sweep again (no thread competes with it for the interpreter)
+    older = folder / "gone-three-days-ago"
+    older.touch()
+    os.utime(older, (time.time() - 3 * 86_400, time.time() - 3 * 86_400))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == [] and older.exists()
+
+    # an hour after the last sweep began, the next process sweeps
+    stamp = folder / ".swept"
+    os.utime(stamp, (time.time() - 3_601, time.time() - 3_601))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["podium-life-sweep"] and not older.exists()
+    assert time.time() - stamp.stat().st_mtime < 60
 
 
 async def test_runs_share_one_renewal_timer_and_each_long_run_still_renews(store: Store) -> None:

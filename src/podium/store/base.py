@@ -103,6 +103,10 @@ def _this_host() -> str:
     return socket.gethostname()
 
 
+SWEEP_EVERY = 3_600.0
+"""Seconds between two sweeps of the life marks of ended processes, on one machine (see ``_LifeMark``)."""
+
+
 class _LifeMark:
     """This process's life mark: a file it holds an exclusive lock on for as long as it lives.
 
@@ -132,9 +136,24 @@ class _LifeMark:
             name = f"nomark-{uuid.uuid4().hex}"
             handle = None
         self.name, self._file = name, handle
-        if handle is not None:  # on a thread of its own: a folder of many marks takes a while, and nobody waits
+        if handle is not None and self._sweep_due():  # on a thread of its own: a folder of many marks takes a while
             threading.Thread(target=self._sweep, name="podium-life-sweep", daemon=True).start()
         return name
+
+    def _sweep_due(self) -> bool:
+        """Whether this process should sweep: no process on the machine did in the last :data:`SWEEP_EVERY` seconds.
+
+        A sweep looks at every mark (a folder of thousands after a day of short processes, such as a test suite's),
+        and its thread competes with the process's own for the interpreter while it lasts: once an hour is enough
+        for marks that are removed after a day. The folder's ``.swept`` file tells when the last one began.
+        """
+        stamp = self.folder / ".swept"
+        with contextlib.suppress(OSError):
+            if time.time() - stamp.stat().st_mtime < SWEEP_EVERY:
+                return False
+        with contextlib.suppress(OSError):
+            stamp.touch()
+        return True
 
     def _sweep(self) -> None:
         """Delete the marks of processes that ended more than a day ago (no lease lasts that long)."""
