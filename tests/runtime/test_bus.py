@@ -112,3 +112,38 @@ async def test_a_subscription_iterates_until_closed() -> None:
     assert received == ["run_started"]
     with pytest.raises(UsageError, match="max_queue"):
         InProcessBus(max_queue=0)
+
+
+async def test_events_nobody_follows_are_not_published_and_a_bus_of_its_own_gets_every_one(store: Store) -> None:
+    from podium import EventBus
+    from podium.runtime import Subscription
+
+    bus = InProcessBus()
+    assert bus.quiet("t")
+    async with bus.subscribe("t"):
+        assert not bus.quiet("t") and bus.quiet("u")
+        async with bus.subscribe():
+            assert not bus.quiet("u")
+    assert bus.quiet("t")
+
+    class Forwarding(EventBus):  # a bus of the user's, forwarding elsewhere: it must see every event
+        def __init__(self) -> None:
+            self.seen: list[tuple[str, int]] = []
+
+        async def publish(self, thread_id: str, event: Event) -> None:
+            self.seen.append((thread_id, event.seq))
+
+        def subscribe(self, thread_id: str | None = None) -> Subscription:
+            raise NotImplementedError
+
+    forwarding = Forwarding()
+    await Runtime(store, bus=forwarding).run(_agent(), "go", thread_id="f", on_event=lambda e: None)
+    stored = [("f", e.seq) for e in await store.read_events("f")]
+    assert [s for s in forwarding.seen if s[1]] == stored
+    assert any(seq == 0 for _, seq in forwarding.seen)  # streamed-only ones too
+
+    skipped = InProcessBus()
+    published: list[int] = []
+    skipped.publish_nowait = lambda thread_id, event: published.append(event.seq)  # type: ignore[method-assign]
+    await Runtime(store, bus=skipped).run(_agent(), "go", thread_id="g")
+    assert published == []  # nobody followed: nothing was handed to the bus

@@ -66,6 +66,13 @@ class EventBus(ABC):
     def subscribe(self, thread_id: str | None = None) -> Subscription:
         """Follow one thread's events (``None``: every thread's), from now on."""
 
+    def quiet(self, thread_id: str) -> bool:
+        """Whether an event of ``thread_id`` published now would reach nobody, so the runtime may skip publishing it.
+
+        The default says no: every event is published. A bus that forwards events elsewhere must keep it so.
+        """
+        return False
+
 
 _CLOSED = object()
 
@@ -134,6 +141,10 @@ class InProcessBus(EventBus):
     async def publish(self, thread_id: str, event: Event) -> None:
         """Hand ``event`` to the subscribers of ``thread_id`` and of all threads (never waits)."""
         self.publish_nowait(thread_id, event)
+
+    def quiet(self, thread_id: str) -> bool:
+        """Nobody follows ``thread_id`` or all threads here."""
+        return thread_id not in self._by_thread and None not in self._by_thread
 
     def publish_nowait(self, thread_id: str, event: Event) -> None:
         """:meth:`publish` without a coroutine (the runtime's hot path)."""

@@ -147,7 +147,8 @@ class RunState:
         self.pending.append(event)
         if event.key is not None:
             self.journal[event.key] = event
-        self._to_sinks(event)
+        if self.sinks:
+            self._to_sinks(event)
         self.unpublished.append(event)
 
     async def flush(self, *, outcome: RunOutcome | None = None) -> None:
@@ -207,7 +208,7 @@ class RunState:
                     break
                 count += 1
             ready, self.unpublished = self.unpublished[:count], self.unpublished[count:]
-            if self.bus is not None:
+            if self.bus is not None and not self.bus.quiet(self.thread_id):
                 for event in ready:
                     await self._to_bus(event)
 
@@ -246,10 +247,11 @@ class RunState:
         the event keeps its place behind recorded events not stored yet.
         """
         event.run_id = self.run_id
-        self._to_sinks(event)
+        if self.sinks:
+            self._to_sinks(event)
         if self.unpublished:
             self.unpublished.append(event)
-        else:
+        elif self.bus is not None and not self.bus.quiet(self.thread_id):
             await self._to_bus(event)
 
     async def _to_bus(self, event: Event) -> None:

@@ -45,6 +45,10 @@ class SharedBus(InProcessBus):
         self._tails: dict[str, asyncio.Task[None]] = {}
         self._wanted: dict[str, int] = {}
 
+    def quiet(self, thread_id: str) -> bool:
+        """Never: a stored event is announced to the other processes, whoever follows it here."""
+        return False
+
     def publish_nowait(self, thread_id: str, event: Event) -> None:
         """Hand ``event`` to this process's subscribers; a stored one is announced to the others in the next batch."""
         if event.seq:
