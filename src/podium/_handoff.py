@@ -43,7 +43,13 @@ class Handoff:
             return self.result
 
 
-def loop_idle(loop: asyncio.AbstractEventLoop) -> bool:
-    """Whether ``loop`` has no callback ready to run (it would wait for I/O or a timer next)."""
+def idle_window(loop: asyncio.AbstractEventLoop, seconds: float) -> float:
+    """How long (at most ``seconds``) ``loop``'s thread may wait without holding anything up: 0 when a callback is
+    ready to run, else until its next timer is due (a timer due within 0.1 ms leaves no window either)."""
     ready = getattr(loop, "_ready", None)  # asyncio's run queue; a loop without one is never waited on
-    return ready is not None and not ready
+    if ready is None or ready:
+        return 0.0
+    scheduled = getattr(loop, "_scheduled", None)  # asyncio's timers, a heap: the next one first
+    if scheduled:
+        seconds = min(seconds, scheduled[0].when() - loop.time())
+    return seconds if seconds >= 0.0001 else 0.0

@@ -6,9 +6,9 @@ wait. A thread idle for :data:`IDLE_SECONDS` ends.
 
 Handing the result back to the event loop wakes the loop through its self-pipe (a socket write, then the loop's
 ``epoll`` and reads), which costs more than most tool functions do. So when the loop has nothing else ready to run,
-the call waits for the result on the loop's thread for at most :data:`QUICK_WAIT`: a quick function's result is
-handed over directly (one wake-up of each thread), and a slower one is left to its thread as before. The loop is
-never held longer than that, and only while it would have been idle.
+the call waits for the result on the loop's thread for at most :data:`QUICK_WAIT` (less when a timer is due
+sooner): a quick function's result is handed over directly (one wake-up of each thread), and a slower one is left
+to its thread as before. The loop is never held longer than that, and only while it would have been idle.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from podium._handoff import Handoff, loop_idle
+from podium._handoff import Handoff, idle_window
 
 IDLE_SECONDS = 30.0
 """How long an idle tool thread waits for another call before it ends."""
@@ -76,7 +76,8 @@ def in_thread(function: Callable[..., Any], kwargs: dict[str, Any], name: str) -
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
-    handoff = Handoff() if loop_idle(loop) else None
+    window = idle_window(loop, QUICK_WAIT)
+    handoff = Handoff() if window else None
 
     def settle(value: Any, error: BaseException | None) -> None:
         if future.done():  # abandoned (timed out or cancelled)
@@ -107,7 +108,7 @@ def in_thread(function: Callable[..., Any], kwargs: dict[str, Any], name: str) -
 
     _THREADS.submit(job)
     if handoff is not None:
-        result = handoff.take(QUICK_WAIT)
+        result = handoff.take(window)
         if result is not None:
             settle(*result)
     return future

@@ -333,3 +333,76 @@ async def test_the_log_is_written_from_its_start_again_under_a_steady_stream_of_
     restarted = [(a, b) for a, b in itertools.pairwise(frames_seen) if b < a]
     assert restarted, f"the log never started over: frames at each checkpoint {frames_seen}"
     await store.close()
+
+
+async def test_an_idle_loop_takes_the_sync_answer_directly_and_a_slow_disk_is_not_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With nothing else to run, the loop's thread waits briefly for the sync and settles its writers itself (no
+    wake-up through the loop's self-pipe); a sync slower than that is answered through the loop as before, and once
+    the disk is seen to be slow the loop does not wait at all."""
+    import time
+
+    from podium.store import _syncer
+
+    loop = asyncio.get_running_loop()
+    wakes = 0
+    threadsafe = loop.call_soon_threadsafe
+
+    def counting(*args: object, **kwargs: object) -> object:
+        nonlocal wakes
+        wakes += 1
+        return threadsafe(*args, **kwargs)  # type: ignore[arg-type]
+
+    store = SQLiteStore(tmp_path / "q.db")
+    await store.create_thread("t")
+    syncs = store.syncs
+    monkeypatch.setattr(loop, "call_soon_threadsafe", counting)
+    for seq in range(1, 21):
+        await store.append_events("t", [_note(seq, f"n{seq}")])
+    assert store.syncs - syncs == 20  # each write waited for its own sync
+    assert wakes < 10  # most answers were handed over on the loop's thread (a thread can be slow to wake)
+
+    disk = threading.Event()
+    real = _syncer._data_sync
+
+    def slow_disk(fd: int) -> None:
+        disk.wait(5)
+        real(fd)
+
+    monkeypatch.setattr(_syncer, "_data_sync", slow_disk)
+    wakes = 0
+    write = asyncio.ensure_future(store.append_events("t", [_note(21, "slow")]))
+    await asyncio.sleep(0)  # the write is committed at the end of this turn, then the loop is idle
+    started = time.perf_counter()
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert time.perf_counter() - started < 0.1 and not write.done()  # waited QUICK_SYNC_WAIT at most, went on
+    disk.set()
+    await write
+    assert wakes == 1  # answered through the loop
+
+    store._syncer.typical = 2 * _syncer.QUICK_SYNC_WAIT  # type: ignore[union-attr]  # a disk seen to be slow
+    waited: list[float] = []
+    take = _syncer.Handoff.take
+    monkeypatch.setattr(_syncer.Handoff, "take", lambda self, s: waited.append(s) or take(self, s))
+    await store.append_events("t", [_note(22, "no wait")])
+    assert waited == []
+    await store.close()
+
+
+async def test_the_loop_waits_only_while_idle_and_never_past_its_next_timer() -> None:
+    from podium._handoff import idle_window
+
+    loop = asyncio.get_running_loop()
+    assert idle_window(loop, 0.002) == 0.002  # nothing ready, no timer
+    timer = loop.call_later(0.0005, lambda: None)
+    assert 0 < idle_window(loop, 0.002) <= 0.0005  # up to the timer, no longer
+    timer.cancel()
+    soon = loop.call_later(0.00001, lambda: None)
+    assert idle_window(loop, 0.002) == 0.0  # a timer due at once leaves no window
+    soon.cancel()
+    await asyncio.sleep(0)
+    loop.call_soon(lambda: None)
+    assert idle_window(loop, 0.002) == 0.0  # a callback is ready: no waiting
+    await asyncio.sleep(0)

@@ -5,7 +5,8 @@ run at the end of that turn in *one* transaction of the loop's connection (:mod:
 savepoint (a write that fails is rolled back alone and fails only its caller), committed at ``synchronous=NORMAL``,
 which syncs nothing. Then one sync of the write-ahead log on another thread (:mod:`podium.store._syncer`) makes
 the transaction durable, shared with every commit made while it waited, and only then are the writers answered.
-The statements never leave the event loop's thread, and the disk's wait never blocks it. A write that needs no sync
+The statements never leave the event loop's thread, and the sync never runs on it (an idle loop may wait a moment
+for its answer: :meth:`~podium.store._syncer.Syncer.wait_quickly`). A write that needs no sync
 of its own (a lease, a run's record) joins the transaction when one is about to be committed in the same turn, and
 its caller is answered at the commit; otherwise it commits alone at once.
 
@@ -116,6 +117,8 @@ class GroupCommit:
                 _settle(future, *((outcome[0], None) if outcome[1] else (None, outcome[0])))
         if durable:
             self._syncer.sync().add_done_callback(lambda synced: self._answer(durable, synced))
+            # after what is ready now has run: if the loop is idle then, its thread waits briefly for the sync
+            asyncio.get_running_loop().call_soon(self._syncer.wait_quickly)
 
     def _hold(self) -> None:
         self._held, self._scheduled = asyncio.get_running_loop(), None

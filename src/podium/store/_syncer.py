@@ -5,6 +5,12 @@ sync the same way at both settings). Commits made at ``NORMAL`` on the event loo
 (:mod:`podium.store._group`) are made durable by :meth:`Syncer.sync`: this module's thread syncs the log file's
 data and answers every caller that asked before that sync began, so concurrent commits share one. A failed sync
 leaves nothing known about what reached the disk: it fails its callers and every later one (reopen the store).
+
+The answer usually goes back through the event loop (``call_soon_threadsafe``: the loop wakes from its ``epoll``
+through its self-pipe). When the loop has nothing else to run, :meth:`Syncer.wait_quickly` instead waits on the
+loop's thread for at most :data:`QUICK_SYNC_WAIT` and the sync's thread hands the answer over directly (see
+:mod:`podium._handoff`): the sync itself never runs on the loop's thread, and the loop waits only while it would
+have been idle, never longer than that bound.
 """
 
 from __future__ import annotations
@@ -14,6 +20,12 @@ import os
 import queue
 import threading
 import time
+
+from podium._handoff import Handoff, idle_window
+
+QUICK_SYNC_WAIT = 0.002
+"""How long (seconds), at most, the event loop's thread waits for a sync's answer when it has nothing else to do (no
+callback ready, no timer due sooner), unless syncs have lately taken longer than that."""
 
 _data_sync = getattr(os, "fdatasync", os.fsync)
 """What SQLite itself uses where it can: the file's data and size, not its times."""
@@ -32,10 +44,16 @@ class Syncer:
         """Syncs done so far (a figure for benchmarks)."""
         self.seconds = 0.0
         """Time they took (the disk's share, for benchmarks)."""
+        self.typical = 0.0
+        """A moving average of the time a sync takes (seconds)."""
         self._wal = database + "-wal"
         self._folder = os.path.dirname(os.path.abspath(database))
         self._synced_inode: int | None = None
         self._waiting: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._unanswered: dict[asyncio.AbstractEventLoop, int] = {}
+        """Callers of each loop not answered yet (asked, or in the sync under way)."""
+        self._handoffs: dict[asyncio.AbstractEventLoop, Handoff] = {}
+        """The loops whose thread waits for the next answer (see :meth:`wait_quickly`)."""
         self._broken: OSError | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -55,10 +73,32 @@ class Syncer:
                 future.set_exception(OSError("the store is closed"))
                 return future
             self._waiting.append((loop, future))
+            self._unanswered[loop] = self._unanswered.get(loop, 0) + 1
             first = len(self._waiting) == 1
         if first:  # the thread sleeps, or is syncing for earlier callers: one wake-up for all that follow
             self._wake.put(None)
         return future
+
+    def wait_quickly(self) -> None:
+        """On the event loop's thread, with nothing else ready to run there: wait up to :data:`QUICK_SYNC_WAIT` for
+        the answer to this loop's callers and settle them here (one wake-up of this thread instead of a wake-up of
+        the loop through its self-pipe). Returns at once when the loop has other work, or nobody of it waits."""
+        loop = asyncio.get_running_loop()
+        if self.typical > QUICK_SYNC_WAIT:  # the disk is slower than that: waiting would hold the loop for nothing
+            return
+        window = idle_window(loop, QUICK_SYNC_WAIT)
+        if not window:
+            return
+        with self._lock:
+            if not self._unanswered.get(loop) or loop in self._handoffs:
+                return
+            handoff = self._handoffs[loop] = Handoff()
+        answer = handoff.take(window)
+        with self._lock:
+            if self._handoffs.get(loop) is handoff:
+                del self._handoffs[loop]
+        if answer is not None:
+            _settle(*answer[0])
 
     def close(self) -> None:
         """Answer whoever waits, then stop the thread."""
@@ -81,13 +121,24 @@ class Syncer:
     def _answer(self, batch: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]) -> None:
         began = time.perf_counter()
         error = self._broken or self._sync()
-        self.seconds += time.perf_counter() - began
+        took = time.perf_counter() - began
+        self.seconds += took
+        self.typical += (took - self.typical) / 8
         self.syncs += error is None
         self._broken = error
         by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
         for loop, future in batch:
             by_loop.setdefault(loop, []).append(future)
         for loop, futures in by_loop.items():
+            with self._lock:
+                left = self._unanswered.get(loop, 0) - len(futures)
+                if left > 0:
+                    self._unanswered[loop] = left
+                else:
+                    self._unanswered.pop(loop, None)
+                handoff = self._handoffs.pop(loop, None)
+            if handoff is not None and handoff.give((futures, error), None):
+                continue  # the loop's thread waits for it (wait_quickly) and settles them itself
             try:
                 loop.call_soon_threadsafe(_settle, futures, error)
             except RuntimeError:  # that loop closed meanwhile: nobody waits there
