@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from podium._handoff import Handoff, idle_window
+from podium._handoff import Handoff, Placement, idle_window
 
 IDLE_SECONDS = 30.0
 """How long an idle tool thread waits for another call before it ends."""
@@ -29,38 +29,53 @@ QUICK_WAIT = 0.0005
 """How long (seconds) the event loop's thread waits for a call's result when it has nothing else ready to run."""
 
 
+class _Worker(Placement):
+    """One tool thread: its own queue of calls, and where it may run."""
+
+    __slots__ = ("jobs",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.jobs: queue.SimpleQueue[Callable[[], Callable[[], None]]] = queue.SimpleQueue()
+
+
 class _Threads:
     """Daemon threads running submitted calls, as many as are busy at once plus the idle ones."""
 
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], Callable[[], None]]] = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self._idle = 0
+        self._idle: list[_Worker] = []
+        """Idle workers, the last one to become idle last (it is handed the next call)."""
 
-    def submit(self, job: Callable[[], Callable[[], None]]) -> None:
-        """Run ``job`` on an idle thread, else a new one; what it returns delivers its result (the thread counts
-        as idle again by then, so a call made as soon as the result is seen reuses it)."""
+    def submit(self, job: Callable[[], Callable[[], None]], cpu: int | None) -> _Worker:
+        """Run ``job`` on an idle thread, else a new one, placed on ``cpu`` (``None``: anywhere); what it returns
+        delivers its result (the thread counts as idle again by then, so a call made as soon as the result is seen
+        reuses it)."""
         with self._lock:
-            if self._idle:
-                self._idle -= 1  # that thread is spoken for
-                self._jobs.put(job)
-                return
-        threading.Thread(target=self._serve, args=(job,), name="podium-tool", daemon=True).start()
+            worker = self._idle.pop() if self._idle else None
+        if worker is None:
+            worker = _Worker()
+            threading.Thread(target=self._serve, args=(worker, job), name="podium-tool", daemon=True).start()
+            return worker
+        worker.place(cpu)
+        worker.jobs.put(job)
+        return worker
 
-    def _serve(self, job: Callable[[], Callable[[], None]]) -> None:
+    def _serve(self, worker: _Worker, job: Callable[[], Callable[[], None]]) -> None:
+        worker.native_id = threading.get_native_id()
         while True:
             deliver = job()
             with self._lock:
-                self._idle += 1
+                self._idle.append(worker)
             deliver()
             while True:
                 try:
-                    job = self._jobs.get(timeout=IDLE_SECONDS)
+                    job = worker.jobs.get(timeout=IDLE_SECONDS)
                     break
                 except queue.Empty:
                     with self._lock:
-                        if self._jobs.empty():  # nobody handed this thread a call meanwhile: it ends
-                            self._idle -= 1
+                        if worker in self._idle:  # nobody handed this thread a call meanwhile: it ends
+                            self._idle.remove(worker)
                             return
 
 
@@ -106,9 +121,11 @@ def in_thread(function: Callable[..., Any], kwargs: dict[str, Any], name: str) -
 
         return deliver
 
-    _THREADS.submit(job)
+    worker = _THREADS.submit(job, Placement.here() if handoff is not None else None)
     if handoff is not None:
         result = handoff.take(window)
         if result is not None:
             settle(*result)
+        else:  # a slow call: it must not share the loop's CPU while another is free
+            worker.place(None)
     return future

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import threading
 from typing import Any
 
@@ -249,3 +250,48 @@ async def test_a_quick_sync_call_is_handed_over_without_waking_the_loop_and_a_sl
         await busy
     finally:
         loop.call_soon_threadsafe = threadsafe  # type: ignore[method-assign]
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="threads cannot be placed on CPUs here")
+async def test_a_quick_call_runs_on_the_loops_cpu_and_a_slow_one_may_run_anywhere() -> None:
+    """A call the idle loop waits for is placed on the loop thread's CPU (no cross-CPU wake-up either way); once it
+    outlasts the wait it may run on any CPU again, so it never competes with the loop for one while another is free."""
+    import podium._tool_thread as tool_thread
+    from podium._handoff import Placement
+
+    anywhere = os.sched_getaffinity(0)
+    if Placement.here() is None:
+        pytest.skip("the CPU a thread runs on cannot be known here")
+
+    def where() -> set[int]:
+        """The CPUs this thread may run on."""
+        return os.sched_getaffinity(0)
+
+    seen = []
+    for _ in range(20):
+        here = Placement.here()
+        future = tool_thread.in_thread(where, {}, "where")
+        if future.done():  # handed over within the wait
+            seen.append((here, await future))
+        else:
+            await future
+    assert seen and all(cpus == {cpu} for cpu, cpus in seen)
+
+    release = threading.Event()
+
+    def slow() -> set[int]:
+        """Answer once released, with where this thread may run then."""
+        release.wait(5)
+        return os.sched_getaffinity(0)
+
+    future = tool_thread.in_thread(slow, {}, "slow")
+    assert not future.done()
+    release.set()
+    assert await future == anywhere  # let go after the wait
+
+    Placement._getcpu = None  # a system that cannot tell: nothing is moved
+    try:
+        assert Placement.here() is None
+        assert await tool_thread.in_thread(where, {}, "where") == anywhere
+    finally:
+        Placement._getcpu = False

@@ -84,10 +84,8 @@ class Syncer:
         the answer to this loop's callers and settle them here (one wake-up of this thread instead of a wake-up of
         the loop through its self-pipe). Returns at once when the loop has other work, or nobody of it waits."""
         loop = asyncio.get_running_loop()
-        if self.typical > QUICK_SYNC_WAIT:  # the disk is slower than that: waiting would hold the loop for nothing
-            return
-        window = idle_window(loop, QUICK_SYNC_WAIT)
-        if not window:
+        window = 0.0 if self.typical > QUICK_SYNC_WAIT else idle_window(loop, QUICK_SYNC_WAIT)
+        if not window:  # the loop has work, or the disk is slower than that: waiting would hold it for nothing
             return
         with self._lock:
             if not self._unanswered.get(loop) or loop in self._handoffs:
