@@ -69,6 +69,8 @@ def test_mcp_is_not_served_when_callers_authenticate(monkeypatch: pytest.MonkeyP
         )
         assert response.status_code in (401, 404)
         assert "jsonrpc" not in response.text
+        if response.status_code == 404:
+            assert "served only without API keys" in response.json()["detail"]
 
 
 def test_another_mcp_version_leaves_the_server_up_without_mcp(
@@ -86,5 +88,26 @@ def test_another_mcp_version_leaves_the_server_up_without_mcp(
         live_server(example_apps("trip"), MemoryStore(), close_store=True) as url,
     ):
         assert httpx.get(f"{url}/health").status_code == 200
-        assert httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).status_code == 404
+        response = httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert response.status_code == 501  # says what to install, instead of a bare 404
+        assert (
+            response.json()["detail"] == "/mcp needs the mcp version podium's mcp extra pins: pip install 'podium[mcp]'"
+        )
     assert any("/mcp is not served" in record.getMessage() for record in caplog.records)
+
+
+def test_without_the_mcp_extra_mcp_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    import sys
+
+    import httpx
+
+    real = importlib.util.find_spec
+    monkeypatch.setitem(sys.modules, "mcp.server.fastmcp", None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
+    monkeypatch.chdir(Path(__file__).parents[2])
+    with live_server(example_apps("trip"), MemoryStore(), close_store=True) as url:
+        for method in ("GET", "POST"):
+            response = httpx.request(method, f"{url}/mcp")
+            assert response.status_code == 501
+            assert response.json()["detail"] == "/mcp needs the mcp extra: pip install 'podium[mcp]'"

@@ -122,6 +122,7 @@ def create_app(
     # /mcp has no per-user records yet (its conversations are not scoped to a principal), so it is served only in dev
     # mode, where there is one user; with API keys or JWT configured it is not mounted at all.
     mcp = _mcp_endpoint(state) if state.auth.dev_user is not None else None
+    mcp_missing = _mcp_missing(state) if mcp is None else None
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -160,6 +161,14 @@ def create_app(
     pages.mount(app)
     if mcp is not None:
         app.router.routes.extend(mcp.routes)
+    elif mcp_missing is not None:
+        status, detail = mcp_missing
+
+        async def no_mcp(request: Request) -> JSONResponse:  # says why, instead of a bare 404
+            return JSONResponse({"detail": detail}, status_code=status)
+
+        for path in ("/mcp", "/mcp/"):
+            app.add_api_route(path, no_mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     _mount_a2a(app, state)
     return app
 
@@ -176,6 +185,18 @@ def _shared_queue(store: Store) -> Any:
     """The run queue of a store several servers can share (PostgreSQL), or ``None`` (one process: SQLite, memory)."""
     queue = getattr(store, "run_queue", None)
     return queue() if callable(queue) else None
+
+
+def _mcp_missing(state: ServerState) -> tuple[int, str]:
+    """Why ``/mcp`` is not served, as the status and text its requests get."""
+    if state.auth.dev_user is None:
+        return 404, (
+            "/mcp is served only without API keys or JWT (podium serve's dev mode): its conversations are not yet "
+            "kept per user"
+        )
+    if importlib.util.find_spec("mcp") is None:
+        return 501, "/mcp needs the mcp extra: pip install 'podium[mcp]'"
+    return 501, "/mcp needs the mcp version podium's mcp extra pins: pip install 'podium[mcp]'"
 
 
 def _mcp_endpoint(state: ServerState) -> Any:
