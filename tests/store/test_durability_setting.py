@@ -406,3 +406,27 @@ async def test_the_loop_waits_only_while_idle_and_never_past_its_next_timer() ->
     loop.call_soon(lambda: None)
     assert idle_window(loop, 0.002) == 0.0  # a callback is ready: no waiting
     await asyncio.sleep(0)
+
+
+async def test_a_durable_write_on_an_idle_loop_commits_at_once_and_needs_no_turn_of_the_loop(tmp_path: Path) -> None:
+    """Nothing else can join the transaction when nothing else is ready to run: the write is committed at once as
+    one statement, the loop's thread waits briefly for its sync, and the caller goes on without a turn of the loop."""
+    from podium._eager import first_step
+
+    store = SQLiteStore(tmp_path / "n.db")
+    await store.create_thread("t")
+    statements: list[str] = []
+    store._direct.conn.set_trace_callback(statements.append)  # type: ignore[union-attr]
+    commits, syncs = store.commits, store.syncs
+    at_once = 0
+    for seq in range(1, 21):
+        finished, waiting = first_step(store.append_events("t", [_note(seq, f"n{seq}")]))
+        if not finished:  # the sync's thread was slow to answer: the write is answered through the loop
+            await waiting
+        at_once += finished
+    assert at_once >= 10  # most writes were durable before the call returned (a thread can be slow to wake)
+    assert (store.commits - commits, store.syncs - syncs) == (20, 20)  # each durable, each its own sync
+    inserts = [s for s in statements if s.startswith("INSERT INTO events")]
+    assert len(inserts) == 20 and not any(s.startswith(("BEGIN", "COMMIT", "SAVEPOINT")) for s in statements)
+    assert [e.text for e in await store.read_events("t")] == [f"n{i}" for i in range(1, 21)]  # type: ignore[attr-defined]
+    await store.close()

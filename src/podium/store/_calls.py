@@ -92,7 +92,7 @@ class Calls:
             try:
                 group = self._group  # durability full: a shared transaction (and, if durable, a shared sync)
                 if group is not None and (durable or group.pending()):
-                    return await group.write(work, durable=durable)
+                    return await group.write(work, durable=durable, single=single)
                 return direct.write(work, single=single)
             except Busy:  # a write lock held elsewhere: the thread waits for it, the event loop does not
                 pass

@@ -62,9 +62,14 @@ class GroupCommit:
             return True
         return bool(self._batch) and self._scheduled is asyncio.get_running_loop()
 
-    def write(self, work: Callable[[Any], T], *, durable: bool = True) -> asyncio.Future[T]:
+    def write(self, work: Callable[[Any], T], *, durable: bool = True, single: bool = False) -> asyncio.Future[T]:
         """A future of ``work(connection)``'s result, settled once its transaction is durable (``durable=False``:
         once it is committed, without waiting for the sync).
+
+        When nothing else is ready to run on the loop (no other write can join this turn's transaction) and nothing
+        is gathered yet, a durable write is committed at once (``single``: ``work`` is one statement, its own
+        transaction) and the loop's thread waits briefly for its sync (:meth:`Syncer.wait_quickly`): the future is
+        then usually done on return, and its caller goes on without a turn of the loop.
 
         Its exception: what ``work`` raised (nothing of it written); :class:`Busy` (the write lock is held
         elsewhere: nothing written, hand the write to the store's thread); :class:`StoreError` (the commit or the
@@ -72,6 +77,9 @@ class GroupCommit:
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
+        if durable and not self._batch and not self._direct.resetting and self._syncer.would_wait(loop):
+            self._now(work, future, single)
+            return future
         self._batch.append((work, future, durable))
         if self._scheduled is not loop:  # (a loop that stopped before its commit ran leaves it to this one)
             self._scheduled = loop
@@ -119,6 +127,23 @@ class GroupCommit:
             self._syncer.sync().add_done_callback(lambda synced: self._answer(durable, synced))
             # after what is ready now has run: if the loop is idle then, its thread waits briefly for the sync
             asyncio.get_running_loop().call_soon(self._syncer.wait_quickly)
+
+    def _now(self, work: Callable[[Any], T], future: asyncio.Future[T], single: bool) -> None:
+        """Commit ``work`` alone at once, then wait briefly for its sync on this (idle) loop's thread."""
+        if self._direct.conn is None:  # the store was closed meanwhile
+            future.set_exception(StoreError(f"the SQLite store {self._path} is closed"))
+            return
+        try:
+            value = self._direct.write(work, single=single)
+        except Exception as exc:  # nothing committed (Busy: the caller hands the write to the store's thread)
+            future.set_exception(exc)
+            return
+        synced = self._syncer.sync()
+        self._syncer.wait_quickly()
+        if synced.done():
+            self._answer([(future, (value, True))], synced)
+        else:
+            synced.add_done_callback(lambda done: self._answer([(future, (value, True))], done))
 
     def _hold(self) -> None:
         self._held, self._scheduled = asyncio.get_running_loop(), None

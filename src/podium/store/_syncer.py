@@ -79,6 +79,10 @@ class Syncer:
             self._wake.put(None)
         return future
 
+    def would_wait(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether :meth:`wait_quickly` called now on ``loop`` would wait (the loop is idle and the disk quick)."""
+        return self.typical <= QUICK_SYNC_WAIT and idle_window(loop, QUICK_SYNC_WAIT) > 0
+
     def wait_quickly(self) -> None:
         """On the event loop's thread, with nothing else ready to run there: wait up to :data:`QUICK_SYNC_WAIT` for
         the answer to this loop's callers and settle them here (one wake-up of this thread instead of a wake-up of
