@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import random
 import statistics
@@ -82,24 +83,32 @@ async def load(
     store = SQLiteStore(path, durability=durability)  # type: ignore[arg-type]
     runtime = Runtime(store)
     agent = _agent(model_ms / 1000)
+    gc.collect()  # as `podium serve` does once started: what lives now (modules, schemas, the app) is never
+    gc.freeze()  # scanned again by a full collection
     think = conversations / rate - model_ms / 1000  # seconds between a conversation's turns, for the offered rate
     added: list[float] = []
     lags: list[float] = []
     stop = time.perf_counter() + seconds
     rng = random.Random(7)
 
+    ramp = conversations / rate  # the starts are spread over this long: the offered rate is reached after it
+    steady: list[float] = []  # when each turn ended, for the rate served once every conversation has started
+
     async def conversation(n: int) -> None:
-        await asyncio.sleep(rng.uniform(0, conversations / rate))  # spread the starts
+        await asyncio.sleep(rng.uniform(0, ramp))  # spread the starts
         turn = 0
         while time.perf_counter() < stop:
             start = time.perf_counter()
             result = await runtime.run(agent, f"turn {turn}", thread_id=f"c{n}")
-            added.append(time.perf_counter() - start - model_ms / 1000)
+            ended = time.perf_counter()
+            added.append(ended - start - model_ms / 1000)
+            steady.append(ended)
             assert result.status == "completed", result.reason
             if len(agent.model.requests) > 1000:  # the test model keeps every request: not the framework's memory
                 agent.model.requests.clear()
             turn += 1
-            await asyncio.sleep(max(0.0, rng.uniform(0.5, 1.5) * think))
+            pause = max(0.0, rng.uniform(0.5, 1.5) * think)
+            await asyncio.sleep(min(pause, max(0.0, stop - time.perf_counter())))  # no pause past the end
 
     async def ticker() -> None:
         while time.perf_counter() < stop:
@@ -109,11 +118,12 @@ async def load(
 
     started = time.perf_counter()
     await asyncio.gather(ticker(), *(conversation(n) for n in range(conversations)))
-    wall = time.perf_counter() - started
     agent.model.requests.clear()
     await store.close()
+    window = (started + ramp, stop)  # every conversation started, none stopping yet
+    served = sum(window[0] <= t <= window[1] for t in steady) / max(window[1] - window[0], 1e-9)
     return {
-        "turns_per_s": len(added) / wall,
+        "turns_per_s": served,
         "added_p50_ms": pct(added, 50) * 1000,
         "added_p99_ms": pct(added, 99) * 1000,
         "loop_lag_p99_ms": pct(lags, 99) * 1000,
@@ -176,7 +186,7 @@ def main() -> None:
         )
         r = asyncio.run(load(a.conversations, a.rate, a.model_ms, a.seconds, folder / "load.db", a.durability))
         figures["load"] = r
-        print(f"served {r['turns_per_s']:.0f} turns/s")
+        print(f"served {r['turns_per_s']:.0f} turns/s (once every conversation has started)")
         print(
             f"added latency p50 {r['added_p50_ms']:.1f} ms, p99 {r['added_p99_ms']:.1f} ms   "
             f"(goal p99 <= 50 ms: {'met' if r['added_p99_ms'] <= 50 else 'MISSED'})"
