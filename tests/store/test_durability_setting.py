@@ -430,3 +430,27 @@ async def test_a_durable_write_on_an_idle_loop_commits_at_once_and_needs_no_turn
     assert len(inserts) == 20 and not any(s.startswith(("BEGIN", "COMMIT", "SAVEPOINT")) for s in statements)
     assert [e.text for e in await store.read_events("t")] == [f"n{i}" for i in range(1, 21)]  # type: ignore[attr-defined]
     await store.close()
+
+
+async def test_a_shared_transaction_takes_savepoints_only_when_a_write_in_it_fails(tmp_path: Path) -> None:
+    """Writes gathered in one transaction run one after another; only when one fails is it rolled back and each
+    write run again in a savepoint of its own, so the failing one fails alone."""
+    store = SQLiteStore(tmp_path / "s.db")
+    for i in range(10):
+        await store.create_thread(f"t{i}")
+    statements: list[str] = []
+    store._direct.conn.set_trace_callback(statements.append)  # type: ignore[union-attr]
+    await asyncio.gather(*(store.append_events(f"t{i}", [_note(1, f"n{i}")]) for i in range(10)))
+    assert sum(s.startswith("INSERT INTO events") for s in statements) == 10
+    assert not any("SAVEPOINT" in s for s in statements) and statements.count("COMMIT") == 1
+
+    statements.clear()
+    writes = [asyncio.ensure_future(store.append_events(f"t{i}", [_note(2, f"m{i}")])) for i in range(10)]
+    clash = asyncio.ensure_future(store.append_events("t3", [_note(2, "same seq as m3")]))
+    await asyncio.gather(*writes)
+    with pytest.raises(StoreError, match="UNIQUE"):
+        await clash
+    assert statements.count("ROLLBACK") == 1 and sum("SAVEPOINT" in s for s in statements) == 11
+    for i in range(10):
+        assert [e.text for e in await store.read_events(f"t{i}")] == [f"n{i}", f"m{i}"]  # type: ignore[attr-defined]
+    await store.close()

@@ -44,6 +44,10 @@ class Busy(Exception):
     """The call could not run here without waiting; hand it to the store's thread."""
 
 
+class _WorkFailed(Exception):
+    """A work of a transaction without savepoints raised: the transaction was rolled back."""
+
+
 def _is_busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and getattr(exc, "sqlite_errorcode", 0) & 0xFF in (
         sqlite3.SQLITE_BUSY,
@@ -149,16 +153,39 @@ class Direct:
         return value
 
     def write_many(self, works: list[Callable[[sqlite3.Connection], Any]]) -> list[tuple[Any, bool]]:
-        """Each of ``works`` in its own savepoint of one write transaction, committed without an fsync.
+        """``works`` in one write transaction, committed without an fsync; a work that fails is rolled back alone.
 
         Returns one ``(value, True)`` per work that succeeded, ``(exception, False)`` per work that raised (its
-        statements rolled back alone), in order.
+        statements rolled back alone), in order. The works run one after another first; only if one of them raises
+        is the transaction rolled back and each work run again in a savepoint of its own (two statements a work
+        that the common case does without).
 
         Raises:
             Busy: the write lock is held elsewhere, or a checkpoint runs (nothing was written).
             StoreError: the transaction could not be committed (nothing was written).
         """
         self._writable()
+        if len(works) > 1:
+            try:
+                return self._all_or_nothing(works)
+            except _WorkFailed:  # rolled back: again, each work alone in a savepoint
+                pass
+        return self._each_alone(works)
+
+    def _all_or_nothing(self, works: list[Callable[[sqlite3.Connection], Any]]) -> list[tuple[Any, bool]]:
+        """Every work in one transaction with no savepoints; :class:`_WorkFailed` (all rolled back) if one raised."""
+        outcomes: list[tuple[Any, bool]] = []
+        with self._transaction() as conn:
+            for work in works:
+                try:
+                    with self._mapped():
+                        outcomes.append((settled(work(conn)), True))
+                except Exception as exc:
+                    raise _WorkFailed from exc
+        return outcomes
+
+    def _each_alone(self, works: list[Callable[[sqlite3.Connection], Any]]) -> list[tuple[Any, bool]]:
+        """Each work in its own savepoint of one transaction (the one transaction of a lone work)."""
         outcomes: list[tuple[Any, bool]] = []
         alone = len(works) == 1  # the transaction is the work's own: no savepoint, a failure rolls it all back
         with self._transaction() as conn:

@@ -1,8 +1,8 @@
 """Group commit at durability ``full`` on the event loop's connection: one transaction and one sync for many writes.
 
 The durable writes made during one turn of the event loop (the flushes of every run that reached one then) are
-run at the end of that turn in *one* transaction of the loop's connection (:mod:`podium.store._direct`), each in a
-savepoint (a write that fails is rolled back alone and fails only its caller), committed at ``synchronous=NORMAL``,
+run at the end of that turn in *one* transaction of the loop's connection (:mod:`podium.store._direct`; a write
+that fails is rolled back alone and fails only its caller), committed at ``synchronous=NORMAL``,
 which syncs nothing. Then one sync of the write-ahead log on another thread (:mod:`podium.store._syncer`) makes
 the transaction durable, shared with every commit made while it waited, and only then are the writers answered.
 The statements never leave the event loop's thread, and the sync never runs on it (an idle loop may wait a moment
