@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from typing import Any, Final, TypeVar
 
 from podium.store._writer import Writer, settled
@@ -118,12 +118,10 @@ class Direct:
         conn = self.conn
         assert conn is not None
         try:
-            with self._mapped():
-                value: T = settled(work(conn))
-                return value
-        except Busy:
-            self.handed += 1
-            raise
+            value: T = settled(work(conn))
+        except sqlite3.Error as exc:
+            raise self._mapped(exc) from None
+        return value
 
     def write(self, work: Callable[[sqlite3.Connection], T], *, single: bool = False) -> T:
         """``work(connection)`` in one write transaction, committed without an fsync.
@@ -138,17 +136,22 @@ class Direct:
         """
         self._writable()
         if not single:
-            with self._transaction() as conn:
+            conn = self._begin()
+            try:
                 value: T = settled(work(conn))
+            except BaseException as exc:
+                mapped = self._abandon(conn, exc)
+                if mapped is None:
+                    raise
+                raise mapped from None
+            self._commit(conn)
             return value
         alone = self.conn
         assert alone is not None
         try:
-            with self._mapped():
-                value = settled(work(alone))
-        except Busy:
-            self.handed += 1
-            raise
+            value = settled(work(alone))
+        except sqlite3.Error as exc:
+            raise self._mapped(exc) from None
         self._committed()
         return value
 
@@ -175,40 +178,51 @@ class Direct:
     def _all_or_nothing(self, works: list[Callable[[sqlite3.Connection], Any]]) -> list[tuple[Any, bool]]:
         """Every work in one transaction with no savepoints; :class:`_WorkFailed` (all rolled back) if one raised."""
         outcomes: list[tuple[Any, bool]] = []
-        with self._transaction() as conn:
+        conn = self._begin()
+        try:
             for work in works:
-                try:
-                    with self._mapped():
-                        outcomes.append((settled(work(conn)), True))
-                except Exception as exc:
-                    raise _WorkFailed from exc
+                outcomes.append((settled(work(conn)), True))
+        except Exception:
+            self._abandon(conn, None)
+            raise _WorkFailed from None
+        except BaseException as exc:
+            mapped = self._abandon(conn, exc)
+            if mapped is None:
+                raise
+            raise mapped from None
+        self._commit(conn)
         return outcomes
 
     def _each_alone(self, works: list[Callable[[sqlite3.Connection], Any]]) -> list[tuple[Any, bool]]:
         """Each work in its own savepoint of one transaction (the one transaction of a lone work)."""
         outcomes: list[tuple[Any, bool]] = []
         alone = len(works) == 1  # the transaction is the work's own: no savepoint, a failure rolls it all back
-        with self._transaction() as conn:
+        conn = self._begin()
+        try:
             for work in works:
                 if not alone:
                     conn.execute("SAVEPOINT podium_write")
                 try:
-                    with self._mapped():
-                        outcomes.append((settled(work(conn)), True))
+                    outcomes.append((settled(work(conn)), True))
                 except Exception as exc:
                     if not alone:
                         conn.execute("ROLLBACK TO podium_write")
                     elif conn.in_transaction:  # (some errors end the transaction themselves)
                         conn.execute("ROLLBACK")
-                    outcomes.append((exc, False))
+                    outcomes.append((self._mapped(exc) if isinstance(exc, sqlite3.Error) else exc, False))
                 if not alone:
                     conn.execute("RELEASE podium_write")
+        except BaseException as exc:
+            mapped = self._abandon(conn, exc)
+            if mapped is None:
+                raise
+            raise mapped from None
+        if conn.in_transaction:  # else the lone work failed and was rolled back
+            self._commit(conn)
         return outcomes
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction of the connection, committed at the end of the block (without an fsync), rolled
-        back if the block raises.
+    def _begin(self) -> sqlite3.Connection:
+        """Begin a write transaction of the connection.
 
         Raises:
             Busy: the write lock is held elsewhere (nothing was written).
@@ -216,21 +230,28 @@ class Direct:
         conn = self.conn
         assert conn is not None
         try:
-            with self._mapped():
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    yield conn
-                    if not conn.in_transaction:  # the block rolled it back (a lone write that failed)
-                        return
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-        except Busy:
-            self.handed += 1
-            raise
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise self._mapped(exc) from None
+        return conn
+
+    def _commit(self, conn: sqlite3.Connection) -> None:
+        """Commit the transaction begun by :meth:`_begin` (without an fsync); rolled back if that fails."""
+        try:
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            mapped = self._abandon(conn, exc)
+            if mapped is None:
+                raise
+            raise mapped from None
         self._committed()
+
+    def _abandon(self, conn: sqlite3.Connection, exc: BaseException | None) -> Exception | None:
+        """Roll the transaction back (if it is still open); the store's exception for ``exc`` if it is SQLite's
+        (``None``: re-raise ``exc`` as it is)."""
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return self._mapped(exc) if isinstance(exc, sqlite3.Error) else None
 
     @property
     def resetting(self) -> bool:
@@ -262,16 +283,17 @@ class Direct:
         if conn is not None:
             conn.close()
 
-    @contextmanager
-    def _mapped(self) -> Iterator[None]:
-        """Turn ``SQLITE_BUSY``/``SQLITE_LOCKED`` into :class:`Busy`, and other SQLite errors into the store's."""
+    def _mapped(self, exc: sqlite3.Error) -> Exception:
+        """The exception to raise for ``exc``: :class:`Busy` for ``SQLITE_BUSY``/``SQLITE_LOCKED`` (counted as
+        handed to the store's thread), else the store's own (see the ``errors`` given to :meth:`__init__`)."""
+        if _is_busy(exc):
+            self.handed += 1
+            return Busy()
         try:
-            yield
-        except sqlite3.Error as exc:
-            if _is_busy(exc):
-                raise Busy from None
             with self._errors():
-                raise
+                raise exc
+        except Exception as mapped:  # what the store's errors() made of it (or exc itself)
+            return mapped
 
     def _checkpointed(self, future: Future[int]) -> None:
         """After a checkpoint (called on the store's thread): if the log grew too long, hold writes off and run
