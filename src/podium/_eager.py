@@ -19,10 +19,20 @@ T = TypeVar("T")
 __all__ = ["first_step", "start"]
 
 
-def start(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
+class _Firm(asyncio.Task):  # type: ignore[type-arg]
+    """A task that cannot be cancelled: a task awaiting it and cancelled meanwhile gets its ``CancelledError``
+    once this one has finished (what ``asyncio.shield`` gives, without its two extra turns of the loop)."""
+
+    def cancel(self, msg: Any = None) -> bool:
+        return False
+
+
+def start(coro: Coroutine[Any, Any, T], *, firm: bool = False) -> asyncio.Future[T]:
     """Run ``coro`` until it first waits; a future of its result (already done when it never waited).
 
-    An exception raised before it waits is in the returned future, as a task would hold it.
+    An exception raised before it waits is in the returned future, as a task would hold it. ``firm``: the task that
+    goes on with a coroutine that waits cannot be cancelled (a caller awaiting it and cancelled meanwhile gets its
+    ``CancelledError`` once the coroutine has finished).
     """
     loop = asyncio.get_running_loop()
     try:
@@ -35,6 +45,8 @@ def start(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
         done: asyncio.Future[T] = loop.create_future()
         done.set_result(outcome)
         return done
+    if firm:
+        return _Firm(_finish(outcome), loop=loop)
     return loop.create_task(_finish(outcome))
 
 

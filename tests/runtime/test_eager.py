@@ -76,3 +76,31 @@ async def test_an_error_caught_inside_after_the_throw_ends_the_coroutine_normall
     await asyncio.sleep(0)
     future.cancel()
     assert await future == "recovered"  # as a task of its own would have ended
+
+
+async def test_a_firm_task_finishes_and_whoever_awaited_it_is_cancelled_after() -> None:
+    """``start(firm=True)``: the awaiting task's cancellation does not reach the coroutine, which finishes; the
+    awaiting task gets its ``CancelledError`` then, with the outcome still to be read from the task."""
+    gate = asyncio.Event()
+    finished: list[str] = []
+
+    async def write() -> str:
+        await gate.wait()
+        finished.append("written")
+        return "stored"
+
+    writing = start(write(), firm=True)
+
+    async def caller() -> str:
+        return await writing
+
+    awaiting = asyncio.ensure_future(caller())
+    await asyncio.sleep(0)
+    awaiting.cancel()
+    assert not writing.cancel()  # refused
+    await asyncio.sleep(0)
+    assert not awaiting.done() and not writing.done()  # the caller waits for the write to end
+    gate.set()
+    with pytest.raises(asyncio.CancelledError):
+        await awaiting
+    assert finished == ["written"] and writing.result() == "stored"

@@ -454,3 +454,39 @@ async def test_a_shared_transaction_takes_savepoints_only_when_a_write_in_it_fai
     for i in range(10):
         assert [e.text for e in await store.read_events(f"t{i}")] == [f"n{i}", f"m{i}"]  # type: ignore[attr-defined]
     await store.close()
+
+
+async def test_a_run_timing_out_while_its_events_wait_for_the_disk_ends_once_with_them_stored_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write under way is not cancelled with the run: the run learns how it ended, then records its end after
+    it (nothing stored twice, no sequence number claimed twice)."""
+    import time
+
+    from podium import AIMessage, Limits, ReactAgent, Runtime
+    from podium.store import _syncer
+    from podium.testing import FunctionModel
+
+    store = SQLiteStore(tmp_path / "c.db")
+    real = _syncer._data_sync
+    slow = threading.Event()
+
+    def slow_disk(fd: int) -> None:
+        if slow.is_set():
+            time.sleep(0.4)  # longer than the run's timeout
+        real(fd)
+
+    monkeypatch.setattr(_syncer, "_data_sync", slow_disk)
+    agent = ReactAgent("echo", FunctionModel(lambda messages, request: AIMessage(content="hi")))
+    runtime = Runtime(store)
+    assert (await runtime.run(agent, "warm up", thread_id="t")).status == "completed"
+    slow.set()
+    result = await runtime.run(agent, "slow disk", thread_id="t", limits=Limits(timeout=0.1))
+    slow.clear()
+    assert result.status == "limit_exceeded" and result.limit == "time"
+    events = await store.read_events("t")
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    ends = [e for e in events if e.kind == "run_ended" and e.run_id == result.run_id]
+    assert len(ends) == 1
+    assert (await runtime.run(agent, "after", thread_id="t")).status == "completed"  # the thread goes on
+    await store.close()

@@ -179,16 +179,17 @@ class RunState:
             if self.lost_to is not None:
                 raise LeaseLost(self.thread_id, self.owner, self.lost_to)
             batch, self.pending = self.pending, []
-            writing = start(self._store(batch, outcome))  # no task for a write that needs no wait
+            # no task for a write that needs no wait; one that waits cannot be cancelled (a cancelled run learns
+            # how its write ended before it numbers its end after what is stored, else the two would claim the same
+            # sequence numbers): awaited directly, a turn of the loop sooner than through asyncio.shield
+            writing = start(self._store(batch, outcome), firm=True)
             try:
                 if writing.done():  # stored without waiting (the in-memory store; SQLite on the loop's connection)
                     writing.result()
                 else:
-                    await asyncio.shield(writing)
+                    await writing
             except asyncio.CancelledError:
-                # The write may be under way on the store's thread: learn how it ended before the run numbers its
-                # end after what is stored, else the two would claim the same sequence numbers.
-                if not writing.done():
+                if not writing.done():  # (a firm write ends before its awaiting run sees the cancellation)
                     await asyncio.wait({writing})
                 if writing.cancelled() or writing.exception() is not None:
                     self.pending = batch + self.pending

@@ -124,7 +124,7 @@ class GroupCommit:
             else:  # failed (nothing of it written), or committed and not waiting for the sync
                 _settle(future, *((outcome[0], None) if outcome[1] else (None, outcome[0])))
         if durable:
-            self._syncer.sync().add_done_callback(lambda synced: self._answer(durable, synced))
+            self._syncer.sync_then(lambda failure: self._answer(durable, failure))
             # after what is ready now has run: if the loop is idle then, its thread waits briefly for the sync
             asyncio.get_running_loop().call_soon(self._syncer.wait_quickly)
 
@@ -138,12 +138,8 @@ class GroupCommit:
         except Exception as exc:  # nothing committed (Busy: the caller hands the write to the store's thread)
             future.set_exception(exc)
             return
-        synced = self._syncer.sync()
-        self._syncer.wait_quickly()
-        if synced.done():
-            self._answer([(future, (value, True))], synced)
-        else:
-            synced.add_done_callback(lambda done: self._answer([(future, (value, True))], done))
+        self._syncer.sync_then(lambda failure: self._answer([(future, (value, True))], failure))
+        self._syncer.wait_quickly()  # answered here, usually: the future is then done on return
 
     def _hold(self) -> None:
         self._held, self._scheduled = asyncio.get_running_loop(), None
@@ -164,8 +160,7 @@ class GroupCommit:
             self._scheduled = loop
             self._commit()
 
-    def _answer(self, durable: list[tuple[asyncio.Future[Any], tuple[Any, bool]]], synced: asyncio.Future[Any]) -> None:
-        failure = synced.exception()
+    def _answer(self, durable: list[tuple[asyncio.Future[Any], tuple[Any, bool]]], failure: OSError | None) -> None:
         if failure is None:
             self.synced_commits += 1
         for future, (value, _) in durable:

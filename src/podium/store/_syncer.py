@@ -20,12 +20,16 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable
 
 from podium._handoff import Handoff, idle_window
 
 QUICK_SYNC_WAIT = 0.002
 """How long (seconds), at most, the event loop's thread waits for a sync's answer when it has nothing else to do (no
 callback ready, no timer due sooner), unless syncs have lately taken longer than that."""
+
+Waiter = asyncio.Future[None] | Callable[[OSError | None], None]
+"""Who waits for a sync: a future to settle, or a callback to call (see :meth:`Syncer.sync_then`)."""
 
 _data_sync = getattr(os, "fdatasync", os.fsync)
 """What SQLite itself uses where it can: the file's data and size, not its times."""
@@ -49,7 +53,7 @@ class Syncer:
         self._wal = database + "-wal"
         self._folder = os.path.dirname(os.path.abspath(database))
         self._synced_inode: int | None = None
-        self._waiting: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._waiting: list[tuple[asyncio.AbstractEventLoop, Waiter]] = []
         self._unanswered: dict[asyncio.AbstractEventLoop, int] = {}
         """Callers of each loop not answered yet (asked, or in the sync under way)."""
         self._handoffs: dict[asyncio.AbstractEventLoop, Handoff] = {}
@@ -66,18 +70,28 @@ class Syncer:
 
         Its exception (an :class:`OSError`): the sync failed, now or before, or the store was closed.
         """
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
-        with self._lock:
-            if self._closed:
-                future.set_exception(OSError("the store is closed"))
-                return future
-            self._waiting.append((loop, future))
-            self._unanswered[loop] = self._unanswered.get(loop, 0) + 1
-            first = len(self._waiting) == 1
-        if first:  # the thread sleeps, or is syncing for earlier callers: one wake-up for all that follow
-            self._wake.put(None)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ask(future)
         return future
+
+    def sync_then(self, then: Callable[[OSError | None], None]) -> None:
+        """Call ``then`` on this event loop once the log, with every commit made before this call, is on disk:
+        with ``None``, or the :class:`OSError` of a failed sync (now or before) or of a closed store. (Without a
+        future in between: its caller learns one turn of the loop sooner.)"""
+        self._ask(then)
+
+    def _ask(self, waiter: Waiter) -> None:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._waiting.append((loop, waiter))
+                self._unanswered[loop] = self._unanswered.get(loop, 0) + 1
+                first = len(self._waiting) == 1
+        if closed:
+            _settle([waiter], OSError("the store is closed"), wrap=False)
+        elif first:  # the thread sleeps, or is syncing for earlier callers: one wake-up for all that follow
+            self._wake.put(None)
 
     def would_wait(self, loop: asyncio.AbstractEventLoop) -> bool:
         """Whether :meth:`wait_quickly` called now on ``loop`` would wait (the loop is idle and the disk quick)."""
@@ -120,7 +134,7 @@ class Syncer:
             if closed:
                 return
 
-    def _answer(self, batch: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]) -> None:
+    def _answer(self, batch: list[tuple[asyncio.AbstractEventLoop, Waiter]]) -> None:
         began = time.perf_counter()
         error = self._broken or self._sync()
         took = time.perf_counter() - began
@@ -128,7 +142,7 @@ class Syncer:
         self.typical += (took - self.typical) / 8
         self.syncs += error is None
         self._broken = error
-        by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+        by_loop: dict[asyncio.AbstractEventLoop, list[Waiter]] = {}
         for loop, future in batch:
             by_loop.setdefault(loop, []).append(future)
         for loop, futures in by_loop.items():
@@ -170,11 +184,18 @@ class Syncer:
         return None
 
 
-def _settle(futures: list[asyncio.Future[None]], error: OSError | None) -> None:
-    for future in futures:
-        if future.done():  # its caller was cancelled
+def _settle(waiters: list[Waiter], error: OSError | None, *, wrap: bool = True) -> None:
+    """Answer ``waiters`` (on their loop): a future settled, a callback called; ``error`` is the failed sync's
+    (each waiter gets an :class:`OSError` of its own saying so; ``wrap=False``: ``error`` as it is)."""
+    for waiter in waiters:
+        failure = error
+        if error is not None and wrap:
+            failure = OSError(error.errno, f"syncing the write-ahead log failed: {error.strerror}")
+        if not isinstance(waiter, asyncio.Future):
+            waiter(failure)
+        elif waiter.done():  # its caller was cancelled
             continue
-        if error is None:
-            future.set_result(None)
+        elif failure is None:
+            waiter.set_result(None)
         else:
-            future.set_exception(OSError(error.errno, f"syncing the write-ahead log failed: {error.strerror}"))
+            waiter.set_exception(failure)
