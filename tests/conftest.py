@@ -6,7 +6,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -90,3 +90,20 @@ def live_model_env() -> dict[str, str]:
     if not _LIVE_MODEL_ENV:
         pytest.skip("set PODIUM_MODEL (and PODIUM_BASE_URL) to run the smoke suite")
     return dict(_LIVE_MODEL_ENV)
+
+
+def loop_wakes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the running event loop's wake-ups from other threads (``call_soon_threadsafe``): the count is
+    ``wakes[0]`` of the list returned (set it to 0 to count again)."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    wakes = [0]
+    threadsafe = loop.call_soon_threadsafe
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        wakes[0] += 1
+        return threadsafe(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", counting)
+    return wakes

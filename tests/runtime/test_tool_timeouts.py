@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 import pytest
+from tests.conftest import loop_wakes
 
 from podium import (
     AIMessage,
@@ -195,61 +196,52 @@ async def test_an_async_tool_is_bounded_after_its_first_step_and_keeps_its_task(
         await fails_at_once.run(None, {})
 
 
-async def test_a_quick_sync_call_is_handed_over_without_waking_the_loop_and_a_slow_one_is_not_waited_for() -> None:
+async def test_a_quick_sync_call_is_handed_over_without_waking_the_loop_and_a_slow_one_is_not_waited_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import time
 
     import podium._tool_thread as tool_thread
 
     loop = asyncio.get_running_loop()
-    wakes = 0
-    threadsafe = loop.call_soon_threadsafe
+    wakes = loop_wakes(monkeypatch)
 
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal wakes
-        wakes += 1
-        return threadsafe(*args, **kwargs)
+    def quick(key: str) -> str:
+        """Answer at once."""
+        return f"value of {key}"
 
-    loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
-    try:
+    settled = calls = 0
+    threads_before = threading.active_count()
+    while settled < 5 and calls < 500:  # a thread can be slow to wake on a busy machine; most are handed over
+        future = tool_thread.in_thread(quick, {"key": "k"}, "quick")
+        calls += 1
+        settled += future.done()
+        assert await future == "value of k"
+    # the calls ran on a tool thread, not here, and on the same one: it is idle again before it hands over
+    assert threads_before <= threading.active_count() <= threads_before + 1 and threading.active_count() > 1
+    assert settled == 5 and wakes[0] == calls - settled
 
-        def quick(key: str) -> str:
-            """Answer at once."""
-            return f"value of {key}"
+    release = threading.Event()
 
-        settled = calls = 0
-        threads_before = threading.active_count()
-        while settled < 5 and calls < 500:  # a thread can be slow to wake on a busy machine; most are handed over
-            future = tool_thread.in_thread(quick, {"key": "k"}, "quick")
-            calls += 1
-            settled += future.done()
-            assert await future == "value of k"
-        # the calls ran on a tool thread, not here, and on the same one: it is idle again before it hands over
-        assert threads_before <= threading.active_count() <= threads_before + 1 and threading.active_count() > 1
-        assert settled == 5 and wakes == calls - settled
+    def slow() -> str:
+        """Answer once released."""
+        release.wait(5)
+        return "late"
 
-        release = threading.Event()
+    started = time.perf_counter()
+    future = tool_thread.in_thread(slow, {}, "slow")
+    held = time.perf_counter() - started
+    assert not future.done() and held < 0.1  # the loop waited QUICK_WAIT at most, then went on
+    release.set()
+    assert await future == "late"  # handed back through the loop as before
+    assert wakes[0] == calls - settled + 1
 
-        def slow() -> str:
-            """Answer once released."""
-            release.wait(5)
-            return "late"
-
-        started = time.perf_counter()
-        future = tool_thread.in_thread(slow, {}, "slow")
-        held = time.perf_counter() - started
-        assert not future.done() and held < 0.1  # the loop waited QUICK_WAIT at most, then went on
-        release.set()
-        assert await future == "late"  # handed back through the loop as before
-        assert wakes == calls - settled + 1
-
-        busy = loop.create_future()
-        loop.call_soon(busy.set_result, None)  # something is ready to run: the call is not waited for
-        future = tool_thread.in_thread(quick, {"key": "b"}, "quick")
-        assert not future.done()
-        assert await future == "value of b"
-        await busy
-    finally:
-        loop.call_soon_threadsafe = threadsafe  # type: ignore[method-assign]
+    busy = loop.create_future()
+    loop.call_soon(busy.set_result, None)  # something is ready to run: the call is not waited for
+    future = tool_thread.in_thread(quick, {"key": "b"}, "quick")
+    assert not future.done()
+    assert await future == "value of b"
+    await busy
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="threads cannot be placed on CPUs here")

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from tests.conftest import loop_wakes
 
 from podium import Settings, SQLiteStore, StoreError, UsageError, open_store
 from podium.events import SideChannel
@@ -58,6 +59,21 @@ async def _show(conn: object) -> str:
     cursor = await conn.execute("SHOW synchronous_commit")  # type: ignore[attr-defined]
     row = await cursor.fetchone()
     return str(row[0])
+
+
+def _held_disk(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Syncs of the log wait (at most 5 s) until the event returned is set."""
+    from podium.store import _syncer
+
+    disk = threading.Event()
+    real = _syncer._data_sync
+
+    def held(fd: int) -> None:
+        disk.wait(5)
+        real(fd)
+
+    monkeypatch.setattr(_syncer, "_data_sync", held)
+    return disk
 
 
 def _note(seq: int, text: str) -> SideChannel:
@@ -113,19 +129,10 @@ async def test_a_lease_change_joins_a_pending_transaction_without_waiting_for_it
 ) -> None:
     """A write that needs no sync of its own (a lease) made while a durable transaction is about to commit goes into
     that transaction, and its caller is answered once it is committed, not after the sync."""
-    from podium.store import _syncer
-
     store = SQLiteStore(tmp_path / "j.db")
     await store.create_thread("t")
     await store.create_thread("u")
-    disk = threading.Event()
-    real = _syncer._data_sync
-
-    def slow_disk(fd: int) -> None:
-        disk.wait(5)
-        real(fd)
-
-    monkeypatch.setattr(_syncer, "_data_sync", slow_disk)
+    disk = _held_disk(monkeypatch)
     commits = store.commits
     durable = asyncio.ensure_future(store.append_events("t", [_note(1, "durable")]))
     await asyncio.sleep(0)  # the durable write waits for the end of this turn of the loop
@@ -345,33 +352,17 @@ async def test_an_idle_loop_takes_the_sync_answer_directly_and_a_slow_disk_is_no
 
     from podium.store import _syncer
 
-    loop = asyncio.get_running_loop()
-    wakes = 0
-    threadsafe = loop.call_soon_threadsafe
-
-    def counting(*args: object, **kwargs: object) -> object:
-        nonlocal wakes
-        wakes += 1
-        return threadsafe(*args, **kwargs)  # type: ignore[arg-type]
-
     store = SQLiteStore(tmp_path / "q.db")
     await store.create_thread("t")
     syncs = store.syncs
-    monkeypatch.setattr(loop, "call_soon_threadsafe", counting)
+    wakes = loop_wakes(monkeypatch)
     for seq in range(1, 21):
         await store.append_events("t", [_note(seq, f"n{seq}")])
     assert store.syncs - syncs == 20  # each write waited for its own sync
-    assert wakes < 10  # most answers were handed over on the loop's thread (a thread can be slow to wake)
+    assert wakes[0] < 10  # most answers were handed over on the loop's thread (a thread can be slow to wake)
 
-    disk = threading.Event()
-    real = _syncer._data_sync
-
-    def slow_disk(fd: int) -> None:
-        disk.wait(5)
-        real(fd)
-
-    monkeypatch.setattr(_syncer, "_data_sync", slow_disk)
-    wakes = 0
+    disk = _held_disk(monkeypatch)
+    wakes[0] = 0
     write = asyncio.ensure_future(store.append_events("t", [_note(21, "slow")]))
     await asyncio.sleep(0)  # the write is committed at the end of this turn, then the loop is idle
     started = time.perf_counter()
@@ -380,7 +371,7 @@ async def test_an_idle_loop_takes_the_sync_answer_directly_and_a_slow_disk_is_no
     assert time.perf_counter() - started < 0.1 and not write.done()  # waited QUICK_SYNC_WAIT at most, went on
     disk.set()
     await write
-    assert wakes == 1  # answered through the loop
+    assert wakes[0] == 1  # answered through the loop
 
     store._syncer.typical = 2 * _syncer.QUICK_SYNC_WAIT  # type: ignore[union-attr]  # a disk seen to be slow
     waited: list[float] = []

@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 from podium.store._writer import Writer, settled
 
@@ -140,10 +140,7 @@ class Direct:
             try:
                 value: T = settled(work(conn))
             except BaseException as exc:
-                mapped = self._abandon(conn, exc)
-                if mapped is None:
-                    raise
-                raise mapped from None
+                self._abandon(conn, exc)
             self._commit(conn)
             return value
         alone = self.conn
@@ -182,14 +179,10 @@ class Direct:
         try:
             for work in works:
                 outcomes.append((settled(work(conn)), True))
-        except Exception:
-            self._abandon(conn, None)
-            raise _WorkFailed from None
+        except Exception as exc:
+            self._abandon(conn, _WorkFailed(), cause=exc)
         except BaseException as exc:
-            mapped = self._abandon(conn, exc)
-            if mapped is None:
-                raise
-            raise mapped from None
+            self._abandon(conn, exc)
         self._commit(conn)
         return outcomes
 
@@ -213,10 +206,7 @@ class Direct:
                 if not alone:
                     conn.execute("RELEASE podium_write")
         except BaseException as exc:
-            mapped = self._abandon(conn, exc)
-            if mapped is None:
-                raise
-            raise mapped from None
+            self._abandon(conn, exc)
         if conn.in_transaction:  # else the lone work failed and was rolled back
             self._commit(conn)
         return outcomes
@@ -240,18 +230,18 @@ class Direct:
         try:
             conn.execute("COMMIT")
         except BaseException as exc:
-            mapped = self._abandon(conn, exc)
-            if mapped is None:
-                raise
-            raise mapped from None
+            self._abandon(conn, exc)
         self._committed()
 
-    def _abandon(self, conn: sqlite3.Connection, exc: BaseException | None) -> Exception | None:
-        """Roll the transaction back (if it is still open); the store's exception for ``exc`` if it is SQLite's
-        (``None``: re-raise ``exc`` as it is)."""
+    def _abandon(self, conn: sqlite3.Connection, exc: BaseException, *, cause: BaseException | None = None) -> NoReturn:
+        """Roll the transaction back (if it is still open) and raise ``exc`` (the store's own for SQLite's)."""
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-        return self._mapped(exc) if isinstance(exc, sqlite3.Error) else None
+        if isinstance(exc, sqlite3.Error):
+            raise self._mapped(exc) from None
+        if cause is not None:
+            raise exc from cause
+        raise exc
 
     @property
     def resetting(self) -> bool:
