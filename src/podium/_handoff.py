@@ -60,13 +60,14 @@ def idle_window(loop: asyncio.AbstractEventLoop, seconds: float) -> float:
 
 
 class Placement:
-    """Where a worker thread may run: on the CPU of the thread handing it work, or anywhere.
+    """Where a sleeping worker thread wakes up: on the CPU of the thread handing it work.
 
     A thread woken on another CPU than its waker's costs a cross-CPU wake-up (an interrupt to that CPU, which may be
     asleep: tens of µs, more under virtualisation); one woken on the waker's CPU, which is about to wait for it, is a
     plain switch. So a worker about to get a quick call from a thread that will wait for it is placed on that
-    thread's CPU first, and let run anywhere again before a call that may take long (it must not compete with the
-    loop for one CPU while another is free). Where the system cannot tell or set a thread's CPU, nothing is moved.
+    thread's CPU (:meth:`place`), and lets itself run anywhere again as soon as it is awake (:meth:`release`), before
+    the call runs: the call, and any thread it starts, may run on any CPU. Where the system cannot tell or set a
+    thread's CPU, nothing is moved.
     """
 
     __slots__ = ("cpu", "native_id")
@@ -78,7 +79,7 @@ class Placement:
         self.native_id = 0
         """The worker's thread (set by the worker itself when it starts)."""
         self.cpu: int | None = None
-        """The CPU it is held to, or ``None`` (anywhere)."""
+        """The CPU it was placed on until it wakes, or ``None`` (anywhere)."""
 
     @classmethod
     def here(cls) -> int | None:
@@ -92,14 +93,24 @@ class Placement:
         return cpu if cpu >= 0 else None
 
     def place(self, cpu: int | None) -> None:
-        """Hold the worker to ``cpu`` (``None``: let it run anywhere); a system call only when that changes."""
-        if cpu == self.cpu or not self.native_id:
+        """Before waking the worker: let it wake only on ``cpu`` (``None``: leave it be)."""
+        if cpu is None or cpu == self.cpu or not self.native_id:
             return
         try:
-            os.sched_setaffinity(self.native_id, {cpu} if cpu is not None else Placement._anywhere)
+            os.sched_setaffinity(self.native_id, {cpu})
         except (OSError, ValueError):  # the thread ended, or the CPU was taken from this process: leave it be
             return
         self.cpu = cpu
+
+    def release(self) -> None:
+        """On the worker's thread, once awake: let it run on any CPU again."""
+        if self.cpu is None:
+            return
+        self.cpu = None
+        try:
+            os.sched_setaffinity(0, Placement._anywhere)
+        except (OSError, ValueError):  # (a CPU was taken from this process meanwhile: it keeps the one it has)
+            pass
 
 
 def _load_getcpu() -> Any:

@@ -47,8 +47,8 @@ class _Threads:
         self._idle: list[_Worker] = []
         """Idle workers, the last one to become idle last (it is handed the next call)."""
 
-    def submit(self, job: Callable[[], Callable[[], None]], cpu: int | None) -> _Worker:
-        """Run ``job`` on an idle thread, else a new one, placed on ``cpu`` (``None``: anywhere); what it returns
+    def submit(self, job: Callable[[], Callable[[], None]], cpu: int | None) -> None:
+        """Run ``job`` on an idle thread, else a new one, woken on ``cpu`` (``None``: wherever); what it returns
         delivers its result (the thread counts as idle again by then, so a call made as soon as the result is seen
         reuses it)."""
         with self._lock:
@@ -56,14 +56,14 @@ class _Threads:
         if worker is None:
             worker = _Worker()
             threading.Thread(target=self._serve, args=(worker, job), name="podium-tool", daemon=True).start()
-            return worker
+            return
         worker.place(cpu)
         worker.jobs.put(job)
-        return worker
 
     def _serve(self, worker: _Worker, job: Callable[[], Callable[[], None]]) -> None:
         worker.native_id = threading.get_native_id()
         while True:
+            worker.release()  # awake on the caller's CPU: the call itself may run anywhere
             deliver = job()
             with self._lock:
                 self._idle.append(worker)
@@ -121,11 +121,9 @@ def in_thread(function: Callable[..., Any], kwargs: dict[str, Any], name: str) -
 
         return deliver
 
-    worker = _THREADS.submit(job, Placement.here() if handoff is not None else None)
+    _THREADS.submit(job, Placement.here() if handoff is not None else None)
     if handoff is not None:
         result = handoff.take(window)
         if result is not None:
             settle(*result)
-        else:  # a slow call: it must not share the loop's CPU while another is free
-            worker.place(None)
     return future
