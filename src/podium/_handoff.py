@@ -98,7 +98,10 @@ class Placement:
             return
         try:
             os.sched_setaffinity(self.native_id, {cpu})
-        except (OSError, ValueError):  # the thread ended, or the CPU was taken from this process: leave it be
+        except ProcessLookupError:  # the thread ended
+            return
+        except (OSError, ValueError):  # not allowed here (a sandbox), or the CPU was taken: stop trying
+            Placement._getcpu = None
             return
         self.cpu = cpu
 

@@ -287,3 +287,25 @@ async def test_a_quick_call_wakes_on_the_loops_cpu_and_runs_free_to_move() -> No
         assert (await tool_thread.in_thread(where, {}, "where"))[1] == anywhere
     finally:
         Placement._getcpu = False
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="threads cannot be placed on CPUs here")
+async def test_where_threads_may_not_be_placed_placement_stops_trying(monkeypatch: pytest.MonkeyPatch) -> None:
+    import podium._tool_thread as tool_thread
+    from podium._handoff import Placement
+
+    if Placement.here() is None:
+        pytest.skip("the CPU a thread runs on cannot be known here")
+    refused: list[int] = []
+
+    def forbidden(pid: int, cpus: set[int]) -> None:
+        refused.append(pid)
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "sched_setaffinity", forbidden)
+    try:
+        for _ in range(20):
+            assert await tool_thread.in_thread(lambda: 42, {}, "quick") == 42
+        assert len(refused) <= 1 and Placement.here() is None  # refused once, then not asked again
+    finally:
+        Placement._getcpu = False
