@@ -76,6 +76,17 @@ def _held_disk(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     return disk
 
 
+def _open(path: Path, durability: str, monkeypatch: pytest.MonkeyPatch) -> SQLiteStore:
+    """A store at ``durability``; ``full-gathered``: full, every durable write gathered into the turn's transaction
+    (as under load), never committed at once on an idle loop."""
+    if durability == "full-gathered":
+        from podium.store import _syncer
+
+        monkeypatch.setattr(_syncer.Syncer, "would_wait", lambda self, loop: False)
+        durability = "full"
+    return SQLiteStore(path, durability=durability)  # type: ignore[arg-type]
+
+
 def _note(seq: int, text: str) -> SideChannel:
     event = SideChannel(text=text, channel="progress")
     event.seq, event.run_id = seq, "r"
@@ -198,9 +209,11 @@ async def test_a_closed_store_refuses_calls(tmp_path: Path) -> None:
     await store.close()  # twice is fine
 
 
-@pytest.mark.parametrize("durability", ["full", "process"])
-async def test_many_concurrent_writers_and_readers_share_the_thread_safely(tmp_path: Path, durability: str) -> None:
-    store = SQLiteStore(tmp_path / "m.db", durability=durability)  # type: ignore[arg-type]
+@pytest.mark.parametrize("durability", ["full", "full-gathered", "process"])
+async def test_many_concurrent_writers_and_readers_share_the_thread_safely(
+    tmp_path: Path, durability: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _open(tmp_path / "m.db", durability, monkeypatch)
 
     async def one(i: int) -> int:
         await store.create_thread(f"t{i}")
@@ -212,7 +225,7 @@ async def test_many_concurrent_writers_and_readers_share_the_thread_safely(tmp_p
         return len(await store.read_events(f"t{i}"))
 
     assert await asyncio.gather(*(one(i) for i in range(200))) == [5] * 200
-    if durability == "full":  # durable writes go to the thread, where writers share transactions (and fsyncs)
+    if durability.startswith("full"):  # concurrent durable writes share transactions (and syncs)
         assert store.commits < 200 * 8
     else:  # no fsync to share: each write commits at once on the event loop's connection
         assert store._direct is not None and store._direct.commits == store.commits == 200 * 8
@@ -306,7 +319,7 @@ async def test_a_run_syncs_its_record_with_its_first_events(tmp_path: Path) -> N
         assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
 
 
-@pytest.mark.parametrize("durability", ["full", "process"])
+@pytest.mark.parametrize("durability", ["full", "full-gathered", "process"])
 async def test_the_log_is_written_from_its_start_again_under_a_steady_stream_of_commits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durability: str
 ) -> None:
@@ -326,7 +339,7 @@ async def test_the_log_is_written_from_its_start_again_under_a_steady_stream_of_
     monkeypatch.setattr(_direct, "_checkpoint", recording)
     monkeypatch.setattr(_direct, "CHECKPOINT_EVERY", 4)
     monkeypatch.setattr(_direct, "RESET_FRAMES", 40)
-    store = SQLiteStore(tmp_path / "w.db", durability=durability)  # type: ignore[arg-type]
+    store = _open(tmp_path / "w.db", durability, monkeypatch)
     threads = [f"t{i}" for i in range(10)]
     for thread in threads:
         await store.create_thread(thread)
@@ -480,4 +493,27 @@ async def test_a_run_timing_out_while_its_events_wait_for_the_disk_ends_once_wit
     ends = [e for e in events if e.kind == "run_ended" and e.run_id == result.run_id]
     assert len(ends) == 1
     assert (await runtime.run(agent, "after", thread_id="t")).status == "completed"  # the thread goes on
+    await store.close()
+
+
+async def test_gathered_writes_meeting_a_lock_held_elsewhere_go_to_the_stores_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A transaction of gathered writes that cannot begin (another connection holds the write lock) is handed to
+    the store's thread, which waits for the lock while the event loop goes on; nothing is lost."""
+    store = _open(tmp_path / "l.db", "full-gathered", monkeypatch)
+    for i in range(3):
+        await store.create_thread(f"t{i}")
+    other = sqlite3.connect(tmp_path / "l.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    handed = store._direct.handed  # type: ignore[union-attr]
+    writes = [asyncio.ensure_future(store.append_events(f"t{i}", [_note(1, f"n{i}")])) for i in range(3)]
+    await asyncio.sleep(0.1)
+    assert not any(w.done() for w in writes)  # waiting on the store's thread, not on the loop
+    assert store._direct.handed > handed  # type: ignore[union-attr]
+    other.execute("ROLLBACK")
+    other.close()
+    await asyncio.gather(*writes)
+    for i in range(3):
+        assert [e.text for e in await store.read_events(f"t{i}")] == [f"n{i}"]  # type: ignore[attr-defined]
     await store.close()

@@ -2,7 +2,7 @@
 
 In WAL mode, what ``synchronous=FULL`` adds to ``NORMAL`` is one sync of the log after each commit (checkpoints
 sync the same way at both settings). Commits made at ``NORMAL`` on the event loop's connection
-(:mod:`podium.store._group`) are made durable by :meth:`Syncer.sync`: this module's thread syncs the log file's
+(:mod:`podium.store._group`) are made durable by :meth:`Syncer.sync_then`: this module's thread syncs the log file's
 data and answers every caller that asked before that sync began, so concurrent commits share one. A failed sync
 leaves nothing known about what reached the disk: it fails its callers and every later one (reopen the store).
 
@@ -28,8 +28,8 @@ QUICK_SYNC_WAIT = 0.002
 """How long (seconds), at most, the event loop's thread waits for a sync's answer when it has nothing else to do (no
 callback ready, no timer due sooner), unless syncs have lately taken longer than that."""
 
-Waiter = asyncio.Future[None] | Callable[[OSError | None], None]
-"""Who waits for a sync: a future to settle, or a callback to call (see :meth:`Syncer.sync_then`)."""
+Waiter = Callable[[OSError | None], None]
+"""Who waits for a sync: called with ``None`` once it is done, or with the error of a failed one."""
 
 _data_sync = getattr(os, "fdatasync", os.fsync)
 """What SQLite itself uses where it can: the file's data and size, not its times."""
@@ -65,22 +65,10 @@ class Syncer:
         self._thread = threading.Thread(target=self._serve, name="podium-sqlite-sync", daemon=True)
         self._thread.start()
 
-    def sync(self) -> asyncio.Future[None]:
-        """A future settled once the log, with every commit made before this call, is on disk.
-
-        Its exception (an :class:`OSError`): the sync failed, now or before, or the store was closed.
-        """
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._ask(future)
-        return future
-
-    def sync_then(self, then: Callable[[OSError | None], None]) -> None:
-        """Call ``then`` on this event loop once the log, with every commit made before this call, is on disk:
-        with ``None``, or the :class:`OSError` of a failed sync (now or before) or of a closed store. (Without a
-        future in between: its caller learns one turn of the loop sooner.)"""
-        self._ask(then)
-
-    def _ask(self, waiter: Waiter) -> None:
+    def sync_then(self, waiter: Waiter) -> None:
+        """Call ``waiter`` on this event loop once the log, with every commit made before this call, is on disk:
+        with ``None``, or the :class:`OSError` of a failed sync (now or before) or of a closed store. (A callback,
+        not a future: its caller learns one turn of the loop sooner.)"""
         loop = asyncio.get_running_loop()
         with self._lock:
             closed = self._closed
@@ -185,17 +173,10 @@ class Syncer:
 
 
 def _settle(waiters: list[Waiter], error: OSError | None, *, wrap: bool = True) -> None:
-    """Answer ``waiters`` (on their loop): a future settled, a callback called; ``error`` is the failed sync's
-    (each waiter gets an :class:`OSError` of its own saying so; ``wrap=False``: ``error`` as it is)."""
+    """Answer ``waiters`` (on their loop) with ``error``, the failed sync's (each waiter gets an :class:`OSError` of
+    its own saying so; ``wrap=False``: ``error`` as it is), or ``None``."""
     for waiter in waiters:
-        failure = error
         if error is not None and wrap:
-            failure = OSError(error.errno, f"syncing the write-ahead log failed: {error.strerror}")
-        if not isinstance(waiter, asyncio.Future):
-            waiter(failure)
-        elif waiter.done():  # its caller was cancelled
-            continue
-        elif failure is None:
-            waiter.set_result(None)
+            waiter(OSError(error.errno, f"syncing the write-ahead log failed: {error.strerror}"))
         else:
-            waiter.set_exception(failure)
+            waiter(error)
