@@ -136,17 +136,15 @@ class Direct:
         """
         self._writable()
         if not single:
-            conn = self._begin()
-            try:
-                value: T = settled(work(conn))
-            except BaseException as exc:
-                self._abandon(conn, exc)
-            self._commit(conn)
-            return value
+            outcome, ok = self._each_alone([work])[0]
+            if not ok:
+                raise outcome
+            done: T = outcome
+            return done
         alone = self.conn
         assert alone is not None
         try:
-            value = settled(work(alone))
+            value: T = settled(work(alone))
         except sqlite3.Error as exc:
             raise self._mapped(exc) from None
         self._committed()
@@ -179,8 +177,9 @@ class Direct:
         try:
             for work in works:
                 outcomes.append((settled(work(conn)), True))
-        except Exception as exc:
-            self._abandon(conn, _WorkFailed(), cause=exc)
+        except Exception:
+            self._rollback(conn)
+            raise _WorkFailed from None
         except BaseException as exc:
             self._abandon(conn, exc)
         self._commit(conn)
@@ -200,8 +199,8 @@ class Direct:
                 except Exception as exc:
                     if not alone:
                         conn.execute("ROLLBACK TO podium_write")
-                    elif conn.in_transaction:  # (some errors end the transaction themselves)
-                        conn.execute("ROLLBACK")
+                    else:
+                        self._rollback(conn)
                     outcomes.append((self._mapped(exc) if isinstance(exc, sqlite3.Error) else exc, False))
                 if not alone:
                     conn.execute("RELEASE podium_write")
@@ -233,14 +232,16 @@ class Direct:
             self._abandon(conn, exc)
         self._committed()
 
-    def _abandon(self, conn: sqlite3.Connection, exc: BaseException, *, cause: BaseException | None = None) -> NoReturn:
-        """Roll the transaction back (if it is still open) and raise ``exc`` (the store's own for SQLite's)."""
-        if conn.in_transaction:
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        if conn.in_transaction:  # (some errors end the transaction themselves)
             conn.execute("ROLLBACK")
+
+    def _abandon(self, conn: sqlite3.Connection, exc: BaseException) -> NoReturn:
+        """Roll the transaction back and raise ``exc`` (the store's own for SQLite's)."""
+        self._rollback(conn)
         if isinstance(exc, sqlite3.Error):
             raise self._mapped(exc) from None
-        if cause is not None:
-            raise exc from cause
         raise exc
 
     @property

@@ -83,14 +83,17 @@ class Syncer:
 
     def would_wait(self, loop: asyncio.AbstractEventLoop) -> bool:
         """Whether :meth:`wait_quickly` called now on ``loop`` would wait (the loop is idle and the disk quick)."""
-        return self.typical <= QUICK_SYNC_WAIT and idle_window(loop, QUICK_SYNC_WAIT) > 0
+        return self._window(loop) > 0
+
+    def _window(self, loop: asyncio.AbstractEventLoop) -> float:
+        return 0.0 if self.typical > QUICK_SYNC_WAIT else idle_window(loop, QUICK_SYNC_WAIT)
 
     def wait_quickly(self) -> None:
         """On the event loop's thread, with nothing else ready to run there: wait up to :data:`QUICK_SYNC_WAIT` for
         the answer to this loop's callers and settle them here (one wake-up of this thread instead of a wake-up of
         the loop through its self-pipe). Returns at once when the loop has other work, or nobody of it waits."""
         loop = asyncio.get_running_loop()
-        window = 0.0 if self.typical > QUICK_SYNC_WAIT else idle_window(loop, QUICK_SYNC_WAIT)
+        window = self._window(loop)
         if not window:  # the loop has work, or the disk is slower than that: waiting would hold it for nothing
             return
         with self._lock:

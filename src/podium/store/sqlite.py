@@ -488,10 +488,10 @@ def _insert_events(c: sqlite3.Connection, thread_id: str, rows: list[tuple[Any, 
         LeaseLost: ``owner`` does not hold the lease; nothing was inserted.
     """
     if len(rows) > ONE_STATEMENT_ROWS:
-        if owner is None or _lease_holder(c, thread_id) == owner:
-            c.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows)
-            return
-        raise LeaseLost(thread_id, owner, _lease_holder(c, thread_id))
+        if owner is not None and (holder := _lease_holder(c, thread_id)) != owner:
+            raise LeaseLost(thread_id, owner, holder)
+        c.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows)
+        return
     params = [value for row in rows for value in row]
     if owner is None:
         c.execute(_insert_sql(len(rows), False), params)
