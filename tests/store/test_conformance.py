@@ -48,6 +48,22 @@ async def test_events_round_trip_in_order(store: Store) -> None:
     assert await store.last_seq("t") == 4
 
 
+async def test_events_stored_soon_are_stored_like_any_and_fenced_the_same(store: Store) -> None:
+    """``append_events_soon`` returns once the events are committed (where a sync of its own would follow, it is not
+    waited for): readable at once, numbered and fenced like ``append_events``."""
+    await store.create_thread("t")
+    me = "me"
+    assert await store.acquire_thread("t", me, 30) is None
+    await store.append_events_soon("t", [message(1, "a", run="r1", key="k1")], owner=me)
+    with pytest.raises(LeaseLost):
+        await store.append_events_soon("t", [message(2, "stale", run="r1")], owner="another")
+    with pytest.raises(StoreError):
+        await store.append_events_soon("t", [message(1, "same number")])
+    await store.append_events("t", [message(2, "b", run="r1")], owner=me)
+    assert [e.seq for e in await store.read_events("t")] == [1, 2]
+    assert set(await store.journal("r1")) == {"k1"}
+
+
 async def test_sequence_numbers_cannot_be_reused_or_skipped(store: Store) -> None:
     await store.create_thread("t")
     await store.append_events("t", [message(1, "a")])

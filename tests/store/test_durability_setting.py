@@ -7,6 +7,7 @@ import itertools
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.conftest import loop_wakes
@@ -299,24 +300,129 @@ def test_a_loop_that_stopped_before_its_commit_leaves_no_write_waiting_forever(t
     asyncio.run(store.close())
 
 
-async def test_a_run_syncs_its_record_with_its_first_events(tmp_path: Path) -> None:
-    """At ``full`` a run answered by one model call makes two synced commits: its first events (with the thread
-    and the run's record committed just before them) and its end. The record has no sync of its own."""
+async def test_a_run_waits_for_one_sync_its_ends_and_its_record_has_none_of_its_own(tmp_path: Path) -> None:
+    """At ``full`` a run answered by one model call waits for one sync: its end's. Its first events (with the thread
+    and the run's record committed just before them) are committed before the model call with a sync started, not
+    waited for; the record has no sync of its own."""
     from podium import ReactAgent, Runtime
     from podium.testing import FunctionModel
 
     store = SQLiteStore(tmp_path / "r.db")
     runtime = Runtime(store)
     agent = ReactAgent("echo", FunctionModel(lambda messages, request: "hello"))
-    synced = store.synced_commits
+    synced, syncs = store.synced_commits, store.syncs
     assert (await runtime.run(agent, "hi", thread_id="t")).output == "hello"
-    assert store.synced_commits - synced == 2
+    assert store.synced_commits - synced == 1
+    assert 1 <= store.syncs - syncs <= 2
     synced = store.synced_commits
     await store.open_run(RunRecord(id="later", thread_id="t"))
     assert store.synced_commits == synced  # committed without a sync
     await store.close()
     with sqlite3.connect(tmp_path / "r.db") as conn:
         assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("durability", ["full", "full-gathered"])
+async def test_the_model_is_asked_while_the_round_before_it_syncs_and_a_tool_runs_only_once_its_call_is_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durability: str
+) -> None:
+    """Before a model call the run does not wait for the sync of what it stored (a power cut then loses only what a
+    crash during the call would repeat anyway); before a tool runs, and before the run answers, it does."""
+    from podium import AIMessage, ReactAgent, Runtime, ToolCall, ToolMessage
+    from podium.testing import FunctionModel
+
+    asked: list[int] = []
+    ran: list[str] = []
+
+    def reply(messages: list[Any], request: Any) -> AIMessage:
+        asked.append(len(messages))
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content="done")
+        return AIMessage(content="", tool_calls=[ToolCall(id="c", name="charge", arguments="{}")])
+
+    def charge() -> str:
+        """Charge the card (a side effect: it must not run on a decision a power cut could lose)."""
+        ran.append("charged")
+        return "charged"
+
+    store = _open(tmp_path / "m.db", durability, monkeypatch)
+    disk = _held_disk(monkeypatch)
+    runtime = Runtime(store)
+    running = asyncio.ensure_future(runtime.run(ReactAgent("a", FunctionModel(reply), [charge]), "pay", thread_id="t"))
+    for _ in range(200):
+        if asked:
+            break
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.05)
+    assert asked == [1]  # asked (once, with the user message) while the sync of the run's first events is held
+    assert ran == [] and not running.done()  # its reply asks for a tool: stored durably first
+    disk.set()
+    result = await asyncio.wait_for(running, 10)
+    assert result.output == "done" and ran == ["charged"]
+    await store.close()
+
+
+@pytest.mark.parametrize("durability", ["full", "full-gathered"])
+async def test_events_stored_soon_are_committed_at_once_and_made_durable_by_the_next_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durability: str
+) -> None:
+    store = _open(tmp_path / "s.db", durability, monkeypatch)
+    await store.create_thread("t")
+    disk = _held_disk(monkeypatch)
+    await asyncio.wait_for(store.append_events_soon("t", [_note(1, "soon")]), 2)  # returns while the disk is held
+    with sqlite3.connect(tmp_path / "s.db") as other:  # committed: another connection reads it
+        assert other.execute("SELECT count(*) FROM events").fetchone()[0] == 1
+    waiting = asyncio.ensure_future(store.append_events("t", [_note(2, "waits")]))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()  # its own sync (covering the first) is held
+    disk.set()
+    await asyncio.wait_for(waiting, 5)
+    assert [e.text for e in await store.read_events("t")] == ["soon", "waits"]  # type: ignore[attr-defined]
+    await store.close()
+
+
+async def test_a_write_stored_soon_gets_a_sync_of_its_own_unless_a_waiting_write_asks_for_one_first(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path / "y.db")
+    await store.create_thread("t")
+    syncer = store._syncer
+    assert syncer is not None
+    before = syncer.syncs
+    await store.append_events_soon("t", [_note(1, "alone")])
+    for _ in range(200):  # nobody waits for it, and it is synced all the same
+        if syncer.syncs > before:
+            break
+        await asyncio.sleep(0.005)
+    assert syncer.syncs == before + 1
+    before = syncer.syncs
+    await store.append_events_soon("t", [_note(2, "soon")])  # (a model answering at once:)
+    await store.append_events("t", [_note(3, "waits")])  # its sync covers both commits
+    await asyncio.sleep(0.05)
+    assert syncer.syncs == before + 1
+    await store.close()
+
+
+async def test_a_failed_sync_of_events_stored_soon_fails_the_next_write_that_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from podium.store import _syncer
+
+    store = SQLiteStore(tmp_path / "f.db")
+    await store.create_thread("t")
+
+    def broken(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(_syncer, "_data_sync", broken)
+    await store.append_events_soon("t", [_note(1, "committed, never durable")])
+    for _ in range(100):  # its sync runs (and fails) on the sync's thread
+        if store._syncer._broken is not None:  # type: ignore[union-attr]
+            break
+        await asyncio.sleep(0.01)
+    with pytest.raises(StoreError, match="syncing the write-ahead log failed"):
+        await store.append_events("t", [_note(2, "next")])
+    await store.close()
 
 
 @pytest.mark.parametrize("durability", ["full", "full-gathered", "process"])
@@ -412,11 +518,15 @@ async def test_the_loop_waits_only_while_idle_and_never_past_its_next_timer() ->
     await asyncio.sleep(0)
 
 
-async def test_a_durable_write_on_an_idle_loop_commits_at_once_and_needs_no_turn_of_the_loop(tmp_path: Path) -> None:
+async def test_a_durable_write_on_an_idle_loop_commits_at_once_and_needs_no_turn_of_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Nothing else can join the transaction when nothing else is ready to run: the write is committed at once as
     one statement, the loop's thread waits briefly for its sync, and the caller goes on without a turn of the loop."""
     from podium._eager import first_step
+    from podium.store import _syncer
 
+    monkeypatch.setattr(_syncer, "QUICK_SYNC_WAIT", 0.05)  # a disk slowed by other tests still counts as quick
     store = SQLiteStore(tmp_path / "n.db")
     await store.create_thread("t")
     statements: list[str] = []
@@ -463,13 +573,22 @@ async def test_a_shared_transaction_takes_savepoints_only_when_a_write_in_it_fai
 async def test_a_run_timing_out_while_its_events_wait_for_the_disk_ends_once_with_them_stored_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The write under way is not cancelled with the run: the run learns how it ended, then records its end after
-    it (nothing stored twice, no sequence number claimed twice)."""
+    """The write under way (the model's reply, stored before its tool runs) is not cancelled with the run: the run
+    learns how it ended, then records its end after it (nothing stored twice, no sequence number claimed twice)."""
     import time
 
-    from podium import AIMessage, Limits, ReactAgent, Runtime
+    from podium import AIMessage, Limits, ReactAgent, Runtime, ToolCall, ToolMessage
     from podium.store import _syncer
     from podium.testing import FunctionModel
+
+    def reply(messages: list[Any], request: Any) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content="hi")
+        return AIMessage(content="", tool_calls=[ToolCall(id="c", name="ping", arguments="{}")])
+
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
 
     store = SQLiteStore(tmp_path / "c.db")
     real = _syncer._data_sync
@@ -481,7 +600,7 @@ async def test_a_run_timing_out_while_its_events_wait_for_the_disk_ends_once_wit
         real(fd)
 
     monkeypatch.setattr(_syncer, "_data_sync", slow_disk)
-    agent = ReactAgent("echo", FunctionModel(lambda messages, request: AIMessage(content="hi")))
+    agent = ReactAgent("echo", FunctionModel(reply), [ping])
     runtime = Runtime(store)
     assert (await runtime.run(agent, "warm up", thread_id="t")).status == "completed"
     slow.set()

@@ -54,7 +54,7 @@ async def call_model(
     state.check_limits()
     for budget in budgets:
         budget.check()
-    await state.flush()  # the round before this call is stored before the model is asked again
+    await state.flush(wait=False)  # the round before this call is stored (its sync runs during the call)
     if state.stream_tokens:
         response = None
         async for item in model.stream(request):

@@ -151,7 +151,7 @@ class RunState:
             self._to_sinks(event)
         self.unpublished.append(event)
 
-    async def flush(self, *, outcome: RunOutcome | None = None) -> None:
+    async def flush(self, *, outcome: RunOutcome | None = None, wait: bool = True) -> None:
         """Store the recorded events not stored yet, in one call (one transaction), then publish them on the bus.
 
         Called before every effect (a model call, a round of tool calls, a step's function) and when the run stops:
@@ -165,6 +165,11 @@ class RunState:
 
         ``outcome`` (the run's status and result, at its end) is recorded with the events, in the same transaction
         where the store can (:meth:`~podium.store.Store.end_run`).
+
+        ``wait=False`` (before a model call): stored with :meth:`~podium.store.Store.append_events_soon`, answered
+        once committed; where a sync follows the commit (SQLite at durability ``full``) it is started, not waited
+        for, and the next flush that waits covers it. Before a tool round, a step and the run's end the flush waits,
+        so no side effect or answer rests on a decision a power cut could lose.
 
         Raises:
             LeaseLost: another process took the thread over; nothing was written.
@@ -182,7 +187,7 @@ class RunState:
             # no task for a write that needs no wait; one that waits cannot be cancelled (a cancelled run learns
             # how its write ended before it numbers its end after what is stored, else the two would claim the same
             # sequence numbers): awaited directly, a turn of the loop sooner than through asyncio.shield
-            writing = start(self._store(batch, outcome), firm=True)
+            writing = start(self._store(batch, outcome, wait), firm=True)
             try:
                 if writing.done():  # stored without waiting (the in-memory store; SQLite on the loop's connection)
                     writing.result()
@@ -213,10 +218,12 @@ class RunState:
                 for event in ready:
                     await self._to_bus(event)
 
-    async def _store(self, batch: list[Event], outcome: RunOutcome | None) -> None:
+    async def _store(self, batch: list[Event], outcome: RunOutcome | None, wait: bool) -> None:
         for pause in (*FLUSH_RETRIES, None):
             try:
-                if outcome is None:
+                if outcome is None and not wait:
+                    await self.store.append_events_soon(self.thread_id, batch, owner=self.owner)
+                elif outcome is None:
                     await self.store.append_events(self.thread_id, batch, owner=self.owner)
                 else:
                     await self.store.end_run(self.thread_id, batch, self.run_id, *outcome, owner=self.owner)

@@ -74,7 +74,9 @@ class Calls:
         """Run ``work`` (reads, or statements managing their own transaction) on the store's thread."""
         return await asyncio.wrap_future(self._submit(work, write=False))
 
-    async def _tx(self, work: Callable[[sqlite3.Connection], T], *, durable: bool = True, single: bool = False) -> T:
+    async def _tx(
+        self, work: Callable[[sqlite3.Connection], T], *, durable: bool = True, single: bool = False, wait: bool = True
+    ) -> T:
         """Run ``work`` in a write transaction: here unless that would wait for a lock, else on the store's thread.
 
         Here, at durability ``full``, a durable write shares the transaction of the writes made in the same turn
@@ -92,7 +94,7 @@ class Calls:
             try:
                 group = self._group  # durability full: a shared transaction (and, if durable, a shared sync)
                 if group is not None and (durable or group.pending()):
-                    return await group.write(work, durable=durable, single=single)
+                    return await group.write(work, durable=durable, single=single, wait=wait)
                 return direct.write(work, single=single)
             except Busy:  # a write lock held elsewhere: the thread waits for it, the event loop does not
                 pass

@@ -30,8 +30,11 @@ MAX_BATCH = 128
 
 T = TypeVar("T")
 Work = Callable[[Any], Any]
-Batch = list[tuple[Work, "asyncio.Future[Any]", bool]]
-"""Writes waiting for the next transaction: what to run, its caller's future, whether it waits for the sync."""
+Batch = list[tuple[Work, "asyncio.Future[Any]", str]]
+"""Writes waiting for the next transaction: what to run, its caller's future, and what of a sync it asks for."""
+
+_NO_SYNC, _SOON, _WAIT = "no sync", "sync soon", "wait for the sync"
+"""A write asks for no sync (a lease), for a sync nobody waits for, or for a sync its caller waits for."""
 
 
 class GroupCommit:
@@ -53,6 +56,8 @@ class GroupCommit:
         self._batch: Batch = []
         self._scheduled: asyncio.AbstractEventLoop | None = None
         self._held: asyncio.AbstractEventLoop | None = None
+        self._asked = 0
+        """The loop connection's commit count when a sync was last asked for (covering every commit up to it)."""
         direct.on_reset = self._release_held
 
     def pending(self) -> bool:
@@ -62,9 +67,12 @@ class GroupCommit:
             return True
         return bool(self._batch) and self._scheduled is asyncio.get_running_loop()
 
-    def write(self, work: Callable[[Any], T], *, durable: bool = True, single: bool = False) -> asyncio.Future[T]:
+    def write(
+        self, work: Callable[[Any], T], *, durable: bool = True, single: bool = False, wait: bool = True
+    ) -> asyncio.Future[T]:
         """A future of ``work(connection)``'s result, settled once its transaction is durable (``durable=False``:
-        once it is committed, without waiting for the sync).
+        once it is committed, without a sync; ``wait=False``: once it is committed, with a sync of it started that
+        nobody waits for).
 
         When nothing else is ready to run on the loop (no other write can join this turn's transaction) and nothing
         is gathered yet, a durable write is committed at once (``single``: ``work`` is one statement, its own
@@ -77,10 +85,14 @@ class GroupCommit:
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        if durable and not self._batch and not self._direct.resetting and self._syncer.would_wait(loop):
+        mode = _NO_SYNC if not durable else _WAIT if wait else _SOON
+        if mode is _WAIT and not self._batch and not self._direct.resetting and self._syncer.would_wait(loop):
             self._now(work, future, single)
             return future
-        self._batch.append((work, future, durable))
+        if mode is _SOON and not self._batch and not self._direct.resetting and not getattr(loop, "_ready", True):
+            self._soon(work, future, single)  # nothing else ready to run: nothing could join its transaction
+            return future
+        self._batch.append((work, future, mode))
         if self._scheduled is not loop:  # (a loop that stopped before its commit ran leaves it to this one)
             self._scheduled = loop
             loop.call_soon(self._commit)
@@ -118,15 +130,21 @@ class GroupCommit:
                 _settle(future, None, exc)
             return
         durable: list[tuple[asyncio.Future[Any], tuple[Any, bool]]] = []
-        for (_, future, waits), outcome in zip(batch, outcomes, strict=True):
-            if waits and outcome[1]:
+        soon = False
+        for (_, future, mode), outcome in zip(batch, outcomes, strict=True):
+            if mode is _WAIT and outcome[1]:
                 durable.append((future, outcome))
-            else:  # failed (nothing of it written), or committed and not waiting for the sync
-                _settle(future, *((outcome[0], None) if outcome[1] else (None, outcome[0])))
+                continue
+            soon = soon or (mode is _SOON and outcome[1])
+            # failed (nothing of it written), or committed and not waiting for the sync
+            _settle(future, *((outcome[0], None) if outcome[1] else (None, outcome[0])))
         if durable:
+            self._asked = self._direct.commits
             self._syncer.sync_then(lambda failure: self._answer(durable, failure))
             # after what is ready now has run: if the loop is idle then, its thread waits briefly for the sync
             asyncio.get_running_loop().call_soon(self._syncer.wait_quickly)
+        elif soon:
+            self._sync_soon()
 
     def _now(self, work: Callable[[Any], T], future: asyncio.Future[T], single: bool) -> None:
         """Commit ``work`` alone at once, then wait briefly for its sync on this (idle) loop's thread."""
@@ -138,8 +156,34 @@ class GroupCommit:
         except Exception as exc:  # nothing committed (Busy: the caller hands the write to the store's thread)
             future.set_exception(exc)
             return
+        self._asked = self._direct.commits
         self._syncer.sync_then(lambda failure: self._answer([(future, (value, True))], failure))
         self._syncer.wait_quickly()  # answered here, usually: the future is then done on return
+
+    def _soon(self, work: Callable[[Any], T], future: asyncio.Future[T], single: bool) -> None:
+        """Commit ``work`` alone at once and start its sync, which nobody waits for."""
+        if self._direct.conn is None:  # the store was closed meanwhile
+            future.set_exception(StoreError(f"the SQLite store {self._path} is closed"))
+            return
+        try:
+            future.set_result(self._direct.write(work, single=single))
+        except Exception as exc:  # nothing committed (Busy: the caller hands the write to the store's thread)
+            future.set_exception(exc)
+            return
+        self._sync_soon()
+
+    def _sync_soon(self) -> None:
+        """Ask for a sync of the commits made so far that nobody waits for, once the loop has run what is ready now
+        (a run whose model answers at once may make a durable write meanwhile, whose sync covers them too)."""
+        asyncio.get_running_loop().call_soon(self._ask_sync, self._direct.commits)
+
+    def _ask_sync(self, upto: int) -> None:
+        if self._asked >= upto:  # a sync was asked for since those commits
+            return
+        if any(mode is not _NO_SYNC for _, _, mode in self._batch):  # the commit about to be made asks for one
+            return
+        self._asked = self._direct.commits
+        self._syncer.request()
 
     def _hold(self) -> None:
         self._held, self._scheduled = asyncio.get_running_loop(), None

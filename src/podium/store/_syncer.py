@@ -59,6 +59,8 @@ class Syncer:
         self._handoffs: dict[asyncio.AbstractEventLoop, Handoff] = {}
         """The loops whose thread waits for the next answer (see :meth:`wait_quickly`)."""
         self._broken: OSError | None = None
+        self._requested = False
+        """A sync is asked for that nobody waits for (:meth:`request`)."""
         self._closed = False
         self._lock = threading.Lock()
         self._wake: queue.SimpleQueue[None] = queue.SimpleQueue()
@@ -75,10 +77,22 @@ class Syncer:
             if not closed:
                 self._waiting.append((loop, waiter))
                 self._unanswered[loop] = self._unanswered.get(loop, 0) + 1
-                first = len(self._waiting) == 1
+                first = len(self._waiting) == 1 and not self._requested
         if closed:
             _settle([waiter], OSError("the store is closed"), wrap=False)
         elif first:  # the thread sleeps, or is syncing for earlier callers: one wake-up for all that follow
+            self._wake.put(None)
+
+    def request(self) -> None:
+        """Sync the log soon, with every commit made before this call, for commits nobody waits for: the sync starts
+        now (or after the one under way), and answers nobody. A failed one fails every later caller of
+        :meth:`sync_then`, as any failed sync does."""
+        with self._lock:
+            if self._closed:
+                return
+            first = not self._waiting and not self._requested
+            self._requested = True
+        if first:
             self._wake.put(None)
 
     def would_wait(self, loop: asyncio.AbstractEventLoop) -> bool:
@@ -119,8 +133,9 @@ class Syncer:
             self._wake.get()
             with self._lock:
                 batch, self._waiting = self._waiting, []
+                requested, self._requested = self._requested, False
                 closed = self._closed
-            if batch:  # else a wake-up for callers an earlier sync already answered
+            if batch or requested:  # else a wake-up for callers an earlier sync already answered
                 self._answer(batch)
             if closed:
                 return

@@ -248,6 +248,21 @@ class Store(ABC):
             StoreError: a sequence number or a (run, key) pair is already taken.
         """
 
+    async def append_events_soon(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
+        """:meth:`append_events`, returning once the events are committed: where making a commit durable takes a
+        sync of its own (SQLite at durability ``full``), that sync is started and not waited for; the next call
+        that waits for its own sync (or the one started) makes these events durable too, since a sync covers every
+        commit made before it. A run stores this way what precedes a model call, whose sync then runs during the
+        call; what precedes a tool call, a step or the run's answer is stored with :meth:`append_events`.
+
+        By default the same as :meth:`append_events` (a store whose commits are durable when they return).
+
+        Raises:
+            LeaseLost: as :meth:`append_events`.
+            StoreError: as :meth:`append_events`.
+        """
+        await self.append_events(thread_id, events, owner=owner)
+
     @abstractmethod
     async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
         """Stored events with ``seq > after`` (of one run, if given), in order."""

@@ -13,6 +13,7 @@ calls that need it, never the event loop.
 * ``"full"`` (the default): the WAL is synced after every commit (``synchronous=FULL`` on the store's thread, the
   shared sync above on the event loop's connection), so a write whose call returned survives a power cut or an
   operating-system crash. Another reader may see a commit a moment before its sync ends.
+  :meth:`~podium.store.Store.append_events_soon` returns at its commit, with its sync started (not waited for).
 * ``"process"``: ``synchronous=NORMAL``, fsync only at checkpoints: a write survives the crash or kill of the
   process (SIGKILL), but a power cut may drop the last commits (never corrupting the file).
 
@@ -273,10 +274,17 @@ class SQLiteStore(Calls, Store):
 
     # events
     async def append_events(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
+        await self._append(thread_id, events, owner, wait=True)
+
+    async def append_events_soon(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
+        await self._append(thread_id, events, owner, wait=False)
+
+    async def _append(self, thread_id: str, events: list[Event], owner: str | None, *, wait: bool) -> None:
         rows = [event_row(thread_id, e) for e in events]
         # up to ONE_STATEMENT_ROWS rows: one statement, its own transaction; on the thread, a LeaseLost rolls back
         # this call's savepoint and fails this caller only
-        await self._tx(lambda c: _insert_events(c, thread_id, rows, owner), single=len(rows) <= ONE_STATEMENT_ROWS)
+        single = len(rows) <= ONE_STATEMENT_ROWS
+        await self._tx(lambda c: _insert_events(c, thread_id, rows, owner), single=single, wait=wait)
 
     async def end_run(
         self,
