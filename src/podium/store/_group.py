@@ -21,6 +21,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from podium._handoff import idle
 from podium.errors import StoreError
 from podium.store._direct import Busy, Direct
 from podium.store._syncer import Syncer
@@ -76,8 +77,9 @@ class GroupCommit:
 
         When nothing else is ready to run on the loop (no other write can join this turn's transaction) and nothing
         is gathered yet, a durable write is committed at once (``single``: ``work`` is one statement, its own
-        transaction) and the loop's thread waits briefly for its sync (:meth:`Syncer.wait_quickly`): the future is
-        then usually done on return, and its caller goes on without a turn of the loop.
+        transaction) and the loop's thread waits briefly for its sync (:meth:`Syncer.wait_quickly`; with
+        ``wait=False``, not at all): the future is then usually done on return, and its caller goes on without a
+        turn of the loop.
 
         Its exception: what ``work`` raised (nothing of it written); :class:`Busy` (the write lock is held
         elsewhere: nothing written, hand the write to the store's thread); :class:`StoreError` (the commit or the
@@ -86,17 +88,19 @@ class GroupCommit:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         mode = _NO_SYNC if not durable else _WAIT if wait else _SOON
-        if mode is _WAIT and not self._batch and not self._direct.resetting and self._syncer.would_wait(loop):
-            self._now(work, future, single)
-            return future
-        if mode is _SOON and not self._batch and not self._direct.resetting and not getattr(loop, "_ready", True):
-            self._soon(work, future, single)  # nothing else ready to run: nothing could join its transaction
+        if not self._batch and not self._direct.resetting and self._alone(loop, mode):
+            self._now(work, future, single, mode)
             return future
         self._batch.append((work, future, mode))
         if self._scheduled is not loop:  # (a loop that stopped before its commit ran leaves it to this one)
             self._scheduled = loop
             loop.call_soon(self._commit)
         return future
+
+    def _alone(self, loop: asyncio.AbstractEventLoop, mode: str) -> bool:
+        """Whether a write is committed at once: nothing else is ready to run, so no other write could join its
+        transaction (and, for a caller waiting for the sync, the disk is quick enough to wait for)."""
+        return self._syncer.would_wait(loop) if mode is _WAIT else mode is _SOON and idle(loop)
 
     def _commit(self) -> None:
         if self._direct.resetting:  # the log is being reset: the writes wait here (not on another thread) till then
@@ -146,8 +150,9 @@ class GroupCommit:
         elif soon:
             self._sync_soon()
 
-    def _now(self, work: Callable[[Any], T], future: asyncio.Future[T], single: bool) -> None:
-        """Commit ``work`` alone at once, then wait briefly for its sync on this (idle) loop's thread."""
+    def _now(self, work: Callable[[Any], T], future: asyncio.Future[T], single: bool, mode: str) -> None:
+        """Commit ``work`` alone at once. Its caller waiting for the sync (``_WAIT``): wait briefly for it on this
+        (idle) loop's thread. Else (``_SOON``) answer at once, with a sync asked for."""
         if self._direct.conn is None:  # the store was closed meanwhile
             future.set_exception(StoreError(f"the SQLite store {self._path} is closed"))
             return
@@ -156,21 +161,13 @@ class GroupCommit:
         except Exception as exc:  # nothing committed (Busy: the caller hands the write to the store's thread)
             future.set_exception(exc)
             return
+        if mode is _SOON:
+            future.set_result(value)
+            self._sync_soon()
+            return
         self._asked = self._direct.commits
         self._syncer.sync_then(lambda failure: self._answer([(future, (value, True))], failure))
         self._syncer.wait_quickly()  # answered here, usually: the future is then done on return
-
-    def _soon(self, work: Callable[[Any], T], future: asyncio.Future[T], single: bool) -> None:
-        """Commit ``work`` alone at once and start its sync, which nobody waits for."""
-        if self._direct.conn is None:  # the store was closed meanwhile
-            future.set_exception(StoreError(f"the SQLite store {self._path} is closed"))
-            return
-        try:
-            future.set_result(self._direct.write(work, single=single))
-        except Exception as exc:  # nothing committed (Busy: the caller hands the write to the store's thread)
-            future.set_exception(exc)
-            return
-        self._sync_soon()
 
     def _sync_soon(self) -> None:
         """Ask for a sync of the commits made so far that nobody waits for, once the loop has run what is ready now
