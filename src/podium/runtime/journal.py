@@ -193,9 +193,7 @@ class RunState:
                     writing.result()
                 else:
                     await writing
-            except asyncio.CancelledError:
-                if not writing.done():  # (a firm write ends before its awaiting run sees the cancellation)
-                    await asyncio.wait({writing})
+            except asyncio.CancelledError:  # (a firm write has ended before its awaiting run sees the cancellation)
                 if writing.cancelled() or writing.exception() is not None:
                     self.pending = batch + self.pending
                 raise

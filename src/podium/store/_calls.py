@@ -82,8 +82,9 @@ class Calls:
         Here, at durability ``full``, a durable write shares the transaction of the writes made in the same turn
         of the event loop and waits for the sync of the log that follows (:mod:`podium.store._group`). On the
         thread it shares the transaction of the writes queued meanwhile. ``durable=False`` lets it commit without
-        a sync of its own (for leases, which a power cut voids). ``single``: ``work`` is one writing statement,
-        its own transaction when it runs here on its own.
+        a sync of its own (for leases, which a power cut voids); ``wait=False`` returns once it is committed, its
+        sync started and not waited for (on the thread, where every commit is synced, it waits all the same).
+        ``single``: ``work`` is one writing statement, its own transaction when it runs here on its own.
 
         Raises:
             StoreError: also when the sync of the log failed (the write is committed but may not survive a

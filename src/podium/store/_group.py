@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from podium._handoff import idle
 from podium.errors import StoreError
 from podium.store._direct import Busy, Direct
-from podium.store._syncer import Syncer
+from podium.store._syncer import Syncer, Waiter
 
 MAX_BATCH = 128
 """The most writes one transaction takes: a bound on how long one commit holds the event loop (a few ms)."""
@@ -143,8 +143,7 @@ class GroupCommit:
             # failed (nothing of it written), or committed and not waiting for the sync
             _settle(future, *((outcome[0], None) if outcome[1] else (None, outcome[0])))
         if durable:
-            self._asked = self._direct.commits
-            self._syncer.sync_then(lambda failure: self._answer(durable, failure))
+            self._ask(lambda failure: self._answer(durable, failure))
             # after what is ready now has run: if the loop is idle then, its thread waits briefly for the sync
             asyncio.get_running_loop().call_soon(self._syncer.wait_quickly)
         elif soon:
@@ -165,8 +164,7 @@ class GroupCommit:
             future.set_result(value)
             self._sync_soon()
             return
-        self._asked = self._direct.commits
-        self._syncer.sync_then(lambda failure: self._answer([(future, (value, True))], failure))
+        self._ask(lambda failure: self._answer([(future, (value, True))], failure))
         self._syncer.wait_quickly()  # answered here, usually: the future is then done on return
 
     def _sync_soon(self) -> None:
@@ -179,8 +177,15 @@ class GroupCommit:
             return
         if any(mode is not _NO_SYNC for _, _, mode in self._batch):  # the commit about to be made asks for one
             return
+        self._ask(None)
+
+    def _ask(self, waiter: Waiter | None) -> None:
+        """Ask for a sync of every commit made so far; ``waiter`` is answered after it (``None``: nobody waits)."""
         self._asked = self._direct.commits
-        self._syncer.request()
+        if waiter is None:
+            self._syncer.request()
+        else:
+            self._syncer.sync_then(waiter)
 
     def _hold(self) -> None:
         self._held, self._scheduled = asyncio.get_running_loop(), None
