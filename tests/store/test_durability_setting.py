@@ -403,6 +403,29 @@ async def test_a_write_stored_soon_gets_a_sync_of_its_own_unless_a_waiting_write
     await store.close()
 
 
+async def test_a_write_stored_soon_does_not_wait_for_a_gathered_transaction_and_shares_its_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under load (writes gathered for the loop's turn), a round stored before a model call is committed at once,
+    not at the end of the turn, and the gathered transaction's sync covers it."""
+    store = _open(tmp_path / "y.db", "full-gathered", monkeypatch)
+    for thread in ("t1", "t2"):
+        await store.create_thread(thread)
+    syncer = store._syncer
+    assert syncer is not None
+    before = syncer.syncs
+    waiting = asyncio.ensure_future(store.append_events("t1", [_note(1, "waits")]))
+    await asyncio.sleep(0)  # gathered, to be committed at the end of the loop's turn
+    await store.append_events_soon("t2", [_note(1, "soon")])  # returns without a turn of the loop
+    assert not waiting.done()
+    with sqlite3.connect(tmp_path / "y.db") as other:
+        assert other.execute("SELECT thread_id FROM events").fetchall() == [("t2",)]
+    await asyncio.wait_for(waiting, 5)
+    await asyncio.sleep(0.05)
+    assert syncer.syncs == before + 1  # one sync for both
+    await store.close()
+
+
 async def test_a_failed_sync_of_events_stored_soon_fails_the_next_write_that_waits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

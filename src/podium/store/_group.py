@@ -1,14 +1,17 @@
 """Group commit at durability ``full`` on the event loop's connection: one transaction and one sync for many writes.
 
-The durable writes made during one turn of the event loop (the flushes of every run that reached one then) are
-run at the end of that turn in *one* transaction of the loop's connection (:mod:`podium.store._direct`; a write
-that fails is rolled back alone and fails only its caller), committed at ``synchronous=NORMAL``,
-which syncs nothing. Then one sync of the write-ahead log on another thread (:mod:`podium.store._syncer`) makes
-the transaction durable, shared with every commit made while it waited, and only then are the writers answered.
-The statements never leave the event loop's thread, and the sync never runs on it (an idle loop may wait a moment
-for its answer: :meth:`~podium.store._syncer.Syncer.wait_quickly`). A write that needs no sync
-of its own (a lease, a run's record) joins the transaction when one is about to be committed in the same turn, and
-its caller is answered at the commit; otherwise it commits alone at once.
+The durable writes whose callers wait for their sync, made during one turn of the event loop (the flushes of every
+run that reached one then), are run at the end of that turn in *one* transaction of the loop's connection
+(:mod:`podium.store._direct`; a write that fails is rolled back alone and fails only its caller), committed at
+``synchronous=NORMAL``, which syncs nothing. Then one sync of the write-ahead log on another thread
+(:mod:`podium.store._syncer`) makes the transaction durable, shared with every commit made while it waited, and only
+then are the writers answered. The statements never leave the event loop's thread, and the sync never runs on it (an
+idle loop may wait a moment for its answer: :meth:`~podium.store._syncer.Syncer.wait_quickly`). A write that needs
+no sync of its own (a lease, a run's record) joins the transaction when one is about to be committed in the same
+turn, and its caller is answered at the commit; otherwise it commits alone at once. So does a write whose caller
+waits for its commit but not its sync (a run's round before a model call): gathered, it would wait for the rest of
+the loop's turn, and its sync is shared all the same (asked for once the loop has run what is ready, it is covered
+by the sync of a transaction committed meanwhile).
 
 A commit is visible to readers of the file from the moment it is in the log, a moment before its sync ends; the
 call that wrote it returns only after. When another connection holds the write lock the writes are refused here
@@ -21,7 +24,6 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from podium._handoff import idle
 from podium.errors import StoreError
 from podium.store._direct import Busy, Direct
 from podium.store._syncer import Syncer, Waiter
@@ -75,11 +77,11 @@ class GroupCommit:
         once it is committed, without a sync; ``wait=False``: once it is committed, with a sync of it started that
         nobody waits for).
 
-        When nothing else is ready to run on the loop (no other write can join this turn's transaction) and nothing
-        is gathered yet, a durable write is committed at once (``single``: ``work`` is one statement, its own
-        transaction) and the loop's thread waits briefly for its sync (:meth:`Syncer.wait_quickly`; with
-        ``wait=False``, not at all): the future is then usually done on return, and its caller goes on without a
-        turn of the loop.
+        A write with ``wait=False`` is committed at once (``single``: ``work`` is one statement, its own
+        transaction), and its future is done on return. So is a write whose caller waits for the sync when nothing
+        else is ready to run on the loop (no other write can join this turn's transaction) and nothing is gathered
+        yet; the loop's thread then waits briefly for the sync (:meth:`Syncer.wait_quickly`): the future is
+        usually done on return too, and its caller goes on without a turn of the loop.
 
         Its exception: what ``work`` raised (nothing of it written); :class:`Busy` (the write lock is held
         elsewhere: nothing written, hand the write to the store's thread); :class:`StoreError` (the commit or the
@@ -88,7 +90,7 @@ class GroupCommit:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         mode = _NO_SYNC if not durable else _WAIT if wait else _SOON
-        if not self._batch and not self._direct.resetting and self._alone(loop, mode):
+        if not self._direct.resetting and (mode is _SOON or (mode is _WAIT and not self._batch and self._alone(loop))):
             self._now(work, future, single, mode)
             return future
         self._batch.append((work, future, mode))
@@ -97,10 +99,10 @@ class GroupCommit:
             loop.call_soon(self._commit)
         return future
 
-    def _alone(self, loop: asyncio.AbstractEventLoop, mode: str) -> bool:
-        """Whether a write is committed at once: nothing else is ready to run, so no other write could join its
-        transaction (and, for a caller waiting for the sync, the disk is quick enough to wait for)."""
-        return self._syncer.would_wait(loop) if mode is _WAIT else mode is _SOON and idle(loop)
+    def _alone(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether a write whose caller waits for the sync is committed at once: nothing else is ready to run, so
+        no other write could join its transaction, and the disk is quick enough to wait for."""
+        return self._syncer.would_wait(loop)
 
     def _commit(self) -> None:
         if self._direct.resetting:  # the log is being reset: the writes wait here (not on another thread) till then
