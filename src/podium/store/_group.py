@@ -59,8 +59,6 @@ class GroupCommit:
         self._batch: Batch = []
         self._scheduled: asyncio.AbstractEventLoop | None = None
         self._held: asyncio.AbstractEventLoop | None = None
-        self._asked = 0
-        """The loop connection's commit count when a sync was last asked for (covering every commit up to it)."""
         direct.on_reset = self._release_held
 
     def pending(self) -> bool:
@@ -149,7 +147,7 @@ class GroupCommit:
             # after what is ready now has run: if the loop is idle then, its thread waits briefly for the sync
             asyncio.get_running_loop().call_soon(self._syncer.wait_quickly)
         elif soon:
-            self._sync_soon()
+            self._ask(None)
 
     def _now(self, work: Callable[[Any], T], future: asyncio.Future[T], single: bool, mode: str) -> None:
         """Commit ``work`` alone at once. Its caller waiting for the sync (``_WAIT``): wait briefly for it on this
@@ -164,26 +162,14 @@ class GroupCommit:
             return
         if mode is _SOON:
             future.set_result(value)
-            self._sync_soon()
+            self._ask(None)
             return
         self._ask(lambda failure: self._answer([(future, (value, True))], failure))
         self._syncer.wait_quickly()  # answered here, usually: the future is then done on return
 
-    def _sync_soon(self) -> None:
-        """Ask for a sync of the commits made so far that nobody waits for, once the loop has run what is ready now
-        (a run whose model answers at once may make a durable write meanwhile, whose sync covers them too)."""
-        asyncio.get_running_loop().call_soon(self._ask_sync, self._direct.commits)
-
-    def _ask_sync(self, upto: int) -> None:
-        if self._asked >= upto:  # a sync was asked for since those commits
-            return
-        if any(mode is not _NO_SYNC for _, _, mode in self._batch):  # the commit about to be made asks for one
-            return
-        self._ask(None)
-
     def _ask(self, waiter: Waiter | None) -> None:
-        """Ask for a sync of every commit made so far; ``waiter`` is answered after it (``None``: nobody waits)."""
-        self._asked = self._direct.commits
+        """Ask for a sync of every commit made so far; ``waiter`` is answered after it (``None``: nobody waits, and
+        the sync may wait a moment for a caller who does: :meth:`Syncer.request`)."""
         if waiter is None:
             self._syncer.request()
         else:

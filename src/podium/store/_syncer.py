@@ -28,6 +28,10 @@ QUICK_SYNC_WAIT = 0.002
 """How long (seconds), at most, the event loop's thread waits for a sync's answer when it has nothing else to do (no
 callback ready, no timer due sooner), unless syncs have lately taken longer than that."""
 
+SOON_DELAY = 0.001
+"""How long (seconds), at most, a sync nobody waits for (:meth:`Syncer.request`) waits for a caller who does, so that
+one sync serves both (a run's round stored before a model call that answers at once, then its tool round)."""
+
 Waiter = Callable[[OSError | None], None]
 """Who waits for a sync: called with ``None`` once it is done, or with the error of a failed one."""
 
@@ -77,15 +81,16 @@ class Syncer:
             if not closed:
                 self._waiting.append((loop, waiter))
                 self._unanswered[loop] = self._unanswered.get(loop, 0) + 1
-                first = len(self._waiting) == 1 and not self._requested
+                first = len(self._waiting) == 1
         if closed:
             _settle([waiter], OSError("the store is closed"), wrap=False)
-        elif first:  # the thread sleeps, or is syncing for earlier callers: one wake-up for all that follow
-            self._wake.put(None)
+        elif first:  # the thread sleeps, syncs for earlier callers, or holds a requested sync back for this one:
+            self._wake.put(None)  # one wake-up for all that follow
 
     def request(self) -> None:
         """Sync the log soon, with every commit made before this call, for commits nobody waits for: the sync starts
-        now (or after the one under way), and answers nobody. A failed one fails every later caller of
+        within :data:`SOON_DELAY` (after the one under way), at once when a caller of :meth:`sync_then` comes
+        meanwhile (the sync then answers it too), and answers nobody else. A failed one fails every later caller of
         :meth:`sync_then`, as any failed sync does."""
         with self._lock:
             if self._closed:
@@ -131,6 +136,13 @@ class Syncer:
     def _serve(self) -> None:
         while True:
             self._wake.get()
+            with self._lock:
+                hold = self._requested and not self._waiting and not self._closed
+            if hold:  # only a sync nobody waits for: a caller who does may come at once and share it
+                try:
+                    self._wake.get(timeout=SOON_DELAY)
+                except queue.Empty:
+                    pass
             with self._lock:
                 batch, self._waiting = self._waiting, []
                 requested, self._requested = self._requested, False
