@@ -48,6 +48,31 @@ async def test_a_tool_call_longer_than_the_lease_keeps_the_thread(store: Store) 
     assert paid == [1]  # nothing ran twice
 
 
+async def test_a_run_gives_its_lease_back_with_its_end_and_no_later_renewal_takes_it_again(store: Store) -> None:
+    from podium import MemoryStore
+
+    real_end, real_release = store.end_run, store.release_thread
+    releases: list[str] = []
+
+    async def slow_end(*args: object, **kwargs: object) -> bool:
+        released = await real_end(*args, **kwargs)  # type: ignore[arg-type]
+        await asyncio.sleep(0.1)  # ten renewal intervals after the end was stored
+        return released
+
+    async def counted(thread_id: str, owner: str) -> None:
+        releases.append(owner)
+        await real_release(thread_id, owner)
+
+    store.end_run = slow_end  # type: ignore[method-assign]
+    store.release_thread = counted  # type: ignore[method-assign]
+    model = FunctionModel(lambda m, r: f"heard: {m[-1].content}")
+    result = await Runtime(store, lease_ttl=0.03).run(ReactAgent("echo", model), "hi", thread_id="t")
+    assert result.status == "completed"
+    assert await store.acquire_thread("t", new_owner("other"), 60) is None  # free: no renewal took it back
+    # SQLite and PostgreSQL give it back in the end's own transaction; the memory store through release_thread
+    assert len(releases) == (1 if isinstance(store, MemoryStore) else 0)
+
+
 async def test_a_stale_writer_is_fenced_and_stops_with_a_typed_outcome(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:

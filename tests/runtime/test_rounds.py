@@ -49,10 +49,10 @@ async def test_a_run_commits_once_per_round_not_once_per_event(tmp_path: Path) -
     assert result.status == "completed"
     events = await runtime.events("t")
     # 16 events in 10 commits: before each of the 5 model calls and 4 rounds of tools, and the run's end (the
-    # answer and the run's status with it); besides them the thread and the lease taken (one transaction), the run,
-    # and the lease given back
+    # answer, the run's status and the lease given back with it); besides them the thread and the lease taken (one
+    # transaction), and the run
     assert len(events) == 16
-    assert store.commits - before == 10 + 3
+    assert store.commits - before == 10 + 2
     await store.close()
 
 

@@ -206,6 +206,23 @@ async def test_a_run_ends_with_its_events_and_status_together_or_not_at_all(stor
     assert [e.seq for e in await store.read_events("t")] == [1, 2, 3]
 
 
+async def test_a_run_can_give_its_lease_back_with_its_end(store: Store) -> None:
+    await store.create_thread("t")
+    me, other = new_owner("me"), new_owner("other")
+    await store.create_run(RunRecord(id="r1", thread_id="t"))
+    assert await store.acquire_thread("t", me, 60) is None
+    with pytest.raises(LeaseLost):  # fenced off: the lease stays with its holder
+        await store.end_run("t", [message(1, "a")], "r1", "completed", {}, owner=other, release=True)
+    assert await store.acquire_thread("t", other, 60) == me
+    assert await store.end_run("t", [message(1, "a")], "r1", "completed", {}, owner=me) is False
+    assert await store.acquire_thread("t", other, 60) == me  # not given back unless asked
+    assert await store.end_run("t", [message(2, "b")], "r1", "completed", {}, owner=me, release=True) is True
+    assert await store.acquire_thread("t", other, 60) is None  # given back with the end
+    run = await store.get_run("r1")
+    assert run is not None and run.status == "completed"
+    assert [e.seq for e in await store.read_events("t")] == [1, 2]
+
+
 async def test_state_keeps_versions_and_returns_latest(store: Store) -> None:
     await store.create_thread("t")
     assert await store.get_state("t", "stack") is None

@@ -129,7 +129,12 @@ class RunState:
     """The events this execution stored, in order."""
     unpublished: list[Event] = field(default_factory=list)
     """Events waiting for their turn on the bus: the pending ones, and streamed-only ones queued behind them."""
+    release_at_end: bool = False
+    """Give the lease back with the run's recorded end, in the same write (its renewals stop first)."""
+    released: bool = False
+    """The lease was given back with the run's end (the caller need not release it)."""
     _flushing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _keeper: _LeaseKeeper | None = None
 
     async def record(self, event: Event) -> None:
         """Make ``event`` the next entry of the thread's log: journaled now, stored at the next :meth:`flush`.
@@ -224,7 +229,11 @@ class RunState:
                 elif outcome is None:
                     await self.store.append_events(self.thread_id, batch, owner=self.owner)
                 else:
-                    await self.store.end_run(self.thread_id, batch, self.run_id, *outcome, owner=self.owner)
+                    if self.release_at_end and self._keeper is not None:
+                        await self._keeper.stop()  # no renewal may take the lease again after the end gives it back
+                    self.released = await self.store.end_run(
+                        self.thread_id, batch, self.run_id, *outcome, owner=self.owner, release=self.release_at_end
+                    )
                 return
             except LeaseLost:
                 raise
@@ -243,7 +252,8 @@ class RunState:
         renewals are due on one timer shared by the runs of the event loop: a run shorter than the interval costs no
         timer of its own.
         """
-        return _LeaseKeeper(self).stop
+        self._keeper = _LeaseKeeper(self)
+        return self._keeper.stop
 
     async def publish(self, event: Event) -> None:
         """Hand ``event`` to the live subscribers only: the run's ``on_event`` callbacks and the bus.
@@ -382,6 +392,8 @@ class _LeaseKeeper:
     async def stop(self) -> None:
         self._stopped = True
         self._renewals.remove(self)
+        if self._state._keeper is self:  # nothing refers to a stopped keeper: no cycle for the collector
+            self._state._keeper = None
         renewing, self._renewing = self._renewing, None
         if renewing is not None and not renewing.done():
             await asyncio.wait([renewing])

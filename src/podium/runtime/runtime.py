@@ -142,6 +142,7 @@ class Runtime:
             raise UsageError(f"run id {run_id!r} is already used; pass a new one or none")
         thread_id = thread_id or uuid.uuid4().hex
         owner, claim = await self._acquire(thread_id, if_busy, busy_timeout, {"agent": agent.name})
+        released = False
         try:
             last = claim.last_run
             if last is not None and last.status in ("interrupted", "running"):
@@ -158,9 +159,11 @@ class Runtime:
                 id=run_id or uuid.uuid4().hex, thread_id=thread_id, input=message_to_dict(message), agent=agent.name
             )
             await self.store.open_run(record)  # synced with the run's first events, before anything happens
-            return await self._execute(agent, record, {}, {}, owner, deps, limits, on_event, head=claim.head)
+            result, released = await self._execute(agent, record, {}, {}, owner, deps, limits, on_event, claim.head)
+            return result
         finally:
-            await release(self.store, thread_id, owner, self.lease_ttl)
+            if not released:
+                await release(self.store, thread_id, owner, self.lease_ttl)
 
     async def resume(
         self,
@@ -203,6 +206,7 @@ class Runtime:
         if await self.store.get_thread(thread_id) is None:
             raise ThreadNotFound(thread_id)
         owner, claim = await self._acquire(thread_id, if_busy, busy_timeout)
+        released = False
         try:
             record = claim.last_run
             if record is None or record.status not in ("interrupted", "running"):
@@ -224,9 +228,11 @@ class Runtime:
                 return await finish_ended(await self._state(record, journal, owner, limits, None), record, ended)
             if record.status != "running":
                 await self.store.update_run(record.id, "running")
-            return await self._execute(agent, record, journal, answers, owner, deps, limits, on_event)
+            result, released = await self._execute(agent, record, journal, answers, owner, deps, limits, on_event)
+            return result
         finally:
-            await release(self.store, thread_id, owner, self.lease_ttl)
+            if not released:
+                await release(self.store, thread_id, owner, self.lease_ttl)
 
     async def send(
         self,
@@ -445,9 +451,10 @@ class Runtime:
         deps: Any,
         limits: Limits | None,
         on_event: Callable[[Event], Any] | None,
-        *,
         head: tuple[int, str] | None = None,
-    ) -> RunResult:
+    ) -> tuple[RunResult, bool]:
+        """Execute the run under ``owner``'s lease: its result, and whether its recorded end gave the lease back
+        (else the caller releases it)."""
         task = asyncio.current_task()
         assert task is not None
         self._executing[record.id] = task
@@ -455,11 +462,12 @@ class Runtime:
         state: RunState | None = None
         try:
             state = await self._state(record, journal, owner, limits, on_event, head)
+            state.release_at_end = True
             stop_keeping = state.keep_lease()
             result = await execute(agent, record, state, answers, deps, self._cancelling)
             if result.status in _FINAL and state.lost_to is None and not state.pending:
                 self._histories.advance(record.thread_id, state.stored)  # the next turn reads none of it back
-            return result
+            return result, state.released
         finally:
             if stop_keeping is not None:
                 await stop_keeping()

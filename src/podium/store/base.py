@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from podium.errors import StoreError
 from podium.events import Event
 from podium.messages import Message
 
@@ -334,10 +335,14 @@ class Store(ABC):
         result: dict[str, Any],
         *,
         owner: str | None = None,
-    ) -> None:
-        """Append a run's last events, then record its outcome: :meth:`append_events` and :meth:`update_run`.
+        release: bool = False,
+    ) -> bool:
+        """Append a run's last events, then record its outcome: :meth:`append_events` and :meth:`update_run`;
+        with ``release``, then give ``owner``'s lease back (:meth:`release_thread`): the run's last write.
+        Returns whether the lease was given back (here a failure to give it back leaves the end stored and the
+        lease to its holder's :meth:`release_thread`).
 
-        A store that can do both in one transaction overrides this (one commit, one fsync, at the end of every
+        A store that can do it all in one transaction overrides this (one commit, one fsync, at the end of every
         run). Here they are two writes, the events first: called again after the status failed, the events already
         stored under their numbers by this run are not appended twice. A run whose process stopped between the two
         is finished from its stored end by :meth:`~podium.runtime.Runtime.resume`.
@@ -351,6 +356,17 @@ class Store(ABC):
             if not stored or stored[0].seq != events[0].seq:  # not stored by an earlier attempt
                 await self.append_events(thread_id, events, owner=owner)
         await self.update_run(run_id, status, result)
+        return release and await self._release_after_end(thread_id, owner)
+
+    async def _release_after_end(self, thread_id: str, owner: str | None) -> bool:
+        """Give ``owner``'s lease back after a run's end was stored; whether that worked."""
+        if owner is None:
+            return False
+        try:
+            await self.release_thread(thread_id, owner)
+        except StoreError:
+            return False
+        return True
 
     @abstractmethod
     async def get_run(self, run_id: str) -> RunRecord | None:

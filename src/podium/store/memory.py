@@ -120,11 +120,13 @@ class MemoryStore(Store):
         result: dict[str, Any],
         *,
         owner: str | None = None,
-    ) -> None:
+        release: bool = False,
+    ) -> bool:
         if run_id not in self._runs:  # checked first, like everything append_events checks: all or nothing
             raise StoreError(f"no run {run_id!r}")
         await self.append_events(thread_id, events, owner=owner)
         await self.update_run(run_id, status, result)
+        return release and await self._release_after_end(thread_id, owner)
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         run = self._runs.get(run_id)

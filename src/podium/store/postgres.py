@@ -326,7 +326,8 @@ class PostgresStore(Store):
         result: dict[str, Any],
         *,
         owner: str | None = None,
-    ) -> None:
+        release: bool = False,
+    ) -> bool:
         rows = [event_row(thread_id, e) for e in events]
 
         async def work(conn: AsyncConnection[Any]) -> None:  # one transaction: the run's end and its status
@@ -335,8 +336,11 @@ class PostgresStore(Store):
                 cursor = await conn.execute(_UPDATE_RUN, (status, time.time(), dumps(result), run_id))
                 if cursor.rowcount == 0:
                     raise StoreError(f"no run {run_id!r}")
+                if release and owner is not None:
+                    await conn.execute(_RELEASE, (thread_id, owner))
 
         await self._run(work)
+        return release and owner is not None
 
     async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
         query = f"SELECT {_EVENT_COLUMNS} FROM events WHERE thread_id=%s AND seq>%s"
@@ -456,7 +460,7 @@ class PostgresStore(Store):
         return await self._run(work)
 
     async def release_thread(self, thread_id: str, owner: str) -> None:
-        await self._rowcount("DELETE FROM leases WHERE thread_id=%s AND owner=%s", (thread_id, owner))
+        await self._rowcount(_RELEASE, (thread_id, owner))
 
     # state
     async def put_state(self, thread_id: str, key: str, value: Any) -> None:
@@ -507,6 +511,7 @@ _FENCED_EVENT = (  # inserted only if the owner's lease row exists, locked again
     "INSERT INTO events SELECT %s, %s::bigint, %s, %s, %s, %s, %s FROM leases WHERE thread_id=%s AND owner=%s FOR SHARE"
 )
 _UPDATE_RUN = "UPDATE runs SET status=%s, updated=%s, result=coalesce(%s, result) WHERE id=%s"
+_RELEASE = "DELETE FROM leases WHERE thread_id=%s AND owner=%s"
 
 
 async def _insert_events(conn: AsyncConnection[Any], thread_id: str, rows: list[Any], owner: str | None) -> None:

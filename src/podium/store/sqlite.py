@@ -295,14 +295,18 @@ class SQLiteStore(Calls, Store):
         result: dict[str, Any],
         *,
         owner: str | None = None,
-    ) -> None:
+        release: bool = False,
+    ) -> bool:
         rows = [event_row(thread_id, e) for e in events]
 
         def work(c: sqlite3.Connection) -> None:  # one transaction: one commit (one fsync at full) per run's end
             _insert_events(c, thread_id, rows, owner)
             _update_run(c, run_id, status, result)
+            if release and owner is not None:
+                c.execute(_RELEASE, (thread_id, owner))
 
         await self._tx(work)
+        return release and owner is not None
 
     async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
         sql = "SELECT seq, run_id, kind, key, ns, body FROM events WHERE thread_id=? AND seq>?"
@@ -410,8 +414,7 @@ class SQLiteStore(Calls, Store):
         return await self._tx(work, durable=False)  # the run's first events sync the thread along
 
     async def release_thread(self, thread_id: str, owner: str) -> None:
-        sql = "DELETE FROM leases WHERE thread_id=? AND owner=?"
-        await self._tx(lambda c: c.execute(sql, (thread_id, owner)), durable=False, single=True)
+        await self._tx(lambda c: c.execute(_RELEASE, (thread_id, owner)), durable=False, single=True)
 
     # state
     async def put_state(self, thread_id: str, key: str, value: Any) -> None:
@@ -483,6 +486,9 @@ def _insert_sql(rows: int, fenced: bool) -> str:
         f"INSERT INTO events SELECT * FROM (VALUES {values}) "
         "WHERE EXISTS (SELECT 1 FROM leases WHERE thread_id=? AND owner=?)"
     )
+
+
+_RELEASE = "DELETE FROM leases WHERE thread_id=? AND owner=?"
 
 
 def _insert_events(c: sqlite3.Connection, thread_id: str, rows: list[tuple[Any, ...]], owner: str | None) -> None:
