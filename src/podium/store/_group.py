@@ -10,8 +10,8 @@ idle loop may wait a moment for its answer: :meth:`~podium.store._syncer.Syncer.
 no sync of its own (a lease, a run's record) joins the transaction when one is about to be committed in the same
 turn, and its caller is answered at the commit; otherwise it commits alone at once. So does a write whose caller
 waits for its commit but not its sync (a run's round before a model call): gathered, it would wait for the rest of
-the loop's turn, and its sync is shared all the same (asked for once the loop has run what is ready, it is covered
-by the sync of a transaction committed meanwhile).
+the loop's turn, and its sync is shared all the same (asked for at once, it is held back a moment for a write whose
+caller waits, which it then serves too: :meth:`~podium.store._syncer.Syncer.request`).
 
 A commit is visible to readers of the file from the moment it is in the log, a moment before its sync ends; the
 call that wrote it returns only after. When another connection holds the write lock the writes are refused here
