@@ -47,16 +47,11 @@ class Handoff:
             return self.result
 
 
-def idle(loop: asyncio.AbstractEventLoop) -> bool:
-    """Whether no callback is ready to run on ``loop`` (``False`` for a loop that does not say)."""
-    ready = getattr(loop, "_ready", None)  # asyncio's run queue
-    return ready is not None and not ready
-
-
 def idle_window(loop: asyncio.AbstractEventLoop, seconds: float) -> float:
     """How long (at most ``seconds``) ``loop``'s thread may wait without holding anything up: 0 when a callback is
     ready to run, else until its next timer is due (a timer due within 0.1 ms leaves no window either)."""
-    if not idle(loop):  # (a loop that does not say what is ready is never waited on)
+    ready = getattr(loop, "_ready", None)  # asyncio's run queue; a loop without one is never waited on
+    if ready is None or ready:
         return 0.0
     scheduled = getattr(loop, "_scheduled", None)  # asyncio's timers, a heap: the next one first
     if scheduled:

@@ -88,7 +88,10 @@ class GroupCommit:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         mode = _NO_SYNC if not durable else _WAIT if wait else _SOON
-        if not self._direct.resetting and (mode is _SOON or (mode is _WAIT and not self._batch and self._alone(loop))):
+        # a waiting write commits at once when no other write could join its transaction (nothing else is ready
+        # to run, nothing gathered) and the disk is quick enough to wait for; one that does not wait always does
+        alone = mode is _WAIT and not self._batch and self._syncer.would_wait(loop)
+        if (mode is _SOON or alone) and not self._direct.resetting:
             self._now(work, future, single, mode)
             return future
         self._batch.append((work, future, mode))
@@ -96,11 +99,6 @@ class GroupCommit:
             self._scheduled = loop
             loop.call_soon(self._commit)
         return future
-
-    def _alone(self, loop: asyncio.AbstractEventLoop) -> bool:
-        """Whether a write whose caller waits for the sync is committed at once: nothing else is ready to run, so
-        no other write could join its transaction, and the disk is quick enough to wait for."""
-        return self._syncer.would_wait(loop)
 
     def _commit(self) -> None:
         if self._direct.resetting:  # the log is being reset: the writes wait here (not on another thread) till then
