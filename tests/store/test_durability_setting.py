@@ -484,6 +484,51 @@ async def test_the_log_is_written_from_its_start_again_under_a_steady_stream_of_
     await store.close()
 
 
+@pytest.mark.parametrize("durability", ["full", "process"])
+async def test_a_write_made_while_the_log_is_reset_waits_on_the_loop_and_commits_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durability: str
+) -> None:
+    """A write that meets a reset of the log (a checkpoint holding writes off) waits for its end on the event loop
+    and is then committed on the loop's connection: the store's thread, busy with the checkpoint, is not given it."""
+    import threading
+
+    from podium.store import _direct
+
+    gate = threading.Event()
+    calls: list[int] = []
+    real = _direct._checkpoint
+
+    def checkpoint(conn: sqlite3.Connection) -> int:
+        calls.append(1)
+        if len(calls) == 2:  # the one run with writes held off
+            gate.wait(10)
+        return real(conn)
+
+    monkeypatch.setattr(_direct, "_checkpoint", checkpoint)
+    monkeypatch.setattr(_direct, "CHECKPOINT_EVERY", 1)
+    monkeypatch.setattr(_direct, "RESET_FRAMES", 1)
+    store = _open(tmp_path / "r.db", durability, monkeypatch)
+    await store.create_thread("t")
+    direct = store._direct
+    assert direct is not None
+    await store.append_events("t", [_note(1, "first")])  # its checkpoint finds a frame: a reset begins
+    for _ in range(500):
+        if direct.resetting:
+            break
+        await asyncio.sleep(0.01)
+    assert direct.resetting
+    thread_commits, handed, commits = store._writer.commits, direct.handed, direct.commits
+    write = asyncio.ensure_future(store.append_events("t", [_note(2, "during the reset")]))
+    await asyncio.sleep(0.05)
+    assert not write.done()  # held off
+    gate.set()
+    await asyncio.wait_for(write, 10)
+    assert (store._writer.commits, direct.handed) == (thread_commits, handed)  # not handed to the store's thread
+    assert direct.commits > commits
+    assert [e.text for e in await store.read_events("t")] == ["first", "during the reset"]  # type: ignore[attr-defined]
+    await store.close()
+
+
 async def test_an_idle_loop_takes_the_sync_answer_directly_and_a_slow_disk_is_not_waited_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -96,7 +96,10 @@ class Calls:
                 group = self._group  # durability full: a shared transaction (and, if durable, a shared sync)
                 if group is not None and (durable or group.pending()):
                     return await group.write(work, durable=durable, single=single, wait=wait)
-                return direct.write(work, single=single)
+                while direct.resetting:  # the log is being reset: wait here (the store's thread is busy with it)
+                    await direct.after_reset()
+                if direct.usable():
+                    return direct.write(work, single=single)
             except Busy:  # a write lock held elsewhere: the thread waits for it, the event loop does not
                 pass
         return await asyncio.wrap_future(self._submit(work, write=True, durable=durable))
