@@ -220,15 +220,22 @@ class _Session:
                 return await self.say(f"Back to {tool}.")
             restated = decision.text if decision.text.strip() != text.strip() else ""
             if entry is not None:  # the human's own words answer the task; a restatement rides apart
+                expected = entry.task.expectation
+                if expected is not None and expected.type == "choice" and decision.text in expected.options:
+                    text = decision.text  # a choice answered in other words ("I'm staff"): the option it means
                 return await self.resume(entry, text, decision.rationale, restated)
             return await self.call(tool, text, decision.rationale, decision.arguments, restated)
         menu = f"{self.agent.capabilities}\n{_HOW}"
         if decision.kind == "abandon":
-            dropped = self.stack.pop()
-            if dropped is None:
+            dropped = [self.stack.pop()] if decision.reason != "all" else []
+            while decision.reason == "all" and self.stack.top is not None:
+                dropped.append(self.stack.pop())
+            names = [d.parent_tool for d in dropped if d is not None]
+            if not names:
                 return await self.say("There is no task in progress to stop.", menu)
             await self.save()
-            return await self.say(f"OK, I stopped the {dropped.parent_tool} task.", self.agent.repeat_prompt)
+            what = f"the {names[0]} task" if len(names) == 1 else "every task (" + ", ".join(names) + ")"
+            return await self.say(f"OK, I stopped {what}.", self.agent.repeat_prompt)
         if decision.kind == "capabilities":
             return await self.say(self.agent.capabilities, _HOW, sep="\n")
         if decision.kind == "route":  # a tool the orchestrator does not have

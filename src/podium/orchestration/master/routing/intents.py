@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ABANDON", "CAPABILITIES", "INTENTS", "harm_cue"]
+__all__ = ["ABANDON", "CAPABILITIES", "INTENTS", "discrimination_cue", "harm_cue"]
 
 CAPABILITIES = "@capabilities"
 """The label of "what can you do?"."""
@@ -43,6 +43,7 @@ INTENTS: dict[str, tuple[str, ...]] = {
     ),
     ABANDON: (
         "never mind",
+        "nevermind, nvm",
         "forget it",
         "cancel that",
         "cancel this request",
@@ -87,6 +88,7 @@ _CUES = re.compile(
             r"\b(?:someone|somebody|anyone)\s+else'?s\b",
             r"\b(?:another|a\s+different|other)\s+(?:person|user|patient|customer|employee|client|member)'?s\b",
             r"\bunder\s+(?:another|a\s+different|someone\s+else'?s)\b",
+            r"\bwithout\s+(?:a|an|any|the)?\s*(?:prescription|script|licen[cs]e|permit|warrant)s?\b",
             r"\b(?:pretend(?:ing)?\s+to\s+be|impersonat\w*|pos(?:e|ing)\s+as)\b",
             r"\b(?:fake|fabricat\w*|falsif\w*|back-?dat\w*|forg(?:e|ed|ing)|doctor(?:ed)?\s+the|tamper\w*)\b",
             r"\bmake\s+up\s+(?:a|an|some|the)\s+\w*\s*(?:reason|excuse|story|claim|record|diagnosis)",
@@ -95,6 +97,26 @@ _CUES = re.compile(
     ),
     re.IGNORECASE,
 )
+
+
+_PROTECTED = (
+    r"(?:black|white|asian|hispanic|latin[oa]|arab|jewish|jew|muslim|christian|hindu|sikh|buddhist|atheist|gay|lesbian|"
+    r"bisexual|queer|trans(?:gender)?|disabled|handicapped|pregnant|old|elderly|too\s+old|young|a\s+woman|a\s+man|female|"
+    r"male|foreign(?:er)?|an?\s+immigrant|indigenous|aboriginal|african|chinese|indian|mexican|(?:of\s+)?(?:his|her|"
+    r"their)\s+(?:race|religion|skin|colou?r|ethnicity|gender|sex|age|disability|nationality|accent|faith|sexuality))"
+)
+_GROUNDS = re.compile(
+    rf"\b(?:because|since|as|for\s+being|due\s+to|on\s+the\s+grounds?\s+(?:that|of))\s+(?:[\w']+\s+){{0,4}}?"
+    rf"(?:(?:is|are|was|were|being|of)\s+)?(?:an?\s+)?{_PROTECTED}\b",
+    re.IGNORECASE,
+)
+
+
+def discrimination_cue(text: str) -> str | None:
+    """The phrase in ``text`` that gives a protected trait (race, religion, sex, age, disability, pregnancy,
+    origin) as the ground of a decision ("decline it because the customer is ..."), or ``None``."""
+    found = _GROUNDS.search(text.replace("\u2019", "'"))
+    return " ".join(found.group(0).split()) if found else None
 
 
 def harm_cue(text: str) -> str | None:

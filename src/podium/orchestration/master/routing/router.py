@@ -24,21 +24,28 @@ Every decision carries a confidence and, when the router is unsure, a reason (``
 
 from __future__ import annotations
 
+import re
 import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium.events import Expectation
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
-from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, harm_cue
+from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, discrimination_cue, harm_cue
 from podium.orchestration.master.routing.rules import (
     affirmed,
+    asks_to_repeat,
+    cancels,
+    cancels_everything,
     echoes_question,
+    emergency,
     fit_expectation,
     harmful_term,
     intent_scores,
+    is_question,
     looks_like_request,
     returns_to_a_task,
+    small_talk,
     without_return_words,
 )
 from podium.orchestration.master.routing.scoring import Calibration, SemanticIndex
@@ -67,6 +74,12 @@ CLEAR_LEAD = 2.5
 """A request scoring this many times the second tool's is routed even below the route threshold (not below half)."""
 
 
+def _beside(text: str, fit: str) -> int:
+    """How many content words ``text`` has beside those of the answer ``fit`` found in it."""
+    found = {stem(w) for w in content_words(fit)}
+    return sum(1 for w in content_words(text) if stem(w) not in found)
+
+
 def describe_expectation(expectation: Expectation | None) -> str:
     """How an expectation reads to a person: ``one of 'Home', 'Motor'``, its description, or ``free text``."""
     if expectation is None or expectation.type == "text":
@@ -85,12 +98,32 @@ def _roots(text: str) -> set[str]:
     return {stem(w) for w in words(text)}
 
 
+_ASKING_INFO = re.compile(r"^\s*(?:what|when|where|which|how|who|whose|why)\b", re.IGNORECASE)
+
+EMERGENCY_REPLY = (
+    "This sounds like an emergency. Please call your local emergency number now (000, 911, 112 or 999), or go to the "
+    "nearest emergency department; if you are thinking of ending your life, call a crisis line. I can't help with "
+    "it here."
+)
+"""What the router says to a message describing an emergency (see ``rules.emergency``)."""
+
+_SMALL_TALK_REPLIES = {
+    "thanks": "You're welcome.",
+    "goodbye": "Goodbye! Come back any time.",
+    "greeting": "Hello!",
+    "ack": "OK.",
+}
+
+
 def _contradiction(text: str, tool: set[str]) -> str | None:
-    """A verb of ``text`` whose opposite the tool's word roots include and which they never include themselves."""
-    said = _roots(text)
+    """A verb of ``text`` (as written) whose opposite the tool's word roots include and which they never include
+    themselves. A question asking for information ("what time do you close?") contradicts nothing."""
+    if _ASKING_INFO.match(text):
+        return None
+    said = {stem(w): w for w in words(text)}
     for first, second in _OPPOSITES:
         for mine, theirs in ((first, second), (second, first)):
-            hit = next((w for w in said if w.startswith(mine)), None)
+            hit = next((w for root, w in said.items() if root.startswith(mine)), None)
             if hit and any(w.startswith(theirs) for w in tool) and not any(w.startswith(mine) for w in tool):
                 return hit
     return None
@@ -229,6 +262,15 @@ class Router(Classifier):
     def _human_query(self, query: Query) -> Decision:
         text = query.text[: self.max_chars]
         pending = query.pending
+        urgent = emergency(text)
+        if urgent is not None:
+            return Decision(
+                kind="refuse",
+                reason="emergency",
+                confidence=0.95,
+                text=EMERGENCY_REPLY,
+                rationale=f"The message describes an emergency ({urgent!r}).",
+            )
         term = harmful_term(text)
         if term is not None:
             return self._refuse(text, "harmful", f"it asks for something harmful or illegal ({term!r})", 0.9)
@@ -236,9 +278,23 @@ class Router(Classifier):
         if cue is not None:
             why = f"it asks to act against someone or to fake a record ({cue!r})"
             return self._refuse(text, "harmful", why, 0.6)
+        grounds = discrimination_cue(text)
+        if grounds is not None:
+            why = f"it gives a protected trait as the ground of a decision ({grounds!r})"
+            return self._refuse(text, "harmful", why, 0.6)
         strict = pending is not None and pending.expectation is not None and pending.expectation.type != "text"
+        if pending is not None and self._abandons(text):  # "actually, cancel that" ends the task, whatever it does
+            every = cancels_everything(text)
+            return Decision(
+                kind="abandon",
+                reason="all" if every else "",
+                confidence=0.9,
+                rationale="The message abandons every task." if every else "The message abandons the pending task.",
+            )
         if pending is not None and strict and pending.tool in query.candidates:
             fit = fit_expectation(pending.expectation, text)
+            if fit is not None and is_question(text) and _beside(text, fit) > 1:
+                fit = None  # "what time does the pharmacy open?" names an option but asks something else
             roots = self._roots_of(query.catalog, pending.tool)
             opposite = _contradiction(text, roots) if len(words(text)) >= 3 else None
             if opposite is not None:
@@ -248,12 +304,29 @@ class Router(Classifier):
             if fit is not None:
                 why = f"The answer {fit!r} fits what {pending.tool} asked for ({wanted})."
                 return Decision(kind="route", tool=pending.tool, text=text, rationale=why)
-            meant = self._option_by_meaning(query.catalog, pending.expectation, text)
+            meant = None if is_question(text) else self._option_by_meaning(query.catalog, pending.expectation, text)
             if meant is not None:
                 why = f"The answer means {meant!r}, one of what {pending.tool} asked for ({wanted})"
-                return Decision(
-                    kind="route", tool=pending.tool, text=f"{text} ({meant})", rationale=why + ".", confidence=0.7
-                )
+                return Decision(kind="route", tool=pending.tool, text=meant, rationale=why + ".", confidence=0.7)
+        chat = small_talk(text)
+        if chat == "greeting":
+            return Decision(kind="capabilities", confidence=0.9, rationale="The message greets me.")
+        if chat is not None and (pending is None or strict):
+            return Decision(
+                kind="clarify",
+                reason="small_talk",
+                confidence=0.8,
+                text=_SMALL_TALK_REPLIES[chat],
+                rationale="The message only greets, thanks or acknowledges.",
+            )
+        if pending is not None and asks_to_repeat(text):
+            return Decision(
+                kind="clarify",
+                reason="repeat",
+                confidence=0.8,
+                text="Here is my question again.",
+                rationale=f"The message asks what {pending.tool} asked.",
+            )
         for task in query.waiting:
             if pending is not None and task.tool == pending.tool:
                 continue
@@ -276,7 +349,8 @@ class Router(Classifier):
             sure = 0.9 if intents[intent] - score >= 0.15 else 0.6
             if intent == CAPABILITIES:
                 return Decision(kind="capabilities", confidence=sure, rationale="The message asks what I can do.")
-            if intent == ABANDON and (pending is not None or intents[intent] >= 0.5):
+            quits = cancels(text) and not (is_question(text) and len(words(text)) > 4)
+            if intent == ABANDON and quits and (pending is not None or intents[intent] >= 0.5):
                 return Decision(kind="abandon", confidence=sure, rationale="The message abandons the pending task.")
         if best:
             opposite = _contradiction(text, self._roots_of(query.catalog, best))
@@ -315,6 +389,16 @@ class Router(Classifier):
             text=f"I am not sure what you mean by {_quote(text)}.",
             rationale="The message matches no tool well enough.",
         )
+
+    @staticmethod
+    def _abandons(text: str) -> bool:
+        """A short message that says to stop and is closer to the abandon intent than to asking what I can do."""
+        if not cancels(text) or len(words(text)) > 8 or (is_question(text) and len(words(text)) > 4):
+            return False  # "should I stop taking it?" asks about something else
+        if len(words(text)) <= 3:  # "nvm", "cancel it", "stop please"
+            return True
+        intents = intent_scores(text)
+        return intents.get(ABANDON, 0.0) >= INTENT_MIN and intents.get(ABANDON, 0.0) >= intents.get(CAPABILITIES, 0.0)
 
     def _return(self, query: Query, text: str) -> Decision:
         """Back to a waiting task: the one the rest of the message names, else the one below the top."""

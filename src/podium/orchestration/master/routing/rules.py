@@ -16,11 +16,17 @@ from podium.orchestration.master.routing.text import STOPWORDS, stem, words
 
 __all__ = [
     "affirmed",
+    "asks_to_repeat",
+    "cancels",
+    "cancels_everything",
+    "emergency",
     "fit_expectation",
     "harmful_term",
     "is_abandon",
     "is_capability_question",
+    "is_question",
     "looks_like_request",
+    "small_talk",
 ]
 
 _HARMFUL = re.compile(
@@ -54,6 +60,106 @@ _RETURN = re.compile(
 _ASKING_WORDS = """please provide give tell enter type share send say confirm let know need want what which your you
 is are the a an of for"""
 _ASKING = frozenset(stem(w) for w in _ASKING_WORDS.split())
+
+
+_CANCEL = re.compile(
+    r"\b(?:cancel\w*|stop|stopp\w*|forget|never\s*mind|nevermind|nvm|abort\w*|quit|scrap\w*|"
+    r"drop\s+(?:it|this|that|the)|skip\s+(?:it|this|that)|give\s+up|changed?\s+(?:my|our)\s+minds?|no\s+longer|"
+    r"any\s*more|(?:don'?t|do\s+not|doesn'?t)\s+(?:want|need|bother)|leave\s+it|(?:let'?s|let\s+us)\s+not|"
+    r"later|no\s+need|done\s+with\s+(?:this|it|that))\b",
+    re.IGNORECASE,
+)
+
+_EMERGENCY = re.compile(
+    r"\b(?:can'?t|cannot|can\s+not|unable\s+to|struggling\s+to|hard\s+to|trouble)\s+breath\w*|\bnot\s+breathing|"
+    r"\bchest\s+pains?|\bheart\s+attack|\bhaving\s+a\s+stroke|\bseizures?\b|\bunconscious|\bunresponsive|"
+    r"\bpassed\s+out|\bwon'?t\s+wake\s+up|\bbleeding\s+(?:heavily|badly|a\s+lot|profusely|everywhere)|\boverdos\w*|"
+    r"\b(?:swallow|swallowed|swallowing|drank|ate)\s+(?:\w+\s+){0,3}(?:bleach|pills|tablets|poison\w*|detergent|"
+    r"batter(?:y|ies)|chemicals?|cleaning\s+products?|rat\s+bait|antifreeze)|\bsuicid\w*|"
+    r"\bkill(?:ing)?\s+(?:my|him|her|them)sel(?:f|ves)|\bend\s+(?:my\s+life|it\s+all)\b|"
+    r"\bwant\s+to\s+die|\bself[-\s]?harm\w*|\banaphyla\w*|\ballergic\s+reaction",
+    re.IGNORECASE,
+)
+
+_REPEAT = re.compile(
+    r"\b(?:repeat|say\s+(?:that|it)\s+again|come\s+again|pardon|what\s+(?:was|is)\s+(?:the|your)\s+question|"
+    r"what\s+(?:were|are)\s+you\s+asking|what\s+did\s+you\s+(?:ask|say|want|need)|"
+    r"what\s+do\s+you\s+(?:need|want)\s+(?:from\s+me|me\s+to\s+(?:say|answer|type))|"
+    r"what\s+(?:should|do)\s+i\s+(?:say|answer|type|enter))\b",
+    re.IGNORECASE,
+)
+
+_QUESTION_START = re.compile(
+    r"^\s*(?:what|what's|whats|when|where|why|how|who|which|whose|is|are|do|does|did|can|could|will|would|should|"
+    r"shall|may|am|have|has)\b",
+    re.IGNORECASE,
+)
+
+_THANKS_WORDS = "thanks thank thx ty cheers appreciate appreciated grateful"
+_BYE_WORDS = "bye goodbye cya ciao farewell"
+_GREET_WORDS = "hi hello hey hiya yo greetings morning afternoon evening howdy"
+_CHAT_WORDS = """you so very much lot lots a ok okay k kk alright right great perfect awesome cool nice good fine super
+excellent wonderful lovely brilliant got it understood noted sounds sure see later soon take care have day night there
+all again that thats s is was helpful for the your oh ah yes yep yeah please mate friend everyone folks"""
+_THANKS = frozenset(_THANKS_WORDS.split())
+_BYE = frozenset(_BYE_WORDS.split())
+_GREET = frozenset(_GREET_WORDS.split())
+_SMALL_TALK = _THANKS | _BYE | _GREET | frozenset(_CHAT_WORDS.split())
+
+
+_EVERYTHING = re.compile(
+    r"\b(?:everything|all\s+(?:of\s+(?:it|them)|tasks|the\s+tasks|that)|every\s+task|them\s+all)\b", re.IGNORECASE
+)
+
+
+def cancels_everything(text: str) -> bool:
+    """True when a message that cancels says to drop every task ("cancel everything", "forget all of it")."""
+    return cancels(text) and _EVERYTHING.search(text) is not None
+
+
+def cancels(text: str) -> bool:
+    """True when ``text`` says to stop or drop something ("cancel", "never mind", "nvm", "forget it", "I changed my
+    mind", "no longer", "not any more").
+
+    The abandon intent needs such a word besides its similarity to the intent's examples: a message that is only
+    close to them ("thank you", "yes please", "I'll collect it") leaves the pending task as it is.
+    """
+    return _CANCEL.search(text.replace("\u2019", "'")) is not None
+
+
+def emergency(text: str) -> str | None:
+    """The words of ``text`` that describe an emergency (someone cannot breathe, chest pain, a poisoning, an
+    overdose, thoughts of suicide), or ``None``. No task of an assistant should handle those: the person is sent
+    to emergency services first."""
+    found = _EMERGENCY.search(text.replace("\u2019", "'"))
+    return " ".join(found.group(0).split()) if found else None
+
+
+def asks_to_repeat(text: str) -> bool:
+    """True when a short message asks what the question was ("can you repeat that?", "what were you asking me?")."""
+    return len(words(text)) <= 12 and _REPEAT.search(text.replace("\u2019", "'")) is not None
+
+
+def is_question(text: str) -> bool:
+    """True when ``text`` is put as a question (a question mark, or a question word or auxiliary verb first)."""
+    return "?" in text or _QUESTION_START.match(text.replace("\u2019", "'")) is not None
+
+
+def small_talk(text: str) -> str | None:
+    """What a message that only greets, thanks, acknowledges or says goodbye does: ``"thanks"``, ``"goodbye"``,
+    ``"greeting"`` or ``"ack"`` ("thanks a lot!", "ok", "good morning", "bye", or only symbols: "?", an emoji);
+    ``None`` for anything else."""
+    said = words(text.replace("\u2019", "'"))
+    if len(said) > 8 or any(w not in _SMALL_TALK for w in said):
+        return None
+    kinds = set(said)
+    if kinds & _BYE or {"see", "later"} <= kinds or {"take", "care"} <= kinds:
+        return "goodbye"
+    if kinds & _THANKS:
+        return "thanks"
+    if kinds & _GREET:
+        return "greeting"
+    return "ack"
 
 
 def returns_to_a_task(text: str) -> bool:
@@ -121,9 +227,9 @@ def _is_intent(label: str, text: str) -> bool:
 
 
 def is_abandon(text: str) -> bool:
-    """True when the message abandons the pending task ("never mind", "forget about it", "cancel that"), judged
-    by similarity to the abandon intent's examples."""
-    return _is_intent(ABANDON, text)
+    """True when the message abandons the pending task ("never mind", "forget about it", "cancel that"): it says
+    to stop (:func:`cancels`) and is closest to the abandon intent's examples."""
+    return cancels(text) and _is_intent(ABANDON, text)
 
 
 def is_capability_question(text: str) -> bool:
@@ -177,10 +283,19 @@ def affirmed(text: str) -> str:
     return " ".join(c for c in _CLAUSE.split(text.replace("’", "'")) if c.strip() and not _NEGATION.search(c.lower()))
 
 
+def _initials(option: str) -> str:
+    parts = words(option)
+    return "".join(p[0] for p in parts) if len(parts) >= 2 else ""
+
+
 def _choice(options: list[str], text: str) -> str | None:
     stripped = text.strip().rstrip(".!").strip()
     if stripped.isdigit() and 1 <= int(stripped) <= len(options):
         return options[int(stripped) - 1]
+    said_words = words(text)
+    abbreviated = [o for o in options if _initials(o) and _initials(o) in said_words]
+    if len(abbreviated) == 1 and len(said_words) <= 4:  # "GP" for "General practice"
+        return abbreviated[0]
     said: list[str] = []
     negated: list[str] = []
     for clause in _CLAUSE.split(text.replace("’", "'")):

@@ -1,0 +1,177 @@
+"""What a desk does with the messages people send besides requests and answers: thanks and greetings, a question
+while a choice waits, "cancel" said in passing or meant, an emergency, a protected trait given as a reason, a choice
+named by its initials or in other words. A tool set written here (a library desk) that no example tunes for, with
+the embedding model and with the lexical fallback alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from examples.smart_investigator import build as investigator
+from podium import Expectation, Runtime
+from podium.orchestration.master.routing import Decision, PendingTask, Query, Router, ToolCatalog, ToolProfile
+from podium.orchestration.master.routing.rules import cancels, emergency, fit_expectation, small_talk
+
+LIBRARY = ToolCatalog.of(
+    [
+        ToolProfile(
+            name="RenewLoan",
+            description="Renews a borrowed book's loan for two more weeks. Needs the loan number (L and six digits).",
+            introduction="Renew a loan.",
+            examples=("renew my book", "I need more time with the novel I borrowed", "extend my loan"),
+        ),
+        ToolProfile(
+            name="OpeningTimes",
+            description="Tells when the library opens and closes, and its address.",
+            introduction="Opening times.",
+            examples=("when are you open?", "what are your hours", "where is the library"),
+        ),
+        ToolProfile(
+            name="RoomBooking",
+            description="Books a study room: the quiet room or the group room.",
+            introduction="Book a study room.",
+            examples=("book a study room", "I need a room to study with friends", "reserve the quiet room"),
+        ),
+    ]
+)
+ROOM = Expectation(type="choice", options=["Quiet room", "Group study room"])
+LOAN = Expectation(type="pattern", pattern=r"\bL\d{6}\b", description="a loan number like L123456")
+ROOM_ASKED = PendingTask(
+    tool="RoomBooking", content="Which room: the quiet room or the group study room?", expectation=ROOM
+)
+LOAN_ASKED = PendingTask(tool="RenewLoan", content="What is the loan number?", expectation=LOAN)
+MODES = [pytest.param(True, id="embeddings"), pytest.param(False, id="lexical")]
+
+
+def decide(text: str, pending: PendingTask | None = None, *, embeddings: bool = True) -> Decision:
+    query = Query(text=text, catalog=LIBRARY, candidates=LIBRARY.names, pending=pending)
+    return Router(embeddings=embeddings).decide(query)
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize("text", ["thanks a lot!", "cheers", "ok great", "okay thank you so much", "👍", "alright"])
+def test_thanks_and_acknowledgements_keep_the_pending_task(text: str, embeddings: bool) -> None:
+    decision = decide(text, LOAN_ASKED, embeddings=embeddings)
+    assert (decision.kind, decision.reason) == ("clarify", "small_talk")  # the question is asked again after it
+    assert "can't help" not in decision.text
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize("text", ["good evening", "hey there", "hello!"])
+def test_a_greeting_gets_the_menu(text: str, embeddings: bool) -> None:
+    assert decide(text, embeddings=embeddings).kind == "capabilities"
+    assert decide(text, LOAN_ASKED, embeddings=embeddings).kind == "capabilities"
+
+
+def test_small_talk_is_told_from_requests() -> None:
+    assert small_talk("thank you, goodbye") == "goodbye"
+    assert small_talk("many thanks") is None  # "many" is not in the small-talk words: read as anything else
+    assert small_talk("thanks, and can you renew my book") is None
+    assert small_talk("ok") == "ack"
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize("text", ["yes please", "that sounds fine", "I'll take whatever is free", "sure, go on"])
+def test_only_a_word_of_cancelling_abandons(text: str, embeddings: bool) -> None:
+    assert not cancels(text)
+    assert decide(text, ROOM_ASKED, embeddings=embeddings).kind != "abandon"
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize("text", ["nah, cancel it", "nvm", "actually forget it", "I changed my mind", "stop please"])
+def test_cancelling_abandons_even_a_task_whose_words_oppose_it(text: str, embeddings: bool) -> None:
+    """ "cancel" is the opposite of "renew" for the contradiction guard; said to a waiting renewal, it abandons it."""
+    assert decide(text, LOAN_ASKED, embeddings=embeddings).kind == "abandon"
+    assert decide(text, ROOM_ASKED, embeddings=embeddings).kind == "abandon"
+
+
+def test_a_question_that_mentions_stopping_is_not_a_cancel() -> None:
+    decision = decide("should I stop reading the second volume first?", LOAN_ASKED)
+    assert decision.kind != "abandon"
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+def test_cancelling_everything_says_so(embeddings: bool) -> None:
+    decision = decide("cancel all of it", LOAN_ASKED, embeddings=embeddings)
+    assert (decision.kind, decision.reason) == ("abandon", "all")
+    assert decide("cancel that", LOAN_ASKED, embeddings=embeddings).reason == ""
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my friend collapsed and is not breathing",
+        "he took an overdose of sleeping tablets",
+        "I keep thinking about killing myself",
+        "my toddler drank some antifreeze",
+        "I'm having chest pains right now",
+    ],
+)
+def test_an_emergency_is_sent_to_emergency_services(text: str, embeddings: bool) -> None:
+    for pending in (None, ROOM_ASKED):
+        decision = decide(text, pending, embeddings=embeddings)
+        assert (decision.kind, decision.reason) == ("refuse", "emergency")
+        assert "emergency number" in decision.text
+
+
+def test_ordinary_words_are_no_emergency() -> None:
+    for text in ("I need a break from breathing exercises books", "the stroke of midnight", "book the quiet room"):
+        assert emergency(text) is None
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "refuse her room booking because she is pregnant",
+        "don't renew his loan, since he's a foreigner",
+        "cancel their booking due to their religion",
+    ],
+)
+def test_a_protected_trait_given_as_a_reason_is_refused(text: str, embeddings: bool) -> None:
+    decision = decide(text, embeddings=embeddings)
+    assert (decision.kind, decision.reason) == ("refuse", "harmful")
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+def test_a_question_that_names_an_option_is_not_the_answer(embeddings: bool) -> None:
+    """ "Is the quiet room open late?" names an option but asks something else: it goes to what it asks about."""
+    decision = decide("until what time is the quiet room open tonight?", ROOM_ASKED, embeddings=embeddings)
+    assert not (decision.kind == "route" and decision.tool == "RoomBooking")
+    assert decide("the quiet room?", ROOM_ASKED, embeddings=embeddings).tool == "RoomBooking"  # the option alone
+
+
+def test_initials_name_an_option() -> None:
+    assert fit_expectation(ROOM, "GSR") == "Group study room"
+    assert fit_expectation(ROOM, "the gsr please") == "Group study room"
+    assert fit_expectation(ROOM, "QR") == "Quiet room"
+    both = Expectation(type="choice", options=["Quiet room", "Queen room"])  # the same initials: neither
+    assert fit_expectation(both, "QR") is None
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+def test_asking_for_the_question_again_repeats_it(embeddings: bool) -> None:
+    for text in ("sorry, what was the question?", "can you repeat that", "what did you ask me?"):
+        decision = decide(text, LOAN_ASKED, embeddings=embeddings)
+        assert (decision.kind, decision.reason) == ("clarify", "repeat")
+
+
+def test_a_refusal_names_the_word_as_written() -> None:
+    """The contradiction guard compares word roots; what the human reads is their own word ("approving")."""
+    catalog = investigator().catalog
+    query = Query(text="please write a letter approving claim 12AB34", catalog=catalog, candidates=catalog.names)
+    decision = Router().decide(query)
+    assert (decision.kind, decision.reason) == ("refuse", "contradiction")
+    assert "it asks to approving," in decision.text
+
+
+async def test_a_choice_answered_in_other_words_reaches_the_task_as_the_option() -> None:
+    """The router reads "I work here, on staff" as the option "internal employee"; the task is given that option,
+    so its own check of the answer agrees (it used to ask the same question again)."""
+    runtime, agent = Runtime(), investigator()
+    first = await runtime.send(agent, "how do I look up my claim number?")
+    assert first.status == "interrupted"
+    answered = await runtime.send(agent, "I'm on staff", thread_id=first.thread_id)
+    assert answered.status == "completed"
+    assert "Claims Hub" in (answered.output or "")
