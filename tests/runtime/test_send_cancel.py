@@ -10,6 +10,7 @@ import pytest
 from podium import (
     AIMessage,
     InterruptAnswered,
+    MemoryStore,
     Message,
     ModelRequest,
     ReactAgent,
@@ -157,3 +158,71 @@ async def test_two_concurrent_cancels_end_the_run_once() -> None:
     assert sorted(c.status for c in both) == ["already_ended", "cancelled"]
     assert (await task).status == "cancelled"
     assert [e.status for e in await runtime.events("t") if isinstance(e, RunEnded)] == ["cancelled"]
+
+
+async def test_a_cancel_stores_its_end_and_the_status_in_one_write(store: Store) -> None:
+    """A crash between two writes used to leave ``RunEnded(cancelled)`` with the status still ``interrupted``, and a
+    later answer finished the cancelled run (its tool ran). The end and the status now go in one ``end_run``."""
+    runtime = Runtime(store)
+    first = await runtime.send(_asker(), "go", thread_id="t")
+    assert first.status == "interrupted"
+    ends: list[str] = []
+    updates: list[str] = []
+    real_end, real_update = store.end_run, store.update_run
+
+    async def end_run(thread_id: str, events: list[Any], run_id: str, status: Any, *a: Any, **k: Any) -> bool:
+        ends.append(status)
+        return await real_end(thread_id, events, run_id, status, *a, **k)
+
+    async def update_run(run_id: str, status: Any, result: Any = None) -> None:
+        updates.append(status)
+        await real_update(run_id, status, result)
+
+    store.end_run = end_run  # type: ignore[method-assign]
+    store.update_run = update_run  # type: ignore[method-assign]
+    assert (await runtime.cancel(first.run_id)).status == "cancelled"
+    assert ends == ["cancelled"]
+    # the memory store's end_run makes two writes (events, then status); SQLite and PostgreSQL one
+    assert updates == (["cancelled"] if isinstance(store, MemoryStore) else [])
+
+
+async def test_a_stored_cancel_is_final_even_when_the_status_was_not_written(store: Store) -> None:
+    """A process that stored the cancel's end but not the run's status (a store whose end takes two writes): an
+    answer sent afterwards ends the run as cancelled, and its tool does not run."""
+    ran: list[str] = []
+
+    async def transfer(ctx: RunContext[Any], amount: int) -> str:
+        """Transfer ``amount`` after the human confirms."""
+        if (await ctx.ask(f"transfer {amount}?")) == "yes":
+            ran.append("transferred")
+        return "done"
+
+    def model(messages: list[Message], request: ModelRequest) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content=messages[-1].content)
+        return AIMessage(tool_calls=[tool_call("transfer", {"amount": 5000}, id="x")])
+
+    agent = ReactAgent("bank", FunctionModel(model), [transfer])
+    runtime = Runtime(store)
+    first = await runtime.send(agent, "pay the invoice", thread_id="t")
+    assert first.status == "interrupted"
+    real_update = store.update_run
+
+    async def lost_update(run_id: str, status: Any, result: Any = None) -> None:
+        if status == "cancelled":
+            raise RuntimeError("the process died here")
+        await real_update(run_id, status, result)
+
+    store.update_run = lost_update  # type: ignore[method-assign]
+    split = isinstance(store, MemoryStore)  # two writes here: the status write is the one lost
+    if split:
+        with pytest.raises(RuntimeError):
+            await runtime.cancel(first.run_id)
+    else:  # one write: nothing to lose in between
+        await runtime.cancel(first.run_id)
+    store.update_run = real_update  # type: ignore[method-assign]
+    answered = await runtime.send(agent, "yes", thread_id="t")
+    # the answer finishes the cancelled run as cancelled; where the cancel was whole, it starts a new run instead
+    assert answered.status == ("cancelled" if split else "interrupted") and ran == []
+    run = await store.get_run(first.run_id)
+    assert run is not None and run.status == "cancelled"

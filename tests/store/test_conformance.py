@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
@@ -221,6 +222,23 @@ async def test_a_run_can_give_its_lease_back_with_its_end(store: Store) -> None:
     run = await store.get_run("r1")
     assert run is not None and run.status == "completed"
     assert [e.seq for e in await store.read_events("t")] == [1, 2]
+
+
+async def test_a_renewal_extends_only_a_lease_its_owner_still_holds(store: Store) -> None:
+    """A process that stalled past its lease: another took the thread over, finished and gave it back. The stalled
+    one's renewal must not take the free lease (its next writes would pass the lease check)."""
+    await store.create_thread("t")
+    me, other = new_owner("me"), new_owner("other")
+    assert await store.renew_thread("t", me, 60) == ""  # nobody holds it: not taken
+    assert await store.acquire_thread("t", other, 60) is None  # so another can take it
+    assert await store.acquire_thread("t", me, 0.01) == other
+    assert await store.renew_thread("t", me, 60) == other
+    await store.release_thread("t", other)
+    assert await store.renew_thread("t", me, 60) == ""  # given back: still not taken by a renewal
+    assert await store.acquire_thread("t", me, 0.05) is None
+    await asyncio.sleep(0.1)  # expired, but nobody took it: the holder may renew
+    assert await store.renew_thread("t", me, 60) is None
+    assert await store.acquire_thread("t", other, 60) == me
 
 
 async def test_state_keeps_versions_and_returns_latest(store: Store) -> None:

@@ -191,6 +191,10 @@ def _lost(state: RunState, result: RunResult) -> RunResult:
     return result
 
 
+CANCEL_KEY = "@cancel"
+"""The journal key of a run's cancellation (recorded once: a stored cancel is final)."""
+
+
 async def end_cancelled(state: RunState, result: RunResult, *, path: tuple[str, ...] = ()) -> None:
     """Record that the run of ``state`` was cancelled (its ``RunEnded`` and its status)."""
     result.reason = result.reason or "cancelled"
@@ -201,13 +205,17 @@ async def end_cancelled(state: RunState, result: RunResult, *, path: tuple[str, 
     for offset, event in enumerate(state.pending, 1):
         event.seq = last + offset
     state.seq = last + len(state.pending)
-    await state.record(RunEnded(status="cancelled", reason=result.reason, path=path))
-    await state.flush()
-    await state.store.update_run(state.run_id, "cancelled", result.to_dict())
+    end = RunEnded(status="cancelled", reason=result.reason, path=path)
+    end.key = CANCEL_KEY  # once per run: a stored cancel is final (see recorded_end)
+    await state.record(end)
+    await state.flush(outcome=("cancelled", result.to_dict()))  # its end and its status: one transaction
 
 
 def recorded_end(journal: dict[str, Event]) -> RunEnded | None:
     """The end its last execution recorded, if the process stopped before storing the run's status."""
+    cancelled = journal.get(CANCEL_KEY)
+    if isinstance(cancelled, RunEnded):  # a cancelled run stays cancelled, whatever its status says
+        return cancelled
     attempt = sum(1 for key in journal if key.startswith("@start"))
     end = journal.get(f"@end{attempt}")
     if not isinstance(end, RunEnded) or any(e.seq > end.seq for e in journal.values()):

@@ -380,12 +380,12 @@ class _LeaseKeeper:
     async def _renew(self) -> None:
         state = self._state
         try:
-            holder = await state.store.acquire_thread(state.thread_id, state.owner, state.lease_ttl)
+            holder = await state.store.renew_thread(state.thread_id, state.owner, state.lease_ttl)
         except StoreError as exc:  # a passing store fault: the next renewal may get through
             _log.warning("renewing the lease of thread %s failed: %s", state.thread_id, exc)
             holder = None
-        if holder is not None:
-            state.lost_to = holder
+        if holder is not None:  # taken over (or taken over, finished and given back): never taken again here
+            state.lost_to = holder or "nobody"
         elif not self._stopped:
             self._renewals.add(self, self._interval)
 

@@ -30,6 +30,7 @@ from podium.messages import HumanMessage, Message, message_to_dict, order_tool_r
 from podium.runtime._history import HistoryCache
 from podium.runtime._inputs import check_answer, check_call, check_input, check_runtime
 from podium.runtime._run import (
+    CANCEL_KEY,
     ENDED,
     Cancelled,
     IfBusy,
@@ -222,8 +223,9 @@ class Runtime:
             unstored = self._unstored.pop(record.id, [])
             if answer is None:  # an answer given again replaces what was not stored
                 await restore_unstored(self.store, self.bus, thread_id, journal, unstored, owner)
-            answers = answers_by_id(record, pending_interrupts(journal), answer)
-            ended = recorded_end(journal) if record.status == "running" and not answers else None
+            cancelled = CANCEL_KEY in journal  # its status not stored: no answer revives a cancelled run
+            answers = {} if cancelled else answers_by_id(record, pending_interrupts(journal), answer)
+            ended = recorded_end(journal) if cancelled or (record.status == "running" and not answers) else None
             if ended is not None:  # its process stopped between the end and the status: store the status, once
                 return await finish_ended(await self._state(record, journal, owner, limits, None), record, ended)
             if record.status != "running":

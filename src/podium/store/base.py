@@ -400,6 +400,15 @@ class Store(ABC):
         process is gone is taken over. Acquiring again with the same owner renews it.
         """
 
+    async def renew_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
+        """Extend ``owner``'s lease of the thread by ``ttl`` seconds from now, only if ``owner`` still holds it
+        (expired or not): a renewal never takes a lease that another owner took, or took and gave back.
+
+        Returns ``None`` when renewed, else the holder (``""`` when nobody holds it). The default, for stores that
+        predate it, is :meth:`acquire_thread`, which would take a lease given back meanwhile: a store overrides it.
+        """
+        return await self.acquire_thread(thread_id, owner, ttl)
+
     async def claim_thread(
         self, thread_id: str, owner: str, ttl: float, metadata: dict[str, Any] | None = None
     ) -> Claim:

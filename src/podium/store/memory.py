@@ -162,6 +162,14 @@ class MemoryStore(Store):
         thread.lease = (owner, now + ttl)
         return None
 
+    async def renew_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
+        thread = self._threads.get(thread_id)
+        lease = thread.lease if thread is not None else None
+        if thread is None or lease is None or lease[0] != owner:
+            return lease[0] if lease is not None else ""
+        thread.lease = (owner, time.time() + ttl)
+        return None
+
     async def release_thread(self, thread_id: str, owner: str) -> None:
         thread = self._threads.get(thread_id)
         if thread is not None and thread.lease is not None and thread.lease[0] == owner:

@@ -459,6 +459,16 @@ class PostgresStore(Store):
 
         return await self._run(work)
 
+    async def renew_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
+        async def work(conn: AsyncConnection[Any]) -> str | None:
+            renew = f"UPDATE leases SET expires={_NOW} + %s WHERE thread_id=%s AND owner=%s"
+            if (await conn.execute(renew, (float(ttl), thread_id, owner))).rowcount == 1:
+                return None
+            row = await (await conn.execute("SELECT owner FROM leases WHERE thread_id=%s", (thread_id,))).fetchone()
+            return str(row[0]) if row else ""
+
+        return await self._run(work)
+
     async def release_thread(self, thread_id: str, owner: str) -> None:
         await self._rowcount(_RELEASE, (thread_id, owner))
 

@@ -393,6 +393,9 @@ class SQLiteStore(Calls, Store):
         # a power cut ends every holder: no fsync needed
         return await self._tx(lambda c: _take_lease(c, thread_id, owner, ttl), durable=False)
 
+    async def renew_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
+        return await self._tx(lambda c: _renew_lease(c, thread_id, owner, ttl), durable=False)
+
     async def claim_thread(
         self, thread_id: str, owner: str, ttl: float, metadata: dict[str, Any] | None = None
     ) -> Claim:
@@ -489,6 +492,7 @@ def _insert_sql(rows: int, fenced: bool) -> str:
 
 
 _RELEASE = "DELETE FROM leases WHERE thread_id=? AND owner=?"
+_RENEW = "UPDATE leases SET expires=? WHERE thread_id=? AND owner=?"
 
 
 def _insert_events(c: sqlite3.Connection, thread_id: str, rows: list[tuple[Any, ...]], owner: str | None) -> None:
@@ -525,6 +529,13 @@ def _update_run(c: sqlite3.Connection, run_id: str, status: RunStatus, result: d
     )
     if cursor.rowcount == 0:
         raise StoreError(f"no run {run_id!r}")
+
+
+def _renew_lease(c: sqlite3.Connection, thread_id: str, owner: str, ttl: float) -> str | None:
+    """Extend ``owner``'s lease inside a write transaction; the holder (``""``: nobody) if it is not ``owner``'s."""
+    if c.execute(_RENEW, (time.time() + ttl, thread_id, owner)).rowcount == 1:
+        return None
+    return _lease_holder(c, thread_id) or ""
 
 
 def _take_lease(c: sqlite3.Connection, thread_id: str, owner: str, ttl: float) -> str | None:
