@@ -165,7 +165,7 @@ async def execute(
     except asyncio.CancelledError:
         result.status, result.usage = "cancelled", state.usage
         if record.id not in cancelling:  # cancelled from outside (a caller gave up): end it, propagate
-            await asyncio.shield(end_cancelled(state, result, path=ctx.path))
+            await asyncio.shield(end_cancelled(state, result, path=ctx.path, final=False))
             raise
         task = asyncio.current_task()
         assert task is not None
@@ -195,8 +195,13 @@ CANCEL_KEY = "@cancel"
 """The journal key of a run's cancellation (recorded once: a stored cancel is final)."""
 
 
-async def end_cancelled(state: RunState, result: RunResult, *, path: tuple[str, ...] = ()) -> None:
-    """Record that the run of ``state`` was cancelled (its ``RunEnded`` and its status)."""
+async def end_cancelled(state: RunState, result: RunResult, *, path: tuple[str, ...] = (), final: bool = True) -> None:
+    """Record that the run of ``state`` was cancelled (its ``RunEnded`` and its status, in one write).
+
+    ``final``: cancelled by :meth:`~podium.runtime.Runtime.cancel`, for good (its end is keyed, so no answer or
+    recovery executes it again); otherwise its caller gave up (a server stopping may set it running again, to be
+    finished by its next start).
+    """
     result.reason = result.reason or "cancelled"
     if state.lost_to is not None:  # another process owns the thread now: it writes the run's end
         return
@@ -206,7 +211,8 @@ async def end_cancelled(state: RunState, result: RunResult, *, path: tuple[str, 
         event.seq = last + offset
     state.seq = last + len(state.pending)
     end = RunEnded(status="cancelled", reason=result.reason, path=path)
-    end.key = CANCEL_KEY  # once per run: a stored cancel is final (see recorded_end)
+    if final:
+        end.key = CANCEL_KEY  # once per run: a stored cancel is final (see recorded_end)
     await state.record(end)
     await state.flush(outcome=("cancelled", result.to_dict()))  # its end and its status: one transaction
 
