@@ -173,3 +173,32 @@ def test_the_demo_cassette_plans_with_the_llm_planner_behind_the_server(
         assert "Would order a monitor" in plan["steps"][1]["agent_reply"]
         unknown = client.post("/input_task", json={"description": "Book a meeting room for Friday"})
         assert unknown.status_code == 422 and "has no recorded reply" in unknown.json()["detail"]
+
+
+def test_a_rejected_plan_a_stray_verdict_and_a_new_name_over_http(make_store: Callable[[], Store]) -> None:
+    with (
+        live_server(example_apps("plan-service"), make_store()) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        stray = client.post("/input_task", json={"description": "approve all", "session_id": "s1"})
+        assert stray.status_code == 422 and "is a verdict, not a task" in stray.json()["detail"]
+        assert client.get("/plans").json() == []
+        task = client.post("/input_task", json={"description": JESSICA, "session_id": "s1"}).json()
+        _until(lambda: _waiting(client, task["plan_id"]))
+        body = {"plan_id": task["plan_id"], "session_id": "s1", "approved": False}
+        assert client.post("/approve_step_or_steps", json=body).status_code == 200
+        plan = _until(lambda: (p := _plan(client, "s1"))["overall_status"] != "in_progress" and p)
+        assert (plan["overall_status"], plan["reason"]) == ("rejected", "nothing was done (all 6 steps rejected)")
+        assert (plan["completed_steps"], plan["rejected"]) == (0, 6)
+
+        leaving = client.post("/input_task", json={"description": "Offboard Tom Baker, whose last day is Friday"})
+        session, first = leaving.json()["session_id"], leaving.json()["plan_id"]
+        _until(lambda: _waiting(client, first))
+        news = "His name is actually Thomas Becker and his last day is 30 June"
+        body = {"plan_id": first, "session_id": session, "human_clarification": news}
+        assert client.post("/human_clarification_on_plan", json=body).status_code == 200
+        second = _until(lambda: (p := _plan(client, session))["version"] == 2 and p)
+        assert [s["action"] for s in second["steps"]] == [
+            "Start offboarding for a leaving employee: exit interview, equipment return, final pay for Thomas Becker "
+            "(30 June) [start_offboarding]"
+        ]

@@ -39,10 +39,10 @@ def test_a_plan_approved_step_by_step_with_a_rejection_and_an_edit_updates_live(
     page.goto(f"{url}/plan")
     expect(page.locator("#plans-empty")).to_be_visible()
     page.evaluate("window.__sameDocument = true")  # a reload would lose it: every change below arrives live
-    _plan(page, "onboard Jessica Smith")
+    _plan(page, "onboard Jessica Smith next week")
     steps = page.locator("#steps .step")
     expect(steps).to_have_count(6)
-    expect(page.locator("#goal")).to_have_text("onboard Jessica Smith")
+    expect(page.locator("#goal")).to_have_text("onboard Jessica Smith next week")
     expect(page.locator("#plan-status")).to_have_text("in progress")
     expect(steps.locator(".agent")).to_have_text(["HrAgent"] * 4 + ["TechSupportAgent"] * 2)
     expect(steps.locator(".state")).to_have_text(["awaiting feedback"] + ["planned"] * 5)
@@ -75,6 +75,9 @@ def test_a_plan_approved_step_by_step_with_a_rejection_and_an_edit_updates_live(
         steps.nth(index).get_by_role("button", name="Approve", exact=True).click()
         expect(steps.nth(index).locator(".state")).to_have_text("completed")
     expect(page.locator("#plan-status")).to_have_text("completed")
+    expect(page.locator("#summary")).to_have_text(
+        "6 steps by HrAgent, TechSupportAgent. 5 of 6 steps done, 1 rejected."
+    )
     expect(steps.locator(".state")).to_have_text(["completed", "rejected"] + ["completed"] * 4)
     expect(page.locator("#plans li.current")).to_contain_text("onboard Jessica Smith")
     expect(page.locator("#plans li.current .badge")).to_have_text("completed")
@@ -110,3 +113,18 @@ def test_a_clarification_re_plans_and_approve_all_runs_every_step(page: Page, ur
     listed = page.locator("#plans li.current")  # the session's newest version, with its status
     expect(listed).to_have_text(re.compile(r"^onboard.* v2$"))
     expect(listed.locator(".badge")).to_have_text("completed")
+
+
+def test_a_plan_whose_every_step_is_rejected_shows_rejected(page: Page, url: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/plan")
+    _plan(page, "Reset the password of Ada Lovelace")
+    step = page.locator("#steps .step").first
+    step.get_by_role("button", name="Reject", exact=True).click()
+    step.get_by_label("Why reject this step?").fill("She reset it herself")
+    step.get_by_role("button", name="Reject step").click()
+    expect(page.locator("#plan-status")).to_have_text("rejected")
+    expect(page.locator("#plan-reason")).to_have_text("Why: nothing was done (step rejected)")
+    expect(page.locator("#summary")).to_contain_text("0 of 1 steps done, 1 rejected.")
+    expect(page.locator("#plans li.current .badge")).to_have_text("rejected")

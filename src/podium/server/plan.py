@@ -30,6 +30,7 @@ from podium.orchestration.plan import (
     SessionRecord,
     agent_messages,
     answer_for,
+    is_verdict,
 )
 from podium.server._executor import Job
 from podium.server._records import create_thread, owned_thread, update_thread
@@ -109,6 +110,12 @@ async def input_task(body: InputTask, request: Request, principal: Run) -> dict[
     """Plan a task in a session (created when new); answers once the plan is stored (4xx when planning failed)."""
     state, user = _state(request), principal.user
     name, _ = _plan_app(state)
+    if is_verdict(body.description):  # a stray "approve all" is not a task (verdicts go to their own endpoints)
+        raise HTTPException(
+            422,
+            f"{body.description.strip()!r} is a verdict, not a task: send verdicts on a waiting plan to "
+            "POST /human_feedback or /approve_step_or_steps, or describe a task to plan",
+        )
     session_id = body.session_id or uuid.uuid4().hex
     if await state.store.get_thread(session_id) is None:
         await create_thread(state.store, session_id, user, {})

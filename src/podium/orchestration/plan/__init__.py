@@ -6,11 +6,13 @@ the human approves, rejects, edits or clarifies; approved steps run with their a
   with no model, deterministically; both are shown only the catalogue's tools relevant to the task.
 - :class:`Catalogue` holds the :class:`Specialist` agents and their tools, with retrieval over them.
 - :mod:`~podium.orchestration.plan.types` has the seed's data models and enums; :class:`SessionRecord` is a
-  session as stored, and :func:`answer_for` turns an HTTP verdict into the answer that resumes the plan.
+  session as stored, and :func:`answer_for` turns an HTTP verdict into the answer that resumes the plan;
+  :func:`is_verdict` tells a verdict from a task, and :func:`concern` is the caution check made before planning.
 """
 
 from podium.orchestration.plan.agent import PlanAndExecute
 from podium.orchestration.plan.catalogue import Catalogue, CatalogueTool, Specialist, words
+from podium.orchestration.plan.caution import concern
 from podium.orchestration.plan.offline import OfflineAgentModel, OfflinePlanner, facts
 from podium.orchestration.plan.planner import DoneStep, LLMPlanner, Planner, PlanRequest, check_draft
 from podium.orchestration.plan.record import (
@@ -19,6 +21,7 @@ from podium.orchestration.plan.record import (
     Verdict,
     agent_messages,
     answer_for,
+    is_verdict,
     parse_verdict,
 )
 from podium.orchestration.plan.types import (
@@ -83,7 +86,9 @@ __all__ = [
     "agent_messages",
     "answer_for",
     "check_draft",
+    "concern",
     "facts",
+    "is_verdict",
     "parse_verdict",
     "words",
 ]

@@ -4,14 +4,19 @@ One run per task (``Runtime.run(agent, task)``): the planner makes plan version 
 asked (an interrupt) and its answer re-plans (version 2 ...); then the steps go in order: each waits for the
 human's verdict (an interrupt whose ``data`` names the plan and the step), an approved step runs with its
 specialist (shown the goal, the earlier steps' results in order, the human's feedback and edited action), a
-rejected one is skipped. A failing step is stored ``failed`` with its error and the plan ``failed``; the human is
-asked whether to re-plan from there (a new version that keeps what was done) or stop. Every move is stored and
-emitted (:mod:`podium.orchestration.plan.record`) and journaled, so the plan survives a restart at any point and
-runs the same in ``podium chat`` and behind the server.
+rejected one is skipped. A plan with at least one step done ends ``completed`` (its reason counts the rejected
+steps); one where nothing was done, every step rejected or the human stopping at a question, ends ``rejected``.
+Before planning, a message that is only a verdict ("approve all" with no plan waiting) is answered, never planned,
+and a task the caution check questions (:mod:`~podium.orchestration.plan.caution`) is confirmed first ("stop" at any
+question of the planner ends the plan ``rejected``). A failing step is stored ``failed`` with its error and the plan
+``failed``; the human is asked whether to re-plan from there (a new version that keeps what was done) or stop.
+Every move is stored and emitted (:mod:`podium.orchestration.plan.record`) and journaled, so the plan survives a
+restart at any point and runs the same in ``podium chat`` and behind the server.
 """
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from typing import Any
@@ -21,9 +26,18 @@ from podium.errors import PodiumError
 from podium.events import Expectation
 from podium.messages import AIMessage, HumanMessage
 from podium.orchestration.plan.catalogue import Catalogue
+from podium.orchestration.plan.caution import concern
 from podium.orchestration.plan.planner import DoneStep, Planner, PlanRequest
-from podium.orchestration.plan.record import SessionRecord, Verdict, feedback_status, parse_verdict
-from podium.orchestration.plan.types import AgentMessage, PlanStatus, PlanWithSteps, Session, Step, StepStatus
+from podium.orchestration.plan.record import SessionRecord, Verdict, feedback_status, is_verdict, parse_verdict
+from podium.orchestration.plan.types import (
+    AgentMessage,
+    PlanDraft,
+    PlanStatus,
+    PlanWithSteps,
+    Session,
+    Step,
+    StepStatus,
+)
 from podium.runtime.context import RunContext
 
 __all__ = ["PlanAndExecute"]
@@ -33,6 +47,26 @@ _VERDICT = Expectation(
     pattern=r"(?i)^\s*(\{|approve|yes|y\b|ok|go|all|reject|no|n\b|skip|edit:|clarify:)",
     description="approve, approve all, reject, reject all, edit: <new action>, or clarify: <information>",
 )
+_CAUTION = "caution check"
+"""The ``planner`` of a plan version that only asks the human to confirm a questioned task."""
+_STOP = frozenset({"stop", "cancel", "no", "n", "abort", "quit", "drop it", "stop it", "cancel it", "never mind"})
+_CONFIRM_WORDS = frozenset({"confirm", "confirmed", "yes", "y", "proceed", "go", "ok", "okay", "sure"})
+_CONFIRM_FILL = frozenset({"ahead", "i", "please", "do", "it", "plan", "anyway"})
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text.lower())
+
+
+def _stops(answer: str) -> bool:
+    """The human's answer to the planner's question drops the task."""
+    return " ".join(_words(answer)) in _STOP
+
+
+def _confirms(answer: str) -> bool:
+    """The human's answer confirms a task the caution check questioned ("confirm", "yes, go ahead")."""
+    found = _words(answer)
+    return bool(found) and set(found) <= _CONFIRM_WORDS | _CONFIRM_FILL and bool(set(found) & _CONFIRM_WORDS)
 
 
 class PlanAndExecute(Agent):
@@ -55,17 +89,31 @@ class PlanAndExecute(Agent):
     async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
         record = SessionRecord(Session(id=ctx.thread_id), [])  # this run's plans; the log holds the session's
         added = [await ctx.add_message(input)]
+        if is_verdict(input.content):  # no plan waits for a verdict here (it would have resumed that run)
+            reply = (
+                "No plan is waiting for approval, so there is nothing to approve or reject, and "
+                f"{input.content.strip()!r} was not taken as a new task. Type a task to plan it (what should be done, "
+                "for whom and by when); each step will then ask for your verdict."
+            )
+            added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
+            return AgentResult(output=reply, messages=added, data={"plan_id": None, "status": "no_plan"})
         request = PlanRequest(task=input.content)
         plan = await self._plan(ctx, record, request, None)
         while True:
             if plan.overall_status == PlanStatus.failed:
                 break
             if plan.human_clarification_request:
-                answer = await ctx.ask(
-                    plan.human_clarification_request, data={"plan_id": plan.id, "kind": "clarification"}
-                )
+                kind = "confirmation" if plan.planner == _CAUTION else "clarification"
+                answer = await ctx.ask(plan.human_clarification_request, data={"plan_id": plan.id, "kind": kind})
                 await self._human(ctx, record, plan, None, answer)
-                request.clarifications.append(answer)
+                if _stops(answer):
+                    reason = "stopped by the human at the planner's question; nothing was done"
+                    await record.set_plan(ctx, plan, PlanStatus.rejected, reason)
+                    break
+                if kind == "confirmation" and _confirms(answer):
+                    request.confirmed = True
+                else:
+                    request.clarifications.append(answer)
                 plan = await self._plan(ctx, record, request, plan)
                 continue
             replanned = await self._run_steps(ctx, record, plan, request)
@@ -82,10 +130,16 @@ class PlanAndExecute(Agent):
         version = previous.version + 1 if previous else 1
         planner_ctx = ctx.child(f"planner-v{version}", namespace=f"{ctx.namespace}/planner/{ctx.run_id}/{version}")
         failure = ""
-        try:
-            draft, shown = await self.planner.plan(planner_ctx, request)
-        except PodiumError as exc:
-            draft, shown, failure = None, 0, getattr(exc, "reason", str(exc))
+        question = None if request.confirmed else concern(request.text())
+        draft: PlanDraft | None
+        if question is not None:  # nothing is planned until the human confirms
+            draft = PlanDraft(initial_goal=request.task, steps=[], summary="", human_clarification_request=question)
+            shown = 0
+        else:
+            try:
+                draft, shown = await self.planner.plan(planner_ctx, request)
+            except PodiumError as exc:
+                draft, shown, failure = None, 0, getattr(exc, "reason", str(exc))
         made = await ctx.step(lambda: _ids(1 + (len(draft.steps) if draft else 0)))
         ids, ts = made["ids"], made["ts"]
         plan = PlanWithSteps(
@@ -97,7 +151,7 @@ class PlanAndExecute(Agent):
             initial_goal=draft.initial_goal if draft else request.task,
             summary=draft.summary if draft else "",
             human_clarification_request=draft.human_clarification_request if draft else None,
-            planner=self.planner.name,
+            planner=_CAUTION if question is not None else self.planner.name,
             tools_shown=shown,
         )
         if draft:
@@ -120,6 +174,8 @@ class PlanAndExecute(Agent):
         await record.add_plan(ctx, plan)
         if draft is None:
             content = f"Planning failed: {failure}"
+        elif question is not None:
+            content = question
         else:
             steps = "; ".join(f"{s.order}. {s.agent}: {s.action}" for s in plan.steps)
             content = f"Plan v{version}: {plan.summary} {steps}".strip()
@@ -149,8 +205,27 @@ class PlanAndExecute(Agent):
             await record.move(ctx, step, StepStatus.approved, updated_action=verdict.updated_action, **feedback)
             if not await self._execute(ctx, record, plan, step):
                 return await self._after_failure(ctx, record, plan, step, request)
-        await record.set_plan(ctx, plan, PlanStatus.completed)
+        await self._finish(ctx, record, plan)
         return None
+
+    async def _finish(self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps) -> None:
+        """Store the outcome of a plan whose every step was decided: ``completed``, or ``rejected`` if nothing ran."""
+        done = sum(1 for s in plan.steps if s.status == StepStatus.completed)
+        rejected = sum(1 for s in plan.steps if s.status == StepStatus.rejected)
+        if done:
+            reason = f"{done} of {len(plan.steps)} steps done, {rejected} rejected" if rejected else ""
+            await record.set_plan(ctx, plan, PlanStatus.completed, reason)
+            return
+        earlier = len(self._done(record, plan))
+        if earlier:
+            reason = f"every remaining step was rejected ({rejected}); {earlier} done by earlier versions"
+        else:
+            reason = (
+                f"nothing was done (all {rejected} steps rejected)"
+                if rejected > 1
+                else "nothing was done (step rejected)"
+            )
+        await record.set_plan(ctx, plan, PlanStatus.rejected, reason)
 
     async def _verdict(self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step) -> Verdict:
         prompt = f"Step {step.order} of {len(plan.steps)} ({step.agent}): {step.action}. Approve?"
@@ -265,7 +340,10 @@ class PlanAndExecute(Agent):
     def _closing(plan: PlanWithSteps) -> str:
         if plan.overall_status == PlanStatus.completed:
             done = sum(1 for s in plan.steps if s.status == StepStatus.completed)
-            return f"Plan completed: {done} of {len(plan.steps)} steps done. {plan.summary}".strip()
+            rejected = sum(1 for s in plan.steps if s.status == StepStatus.rejected)
+            head = f"Plan completed: {done} of {len(plan.steps)} steps done"
+            head += f", {rejected} rejected" if rejected else ""
+            return f"{head}. {plan.summary}".strip()
         return f"Plan {plan.overall_status.value}: {plan.reason or 'stopped'}"
 
 

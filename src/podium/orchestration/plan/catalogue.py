@@ -141,17 +141,18 @@ class Catalogue:
         return index
 
     @staticmethod
-    def _scores(index: _Index, query: Iterable[str]) -> dict[int, float]:
+    def _scores(index: _Index, query: Iterable[str]) -> dict[int, dict[str, float]]:
+        """Each matching tool's score from each query word."""
         total = len(index.lengths)
-        scores: dict[int, float] = {}
-        for word in set(query):
+        scores: dict[int, dict[str, float]] = {}
+        for word in sorted(set(query)):
             postings = index.postings.get(word)
             if not postings:
                 continue
             idf = math.log(1 + (total - len(postings) + 0.5) / (len(postings) + 0.5))
             for position, count in postings:
                 norm = count * 2.2 / (count + 1.2 * (0.25 + 0.75 * index.lengths[position] / index.average))
-                scores[position] = scores.get(position, 0.0) + idf * norm
+                scores.setdefault(position, {})[word] = idf * norm
         return scores
 
     def get(self, name: str) -> Specialist | None:
@@ -167,9 +168,17 @@ class Catalogue:
 
     def scored(self, text: str) -> list[tuple[float, CatalogueTool]]:
         """Every tool that shares a word with ``text``, best first, with its score."""
+        return [(sum(by_word.values()), entry) for entry, by_word in self.matches(text)]
+
+    def matches(self, text: str) -> list[tuple[CatalogueTool, dict[str, float]]]:
+        """Every tool that shares a word with ``text``, best first, with what each shared word adds to its score."""
         scores = self._scores(self._index, words(text))
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-        return [(score, self.tools[position]) for position, score in ranked]
+        ranked = sorted(scores.items(), key=lambda item: (-sum(item[1].values()), item[0]))
+        return [(self.tools[position], by_word) for position, by_word in ranked]
+
+    def knows(self, word: str) -> bool:
+        """Whether some tool's name or description has ``word`` (a content word as :func:`words` gives it)."""
+        return word in self._index.postings
 
     def relevant(self, text: str, limit: int = 12) -> list[CatalogueTool]:
         """The ``limit`` tools that fit ``text`` best (retrieval for a planner's prompt)."""

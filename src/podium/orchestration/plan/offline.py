@@ -4,16 +4,22 @@
 shown), keeps the tools that fit clearly (at least ``share`` of the best score), at most ``per_agent`` per
 specialist and ``max_steps`` in all, and orders the steps by the specialists' ``rank`` (their role in a process:
 HR before Tech Support) and then by each tool's place in its specialist's list. A step's action is the tool's
-description, with the people, dates and numbers named in the task, and the tool's name.
+description, with the people, dates and numbers named in the task (a clarification's replace the task's), and the
+tool's name.
 
-What it can do: any task whose words (or their simple stems) appear in the tools' names and descriptions gets the
-matching tools as steps, in a sensible order, with the names and dates of the task. A task with no matching word
-goes to the fallback specialist as one step, and a task of fewer than two content words is answered with a
-question. What it cannot do: understand synonyms the catalogue does not use, negation ("do not order a laptop"
-still orders one), conditions, or steps that need a tool nobody has.
+What is matched: the task's words (and the clarifications'), without the people and dates it names, without words
+that only say for whom or when ("day", "week", "name", "her", month and weekday names) and without negated clauses
+("do not order a laptop", "no monitor"). A word the task shares with a tool's *verb* only (the first word of its
+name or description: "book" for ``book_meeting_room``) counts for less, and such a tool is kept only when no tool
+shares more with the task. A task whose words are mostly unknown to the catalogue (under a third of them: gibberish,
+another language) or match no tool gets a question back, never a guessed plan; so does a task of fewer than two
+content words. What it cannot do: understand synonyms the catalogue does not use, conditions, or steps that need a
+tool nobody has.
 
 :class:`OfflineAgentModel` stands in for a specialist's model: it calls the tool the step's action names (or the
-best-matching one), with arguments filled from the action's text by type, then answers with the tool's result.
+best-matching one), with the required arguments filled from the action's text by type (a person, a date, an e-mail
+address, a number, a choice); when the text lacks a person, date or number the tool needs, it says so instead of
+calling the tool with made-up values. Then it answers with the tool's result.
 """
 
 from __future__ import annotations
@@ -37,18 +43,39 @@ if TYPE_CHECKING:
 __all__ = ["OfflineAgentModel", "OfflinePlanner", "facts"]
 
 _NAME = re.compile(r"\b([A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|[A-Z]\.))+)")
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december|"
+    "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
 _DATE = re.compile(
     r"\b(\d{4}-\d{2}-\d{2}|(?:next|this|coming)\s+(?:week|month|monday|tuesday|wednesday|thursday|friday)|"
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:to\s+\d{{1,2}}(?:st|nd|rd|th)?\s+)?(?:of\s+)?(?:{_MONTHS})|"
+    rf"(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?)(?:\s+\d{{4}})?|"
     r"tomorrow|today|(?:on\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b",
     re.IGNORECASE,
 )
+# words that say for whom or when, not what: the people and dates are taken out as facts, and these are not matched
+# against the tools (a "last day" is not a "first-day" welcome email; "her name" is not a brand name)
+_WHO_WHEN = frozenset(
+    words(
+        "day days week weeks month months year years today tomorrow yesterday next last morning afternoon evening "
+        "monday tuesday wednesday thursday friday saturday sunday name named called actually instead but "
+        "he she him her his hers they their theirs whom whose own somebody " + _MONTHS.replace("|", " ")
+    )
+)
+# a negated clause ("do not order a laptop", "no monitor"), up to its punctuation or the next "and" / "but" / "then"
+_NEGATED = re.compile(
+    r"(?:\b(?:not|no|never|without|except)|n't)\b[^,.;:!?]*?(?=[,.;:!?]|\b(?:and|but|then)\b|$)", re.IGNORECASE
+)
+_VERB_WEIGHT = 0.75
+"""What a task's word counts for when it is only a tool's verb ("book" for ``book_meeting_room``)."""
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _NOT_NAMES = frozenset({"Tech Support", "Human Resources"})
 _TOOL_MARK = re.compile(r"\[([A-Za-z0-9_-]+)\]\s*$")
 
 
 def facts(text: str) -> dict[str, str]:
-    """The person, date and number ``text`` names, if any (``name``, ``date``, ``number``)."""
+    """The person, date and number ``text`` names, if any (``name``, ``date``, ``number``); the first of each."""
     found: dict[str, str] = {}
     for match in _NAME.finditer(text):
         name = match.group(1)
@@ -61,10 +88,17 @@ def facts(text: str) -> dict[str, str]:
     date = _DATE.search(text)
     if date:
         found["date"] = date.group(1)
-    number = _NUMBER.search(text)
+    number = _NUMBER.search(_DATE.sub(" ", text))
     if number:
         found["number"] = number.group(0)
     return found
+
+
+def _verbs(entry: CatalogueTool) -> set[str]:
+    """What a tool does, as its name and description start: ``book_meeting_room`` and "Book a room" give "book"."""
+    name = words(entry.tool.name)
+    said = words(entry.tool.description)
+    return set(name[:1] if len(name) > 1 else []) | set(said[:1] if len(said) > 1 else [])
 
 
 def _sentence(description: str) -> str:
@@ -112,24 +146,48 @@ class OfflinePlanner(Planner):
                 human_clarification_request="What should be done, for whom and by when?",
             )
         done = {m.group(1) for d in request.done if (m := _TOOL_MARK.search(d.action))}
-        detail = facts(text)
-        chosen = self._choose(text, detail, done)
-        if not chosen:
-            agent = self.catalogue.fallback
-            steps = [PlannedStep(action=text, agent=agent)]
-            return PlanDraft(initial_goal=request.task, steps=steps, summary=f"{agent} handles the task.")
+        parts = [request.task, *request.clarifications]
+        detail: dict[str, str] = {}
+        for part in parts:  # a clarification's person or date replaces the task's
+            detail |= facts(part)
+        for part in parts:  # names and dates say for whom and when, not what
+            for value in facts(part).values():
+                text = text.replace(value, " ")
+        chosen = self._choose(text, done)
+        if chosen is None:
+            fallback = self.catalogue.fallback
+            roles = [s.description.partition(":")[0] for s in self.catalogue.specialists.values() if s.name != fallback]
+            question = (
+                f"I could not make a plan for {request.text()!r}: too few of its words match what the agents can "
+                f"do ({', '.join(roles) or fallback}). Try saying what should be done in other words, for whom and "
+                "by when, or 'stop'."
+            )
+            summary = "No tool fits the task."
+            return PlanDraft(initial_goal=request.task, steps=[], summary=summary, human_clarification_request=question)
         steps = [PlannedStep(action=self._action(entry, detail), agent=entry.agent) for entry in chosen]
-        agents = list(dict.fromkeys(entry.agent for entry in chosen))
+        if not steps:  # every fitting tool was used by a completed step: hand the rest to the fallback
+            steps = [PlannedStep(action=request.text(), agent=self.catalogue.fallback)]
+        agents = list(dict.fromkeys(step.agent for step in steps))
         summary = f"{len(steps)} steps by {', '.join(agents)}."
         return PlanDraft(initial_goal=request.task, steps=steps, summary=summary)
 
-    def _choose(self, text: str, detail: dict[str, str], done: set[str]) -> list[CatalogueTool]:
-        """The tools to plan as steps, in order; ``done`` names the tools completed steps already used."""
-        for value in detail.values():  # names and dates say for whom and when, not what
-            text = text.replace(value, " ")
-        scored = self.catalogue.scored(text)[: self.tool_limit]
-        if not scored:
-            return []
+    def _choose(self, text: str, done: set[str]) -> list[CatalogueTool] | None:
+        """The tools to plan as steps, in order (``done`` names the tools completed steps already used); ``None``
+        when the task's words do not fit the catalogue (under a third of them known, or no tool matching)."""
+        query = [w for w in words(_NEGATED.sub(" ", text)) if w not in _WHO_WHEN and not w.isdigit()]
+        if not query or 3 * sum(1 for w in query if self.catalogue.knows(w)) < len(query):
+            return None
+        matched = []
+        for entry, by_word in self.catalogue.matches(" ".join(query))[: self.tool_limit]:
+            verbs = _verbs(entry)
+            what = sum(score for word, score in by_word.items() if word not in verbs)
+            matched.append((what, what + _VERB_WEIGHT * (sum(by_word.values()) - what), entry))
+        if not matched:
+            return None
+        # a tool sharing only its verb with the task ("book" a room, for "book annual leave") fits only when no tool
+        # shares more ("translate" the brochure)
+        beyond = any(what > 0 for what, _, _ in matched)
+        scored = sorted(((score, e) for what, score, e in matched if what > 0 or not beyond), key=lambda i: -i[0])
         best = scored[0][0]
         per_agent: dict[str, int] = {}
         chosen: list[CatalogueTool] = []
@@ -157,35 +215,65 @@ class OfflinePlanner(Planner):
         return self.draft(request), min(self.tool_limit, len(self.catalogue.tools))
 
 
+_PEOPLE = frozenset({"person", "traveller", "traveler", "recipient", "assignee", "candidate", "employee", "user"})
+
+
+class _Missing(Exception):
+    """A required argument the step's text does not give (a person, a date, a number)."""
+
+
 def _value(name: str, schema: dict[str, Any], text: str, detail: dict[str, str]) -> Any:
     kind = schema.get("type")
     if "enum" in schema:
         lowered = text.lower()
         return next((v for v in schema["enum"] if str(v).lower() in lowered), schema["enum"][0])
-    if kind == "integer":
-        return int(float(detail.get("number", "1")))
-    if kind == "number":
-        return float(detail.get("number", "1"))
+    if kind in ("integer", "number"):
+        if "number" not in detail:
+            raise _Missing(name)
+        return int(float(detail["number"])) if kind == "integer" else float(detail["number"])
     if kind == "boolean":
         return True
     if kind == "array":
         return [text]
     if kind == "object":
         return {}
-    if "name" in name and "name" in detail:
+    if "name" in name or name in _PEOPLE:
+        if name in ("name", "product_name", "brand_name"):  # a thing's name, not a person's
+            return text
+        if "name" not in detail:
+            raise _Missing(name)
         return detail["name"]
-    if ("date" in name or name.endswith("_on") or "when" in name) and "date" in detail:
+    if "date" in name or name.endswith(("_on", "_day")) or name in ("when", "deadline", "day"):
+        if "date" not in detail:
+            raise _Missing(name)
         return detail["date"]
-    if "email" in name and "name" in detail:
+    if "email" in name:
+        if "name" not in detail:
+            raise _Missing(name)
         return detail["name"].lower().replace(" ", ".") + "@example.com"
     return text
 
 
 def _arguments(spec: ToolSpec, text: str) -> dict[str, Any]:
+    """The tool's required arguments filled from ``text``.
+
+    Raises:
+        _Missing: a person, date or number the tool needs is not in ``text`` (never filled with the action's words).
+    """
     detail = facts(text)
     properties: dict[str, Any] = spec.parameters.get("properties", {})
     required = set(spec.parameters.get("required", ()))
-    return {name: _value(name, schema, text, detail) for name, schema in properties.items() if name in required}
+    missing = []
+    found = {}
+    for name, schema in properties.items():
+        if name in required:
+            try:
+                found[name] = _value(name, schema, text, detail)
+            except _Missing:
+                missing.append(name)
+    if missing:
+        raise _Missing(", ".join(missing))
+    return found
 
 
 class OfflineAgentModel(Model):
@@ -213,7 +301,10 @@ class OfflineAgentModel(Model):
             wanted = set(words(action))
             spec = max(tools, key=lambda t: len(wanted & set(words(f"{t.name} {t.description}"))))
         text = re.sub(r"\s*\[[A-Za-z0-9_-]+\]", "", action)
-        arguments = json.dumps(_arguments(spec, text))
+        try:
+            arguments = json.dumps(_arguments(spec, text))
+        except _Missing as exc:
+            return AIMessage(content=f"I could not do this step: {spec.name} needs {exc}, which the step does not say.")
         return AIMessage(
             tool_calls=[
                 ToolCall(

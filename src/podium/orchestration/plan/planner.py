@@ -46,6 +46,8 @@ class PlanRequest:
     """Steps completed by earlier versions, in order (not to be planned again)."""
     failure: str | None = None
     """The step that failed and its error, when re-planning after a failure."""
+    confirmed: bool = False
+    """The human confirmed a task the caution check (:mod:`~podium.orchestration.plan.caution`) asked about."""
 
     def text(self) -> str:
         """Everything the human said, for retrieval."""

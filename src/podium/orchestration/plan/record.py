@@ -17,6 +17,7 @@ A verdict reaches the plan as the answer to its pending interrupt: JSON (``{"app
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,15 @@ from podium.orchestration.plan.types import (
 if TYPE_CHECKING:
     from podium.runtime.context import RunContext
 
-__all__ = ["RECORD_KEY", "SessionRecord", "Verdict", "agent_messages", "answer_for", "parse_verdict"]
+__all__ = [
+    "RECORD_KEY",
+    "SessionRecord",
+    "Verdict",
+    "agent_messages",
+    "answer_for",
+    "is_verdict",
+    "parse_verdict",
+]
 
 RECORD_KEY = "plan.session"
 """The thread state key marking a plan session (the newest plan's id and version)."""
@@ -217,6 +226,35 @@ def parse_verdict(answer: str) -> Verdict | None:
     if head_words[0] in _NO:
         return Verdict(approved=False, all=every, feedback=comment)
     return None
+
+
+# a message made only of these words is a verdict, never a task ("approve all", "looks good", "yes please"); it needs
+# one of _VERDICT_CORE, so "all" alone or "do it" count too, but "approve the purchase of 3 laptops" is a task
+_VERDICT_CORE = frozenset(
+    {*_YES, *_NO, "all", "lgtm", "good", "fine", "sure", "yep", "yeah", "nope", "accept", "accepted", "decline"}
+    | {"declined", "deny", "denied", "confirm", "confirmed", "proceed", "agreed", "agree", "everything", "do"}
+)
+_VERDICT_FILL = frozenset(
+    {"ahead", "it", "them", "that", "this", "these", "those", "the", "steps", "step", "plan", "please", "looks"}
+    | {"look", "sounds", "great", "i", "and", "is", "are", "to", "thanks", "thank", "you", "with", "me", "of"}
+)
+
+
+def is_verdict(text: str) -> bool:
+    """Whether ``text`` is a verdict (an approval, a rejection, an edit or a clarification) rather than a task.
+
+    Used when no plan waits for one: a stray "approve all" or "looks good" must not be planned as a new task.
+    """
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        return parse_verdict(stripped) is not None
+    head = stripped.partition(":")[0].strip().lower()
+    if head in ("edit", "clarify", "clarification") and stripped.partition(":")[2].strip():
+        return True
+    found = re.findall(r"[a-z]+", stripped.lower())
+    if not found or len(found) > 8:
+        return False
+    return all(w in _VERDICT_CORE or w in _VERDICT_FILL for w in found) and any(w in _VERDICT_CORE for w in found)
 
 
 def answer_for(

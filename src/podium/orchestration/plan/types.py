@@ -7,8 +7,9 @@ and *steps* in an explicit order. A step moves through::
                                  \\-> rejected
 
 Every transition is stored (the session record, see :mod:`podium.orchestration.plan.record`) and emitted as an
-event. A plan's ``overall_status`` is stored too: ``in_progress``, ``completed``, ``failed``, or ``superseded``
-when a newer version replaced it.
+event. A plan's ``overall_status`` is stored too: ``in_progress``, ``completed`` (at least one step done; the
+``reason`` counts the rejected ones), ``rejected`` (nothing was done: every step rejected, or the human stopped the
+plan at a question), ``failed``, or ``superseded`` when a newer version replaced it.
 """
 
 from __future__ import annotations
@@ -85,6 +86,9 @@ class PlanStatus(StrEnum):
 
     in_progress = "in_progress"
     completed = "completed"
+    """At least one step ran; ``reason`` says how many were rejected, if any."""
+    rejected = "rejected"
+    """Nothing was done: the human rejected every step, or stopped the plan at the planner's question."""
     failed = "failed"
     superseded = "superseded"
 

@@ -165,8 +165,10 @@ function draw(plan, messages) {
   $("plan-status").className = `badge ${plan.overall_status}`;
   $("plan-status").textContent = label(plan.overall_status);
   $("version").textContent = `version ${plan.version}`;
-  const done = plan.steps.filter((s) => ["completed", "rejected", "failed"].includes(s.status)).length;
-  $("summary").textContent = `${plan.summary || ""} ${done} of ${plan.steps.length} steps done.`.trim();
+  const done = plan.steps.filter((s) => s.status === "completed").length;
+  const rejected = plan.steps.filter((s) => s.status === "rejected").length;
+  const counts = `${done} of ${plan.steps.length} steps done${rejected ? `, ${rejected} rejected` : ""}.`;
+  $("summary").textContent = `${plan.summary || ""} ${counts}`.trim();
   $("plan-reason").textContent = plan.reason ? `Why: ${plan.reason}` : "";
   $("plan-reason").hidden = !plan.reason;
   const asking = plan.human_clarification_request && !plan.human_clarification_response;
