@@ -32,6 +32,7 @@ __all__ = [
     "message_to_dict",
     "order_tool_results",
     "valid_history",
+    "well_formed",
 ]
 
 
@@ -191,6 +192,19 @@ Message: TypeAlias = SystemMessage | HumanMessage | AIMessage | ToolMessage
 
 MESSAGE_TYPES: tuple[type[Message], ...] = (SystemMessage, HumanMessage, AIMessage, ToolMessage)
 """The variants of :data:`Message` (the one place a new one is added)."""
+
+
+def well_formed(text: str) -> str:
+    """``text`` with every lone UTF-16 surrogate (half an emoji, a file name decoded with ``os.fsdecode``) replaced
+    by U+FFFD, so that it can be written as UTF-8; ``text`` itself when it has none (the common case, checked first).
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def message_to_dict(message: Message, *, compact: bool = False) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from podium.errors import ModelError, ModelRetry, Suspended
 from podium.events import Interrupt, MessageAdded, TokenDelta, ToolStarted
-from podium.messages import AIMessage, ToolCall, ToolMessage, Usage
+from podium.messages import AIMessage, ToolCall, ToolMessage, Usage, well_formed
 from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDelta
 from podium.tools import Injectable, Tool, ToolArgumentsError, ToolReturn, result_to_text
 
@@ -24,6 +24,14 @@ __all__ = ["call_model", "call_tools"]
 
 ToolContext = Callable[[ToolCall, str], Injectable]
 """Makes the context a tool call runs in, from the call and its step key."""
+
+
+def _storable(value: object) -> str:
+    """What the check of a tool's result makes of a value JSON has no form for: its text, as the store writes it;
+    bytes have none (the store cannot write them)."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        raise TypeError(f"{type(value).__name__} cannot be stored; return text (or base64) instead")
+    return str(value)
 
 
 async def call_model(
@@ -68,6 +76,10 @@ async def call_model(
         response = await model.reply(request)
     if name is not None:
         response.message.name = name
+    reply = response.message
+    reply.content = well_formed(reply.content)  # half an emoji must not make the reply unstorable
+    for call in reply.tool_calls:
+        call.arguments = well_formed(call.arguments)
     state.count_model_call(response.usage)
     for budget in budgets:
         budget.count(response.usage)
@@ -163,10 +175,10 @@ async def _execute_tool(
         if not handle_errors:
             raise
         return error(f"Error: tool '{call.name}' failed with {type(exc).__name__}: {exc}")
-    try:  # a result that cannot be written (tuple keys, a cycle) is the tool's fault: the model hears of it
+    try:  # a result that cannot be written (tuple keys, a cycle, bytes) is the tool's fault: the model hears of it
         if isinstance(value, ToolReturn):
             message = ToolMessage(
-                content=result_to_text(value.content),
+                content=well_formed(result_to_text(value.content)),
                 tool_call_id=call.id,
                 name=call.name,
                 artifact=value.artifact,
@@ -174,8 +186,10 @@ async def _execute_tool(
                 signal=value.signal,
                 metadata=dict(value.metadata),
             )
-            json.dumps([message.artifact, message.value, message.metadata], default=str)
+            json.dumps(
+                [message.artifact, message.value, message.metadata], default=_storable, ensure_ascii=False
+            ).encode()
             return message
-        return ToolMessage(content=result_to_text(value), tool_call_id=call.id, name=call.name)
-    except (TypeError, ValueError) as exc:
+        return ToolMessage(content=well_formed(result_to_text(value)), tool_call_id=call.id, name=call.name)
+    except (TypeError, ValueError) as exc:  # (UnicodeEncodeError is a ValueError: a lone surrogate)
         return error(f"Error: tool '{call.name}' returned a result that cannot be serialised ({exc}).")
