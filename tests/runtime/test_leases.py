@@ -127,6 +127,24 @@ async def test_a_live_process_whose_pid_is_unknown_here_holds_until_it_ends(stor
     assert await store.acquire_thread("t", new_owner("me"), 60) is None  # ended: taken over at once
 
 
+async def test_every_lease_of_a_process_that_died_is_taken_over_at_once(store: Store) -> None:
+    """A server killed with runs on several threads: its restart takes each thread over at once. The first look at
+    the dead process's mark used to delete it, and the other threads then waited for their leases to expire."""
+    code = "import sys; from podium.store.base import new_owner; print(new_owner('x'), flush=True); sys.stdin.read()"
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdin is not None
+    holder = child.stdout.readline().strip()
+    threads = ["a", "b", "c"]
+    for thread in threads:
+        await store.create_thread(thread)
+        assert await store.acquire_thread(thread, holder, 600) is None
+    child.stdin.close()
+    child.wait(timeout=30)
+    child.stdout.close()
+    me = new_owner("me")
+    assert [await store.acquire_thread(thread, me, 60) for thread in threads] == [None, None, None]
+
+
 async def test_a_finished_run_leaves_nothing_for_the_cycle_collector(store: Store) -> None:
     """The lease's renewal timer must not tie a run's state into a reference cycle: under load, states left to the
     cycle collector pile up into long collections that pause every conversation."""

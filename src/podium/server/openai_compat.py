@@ -33,7 +33,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from podium.errors import SubscriberLagged
-from podium.events import Event, InterruptRaised, MessageAdded, RunEnded, TokenDelta
+from podium.events import Artifact, Event, InterruptRaised, MessageAdded, RunEnded, TokenDelta
 from podium.messages import AIMessage, HumanMessage, Message, Usage
 from podium.models.openai_format import from_openai
 from podium.runtime.bus import Subscription
@@ -221,6 +221,8 @@ class _Answer:
     usage: Usage = field(default_factory=Usage)
     text: list[str] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
+    artifacts: list[str] = field(default_factory=list)
+    """The run's artifacts as text: an OpenAI client has no side panel, so they follow the reply."""
     ended: RunEnded | None = None
     _tokens_since_message: bool = False
 
@@ -242,10 +244,16 @@ class _Answer:
             interrupt = event.interrupt
             options = interrupt.expectation.options if interrupt.expectation is not None else []
             self.questions.append(interrupt.prompt + (f" [{' / '.join(options)}]" if options else ""))
+        elif isinstance(event, Artifact):
+            body = event.content if isinstance(event.content, str) else json.dumps(event.content, ensure_ascii=False)
+            self.artifacts.append(f"{event.title}:\n{body}" if event.title else body)
         elif isinstance(event, RunEnded):
             self.ended = event
+            tail = "\n\n".join(self.artifacts)
             if event.status == "interrupted" and self.questions:
-                return self._add("\n".join(self.questions), new_message=True)
+                tail = "\n\n".join(t for t in (tail, "\n".join(self.questions)) if t)
+            if tail:
+                return self._add(tail, new_message=True)
         return ""
 
     def _add(self, text: str, *, new_message: bool) -> str:

@@ -162,14 +162,15 @@ class _LifeMark:
         for path in self.folder.iterdir():
             with contextlib.suppress(OSError):
                 if path.stat().st_mtime < old:
-                    self.gone(path.name)
+                    self.gone(path.name, remove=True)
 
     def forget(self) -> None:
         """In a forked child: the parent's mark is the parent's; the child makes its own when it needs one."""
         self.name, self._file = "", None
 
-    def gone(self, name: str) -> bool:
-        """Whether the process that made mark ``name`` has certainly ended (unknown marks are not)."""
+    def gone(self, name: str, *, remove: bool = False) -> bool:
+        """Whether the process that made mark ``name`` has certainly ended (unknown marks are not); ``remove``: and
+        delete its mark (only the sweep does: every lease the process left, on any thread, is told by the mark)."""
         if not name or name == self.name or "/" in name or name.startswith((".", "nomark-")):
             return False
         try:
@@ -184,7 +185,8 @@ class _LifeMark:
             return False
         finally:
             os.close(handle)
-        (self.folder / name).unlink(missing_ok=True)
+        if remove:
+            (self.folder / name).unlink(missing_ok=True)
         return True
 
 
