@@ -3,17 +3,19 @@
 The tree::
 
     coordinator                 (LLM; routes each request with "TO[name]:")
-    ├── calculator              (LLM + tools multiply, add: a worker task that uses a tool)
+    ├── calculator              (LLM + tools multiply, add, divide: a worker task that uses tools)
     └── planner                 (LLM; asks you a question, then delegates)
         └── researcher          (LLM + tool get_weather: the third level)
 
 Run it with ``podium chat tasks-demo``. Offline it replays ``cassettes/tasks_demo.json``, and answers requests the
-cassette does not hold with the rule-based stand-in below (so any question works offline); with ``PODIUM_MODEL`` set
-it talks to a real model. Try: "What is 12 times 7?", "What is 1250 plus 380?", "Plan a day in Lisbon" (the planner
-asks whether you prefer museums or beaches: answer one of them), "Plan a day in Oslo".
+cassette does not hold with the rule-based stand-in below (the app's ``offline_fallback``, so any question works
+offline); with ``PODIUM_MODEL`` set it talks to a real model. Try: "What is 12 times 7?", "What is 1250 plus 380?",
+"What's 15% of 240?", "Plan a day in Lisbon" (the planner asks whether you prefer museums or beaches: answer one of
+them), "Plan a day in Oslo". Offline, the stand-in does every calculation with the calculator's tools (sums,
+differences, products, quotients, percentages, numbers in words) and says so plainly when it cannot.
 
 The weather table is a stand-in for a real weather service. Re-record the cassette (from the rule-based stand-in
-below, or a real model when ``PODIUM_MODEL`` is set) with ``python examples/tasks_demo.py --record``.
+below, or a real model when ``PODIUM_MODEL`` is set) with ``python -m examples.tasks_demo --record``.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ import asyncio
 import json
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeAlias
 
-from examples.trip import get_weather  # the same stand-in weather service
+from examples.trip import describe_weather, get_weather, places  # the same stand-in weather service
 from podium import (
     AIMessage,
     Expectation,
@@ -37,8 +41,8 @@ from podium import (
     ToolMessage,
 )
 from podium.app import App
-from podium.models.replay import ReplayModel
 from podium.orchestration.tasks import ResponderAgent, Task, with_guidance
+from podium.testing import FunctionModel, RecordingModel, tool_call
 
 CASSETTE = Path(__file__).parent / "cassettes" / "tasks_demo.json"
 
@@ -54,9 +58,10 @@ PLANNER = (
     "Then ask the researcher for the weather with 'TO[researcher]:'. Then give the plan, starting with 'DONE'."
 )
 RESEARCHER = "You look up today's weather with get_weather and report it in one sentence."
+PREFERENCE = Expectation(type="choice", options=["museums", "beaches"])
+"""The answer the planner's question expects."""
 
 
-# Stand-in for a weather service: today's conditions for a few cities.
 def multiply(a: float, b: float) -> float:
     """Multiply two numbers.
 
@@ -77,14 +82,20 @@ def add(a: float, b: float) -> float:
     return a + b
 
 
+def divide(a: float, b: float) -> float:
+    """Divide a number by another.
+
+    Args:
+        a: the dividend.
+        b: the divisor (not zero).
+    """
+    if b == 0:
+        raise ValueError("cannot divide by zero")
+    return a / b
+
+
 def build(model: Model) -> Task:
     """The task tree around ``model`` (one model for every agent, as a chat app has)."""
-    if isinstance(model, ReplayModel):
-        # Only requests recorded exactly: a turn alone could send "museums" for Paris to the recording made for Oslo.
-        # Anything else goes to the rule-based stand-in below, so any question works offline.
-        from podium.testing import FunctionModel
-
-        model = ReplayModel(model.path, match="exact", fallback=FunctionModel(stand_in, name="stand-in"))
     calculator = Task(
         ResponderAgent(
             "calculator",
@@ -92,7 +103,8 @@ def build(model: Model) -> Task:
             prompt=CALCULATOR,
             tools=[
                 with_guidance(multiply, instructions="for products", examples=[{"a": 6, "b": 7}]),
-                with_guidance(add, instructions="for sums", examples=[{"a": 2, "b": 3}]),
+                with_guidance(add, instructions="for sums (a negative b subtracts)", examples=[{"a": 2, "b": 3}]),
+                with_guidance(divide, instructions="for quotients", examples=[{"a": 10, "b": 4}]),
             ],
         ),
         history="restart",
@@ -104,7 +116,7 @@ def build(model: Model) -> Task:
             "planner",
             model,
             prompt=PLANNER,
-            user_expectation=Expectation(type="choice", options=["museums", "beaches"]),
+            user_expectation=PREFERENCE,
         ),
         sub_tasks=[researcher],
         history="restart",
@@ -113,12 +125,345 @@ def build(model: Model) -> Task:
     return Task(ResponderAgent("coordinator", model, prompt=COORDINATOR), sub_tasks=[calculator, planner])
 
 
+# --- the stand-in model: records the cassette, and answers offline what the cassette cannot --------------------
+
+HELP = "I can do arithmetic ('What is 12 times 7?') or plan a day ('Plan a day in Lisbon')."
+ARITHMETIC = (
+    "I can add, subtract, multiply and divide numbers (in figures or words), and take a percentage of a number: "
+    "try 'What is 15% of 240?'."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Operation:
+    """A step of a calculation, ``left sign right``; the sign ``%`` takes ``left`` percent of ``right``."""
+
+    sign: str
+    left: _Expression
+    right: _Expression
+
+
+_Expression: TypeAlias = "float | _Operation"
+
+_UNITS = [
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+]  # fmt: skip
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_SCALES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_SIGNS = {
+    "plus": "+", "+": "+", "minus": "-", "-": "-", "times": "×", "x": "×", "*": "×", "×": "×", "over": "÷",
+    "/": "÷", "÷": "÷",
+}  # fmt: skip
+_PHRASES = {"multiplied by": "times", "divided by": "over", "per cent": "percent", "%": " percent", "’": "'"}
+_UNSUPPORTED = {
+    "root": "square roots", "sqrt": "square roots", "squared": "powers", "cubed": "powers", "power": "powers",
+    "^": "powers", "mod": "remainders", "modulo": "remainders", "remainder": "remainders", "factorial": "factorials",
+    "log": "logarithms", "logarithm": "logarithms", "sin": "trigonometry", "cos": "trigonometry",
+}  # fmt: skip
+# The words opening a spelled-out calculation, and what it does with the numbers it lists.
+_FORMS = {
+    "add": "+", "sum": "+", "total": "+", "subtract": "-", "deduct": "-", "take": "-", "difference": "-",
+    "multiply": "×", "product": "×", "divide": "÷", "quotient": "÷", "average": "mean", "mean": "mean",
+}  # fmt: skip
+# Words around a calculation: "what is ... ?", "can you calculate ... please".
+_LEADING = {
+    "ok", "okay", "so", "and", "now", "also", "hey", "hi", "please", "then", "well", "can", "could", "would",
+    "will", "you", "tell", "me", "what", "what's", "whats", "is", "are", "how", "much", "calculate", "compute",
+    "work", "figure", "out", "evaluate", "find", "do", "does", "the", "result", "value", "answer", "of", "i",
+    "need", "want", "to",
+}  # fmt: skip
+_TRAILING = {"?", ".", "!", "please", "is", "equal", "equals", "=", "for", "me", "now", "exactly", "then", "thanks"}
+
+
+def _tokens(text: str) -> list[str | float]:
+    """The words, signs and numbers of ``text``, number words read as numbers ("twenty-one" is 21)."""
+    lower = text.lower()
+    for phrase, word in _PHRASES.items():
+        lower = lower.replace(phrase, word)
+    lower = re.sub(r"(?<=\d),(?=\d{3}\b)", "", lower)  # 1,250
+    lower = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", lower)  # twenty-one
+    words = re.findall(r"\d+(?:\.\d+)?|[a-z]+(?:'[a-z]+)?|[^\s\w]", lower)
+    tokens: list[str | float] = []
+    index = 0
+    while index < len(words):
+        value, end = _spelled_number(words, index)
+        if value is None:
+            tokens.append(float(words[index]) if words[index][0].isdigit() else words[index])
+            end = index + 1
+        else:
+            tokens.append(value)
+        index = end
+    return tokens
+
+
+def _spelled_number(words: list[str], index: int) -> tuple[float | None, int]:
+    """The number written in words from ``words[index]`` on ("one hundred and five"), and where it ends."""
+    total, current, last = 0, 0, ""
+    while index < len(words):
+        word, following = words[index], words[index + 1] if index + 1 < len(words) else ""
+        if word in _UNITS and last in ("", "tens", "hundred", "scale") and not (last == "tens" and current % 10):
+            if last == "tens" and _UNITS.index(word) >= 10:
+                break
+            current, last = current + _UNITS.index(word), "unit"
+        elif word in _TENS and last in ("", "hundred", "scale"):
+            current, last = current + 20 + 10 * _TENS.index(word), "tens"
+        elif word == "hundred" and last in ("unit", "tens") and current < 100:
+            current, last = current * 100, "hundred"
+        elif word in _SCALES and last in ("unit", "tens", "hundred"):
+            total, current, last = total + current * _SCALES[word], 0, "scale"
+        elif not (word == "and" and last in ("hundred", "scale") and following in (*_UNITS, *_TENS)):
+            break
+        index += 1
+    return (float(total + current), index) if last else (None, index)
+
+
+def _calculation(text: str) -> _Expression | str:
+    """The calculation ``text`` asks for, or a sentence saying why it cannot be done."""
+    tokens = _tokens(text)
+    unsupported = next((_UNSUPPORTED[t] for t in tokens if isinstance(t, str) and t in _UNSUPPORTED), None)
+    if unsupported is not None:
+        return f"I cannot compute {unsupported}. {ARITHMETIC}"
+    while tokens and tokens[0] in _LEADING:
+        tokens.pop(0)
+    while tokens and tokens[-1] in _TRAILING:
+        tokens.pop()
+    found = _spelled_out(tokens) if tokens and tokens[0] in _FORMS else _Reader(tokens).whole()
+    return found if found is not None else f"I could not read a calculation in {text.strip()!r}. {ARITHMETIC}"
+
+
+def _spelled_out(tokens: list[str | float]) -> _Expression | None:
+    """A calculation opened by a verb or a noun: "add 2 and 3", "subtract 4 from 9", "the average of 1, 2 and 6"."""
+    form, rest = _FORMS[str(tokens[0])], tokens[1:]
+    if rest[:1] in (["of"], ["between"]):
+        rest = rest[1:]
+    if form == "-" and "from" in rest:  # subtract 4 from 9: 9 - 4
+        at = rest.index("from")
+        rest = [*rest[at + 1 :], "and", *(t for t in rest[:at] if t != "away")]
+    items: list[list[str | float]] = [[]]
+    for token in rest:
+        if token in ("and", ",", "to", "by", "with"):
+            items.append([])
+        else:
+            items[-1].append(token)
+    terms = [_Reader(item).whole() for item in items if item]
+    if len(terms) < 2 or (form in ("-", "÷") and len(terms) != 2):
+        return None
+    result = terms[0]
+    for term in terms[1:]:
+        if result is None or term is None:
+            return None
+        result = _Operation("+" if form == "mean" else form, result, term)
+    return _Operation("÷", result, float(len(terms))) if form == "mean" and result is not None else result
+
+
+class _Reader:
+    """Reads a calculation written with signs or their words; products and quotients first ("2 plus 3 times 4"
+    is 14), and "15 percent of 240"."""
+
+    def __init__(self, tokens: list[str | float]) -> None:
+        self.tokens = tokens
+        self.position = 0
+
+    def whole(self) -> _Expression | None:
+        """The calculation, if the tokens are one and nothing else."""
+        found = self.chain(("+", "-"))
+        return found if self.position == len(self.tokens) else None
+
+    def peek(self) -> str | float | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+    def chain(self, signs: tuple[str, ...]) -> _Expression | None:
+        """Terms joined by ``signs`` (a sum's terms are products)."""
+        part = self.chain if signs == ("+", "-") else None
+        left = part(("×", "÷")) if part is not None else self.operand()
+        while left is not None and _SIGNS.get(str(self.peek())) in signs:
+            sign = _SIGNS[str(self.peek())]
+            self.position += 1
+            right = part(("×", "÷")) if part is not None else self.operand()
+            if right is None:
+                return None
+            left = _Operation(sign, left, right)
+        return left
+
+    def operand(self) -> _Expression | None:
+        """A number, a negative one, "15 percent of …", or a calculation in brackets."""
+        token = self.peek()
+        self.position += 1
+        if token in ("-", "minus", "negative"):
+            inner = self.operand()
+            return -inner if isinstance(inner, float) else None
+        if token == "(":
+            inner = self.chain(("+", "-"))
+            if self.peek() != ")":
+                return None
+            self.position += 1
+            return inner
+        if not isinstance(token, float):
+            return None
+        if self.tokens[self.position : self.position + 2] == ["percent", "of"]:
+            self.position += 2
+            whole = self.operand()
+            return None if whole is None else _Operation("%", token, whole)
+        return token
+
+
+def _looks_like_arithmetic(text: str) -> bool:
+    """Whether a message asks for a calculation (a number, and a sign or a word of arithmetic)."""
+    tokens = _tokens(text)
+    words = {t for t in tokens if isinstance(t, str)}
+    numbers = [t for t in tokens if isinstance(t, float)]
+    return bool(numbers) and bool(words & {*_SIGNS, *_FORMS, *_UNSUPPORTED, "percent"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    """The result of an earlier tool call of the calculation (negated for a subtraction)."""
+
+    step: int
+    negated: bool = False
+
+
+def _steps(expression: _Expression) -> list[tuple[str, float | _Result, float | _Result]]:
+    """The tool calls that compute ``expression``, in order: subtraction adds the opposite, and a percentage
+    multiplies, then divides by 100."""
+    steps: list[tuple[str, float | _Result, float | _Result]] = []
+
+    def step(tool: str, a: float | _Result, b: float | _Result) -> _Result:
+        steps.append((tool, a, b))
+        return _Result(len(steps) - 1)
+
+    def walk(node: _Expression) -> float | _Result:
+        if isinstance(node, float):
+            return node
+        a, b = walk(node.left), walk(node.right)
+        if node.sign == "%":
+            return step("divide", step("multiply", a, b), 100.0)
+        if node.sign == "-":
+            b = -b if isinstance(b, float) else _Result(b.step, not b.negated)
+        return step({"+": "add", "-": "add", "×": "multiply", "÷": "divide"}[node.sign], a, b)
+
+    walk(expression)
+    return steps
+
+
+def _render(node: _Expression, outer: int = 0, right: bool = False) -> str:
+    """The calculation as written back to the user ("15% of 240", "(2 + 4) ÷ 2")."""
+    if isinstance(node, float):
+        return _number(node)
+    if node.sign == "%":
+        return f"{_render(node.left, 3)}% of {_render(node.right, 3)}"
+    level = 1 if node.sign in "+-" else 2
+    text = f"{_render(node.left, level)} {node.sign} {_render(node.right, level, right=node.sign in '-÷')}"
+    return f"({text})" if level < outer or (right and level == outer) else text
+
+
+def _number(value: float) -> str:
+    value = round(value, 10)
+    return str(int(value)) if value.is_integer() else str(value)
+
+
+def _coordinator(messages: list[Message]) -> AIMessage:
+    last = messages[-1]
+    if isinstance(last, HumanMessage) and last.name in ("calculator", "planner"):
+        return AIMessage(content=f"DONE {last.content}")
+    text = last.content if isinstance(last, HumanMessage) else ""
+    words = text.lower().strip(" ?!.,")
+    if re.search(r"\bplan\b", words):
+        return AIMessage(content=f"TO[planner]: {text}")
+    if _looks_like_arithmetic(text):
+        return AIMessage(content=f"TO[calculator]: {text}")
+    if re.match(r"(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|day))\b", words):
+        return AIMessage(content=f"DONE Hello! I am a small desk of tasks. {HELP}")
+    if re.search(r"\b(who are you|what are you|what can you do|help)\b", words):
+        return AIMessage(content=f"DONE I am a small desk of tasks. {HELP}")
+    if re.search(r"\b(thanks|thank you|thx|cheers)\b", words):
+        return AIMessage(content="DONE You're welcome!")
+    return AIMessage(content=f"DONE {HELP}")
+
+
+def _calculator(messages: list[Message]) -> AIMessage:
+    """Reads the calculation, then makes its tool calls one at a time, each with the results of the ones before."""
+    start = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
+    calculation = _calculation(messages[start].content)
+    if isinstance(calculation, str):
+        return AIMessage(content=calculation)
+    results = [m for m in messages[start:] if isinstance(m, ToolMessage)]
+    if any(r.is_error for r in results):
+        return AIMessage(
+            content=f"I could not compute {_render(calculation)}: {results[-1].content.rsplit(': ', 1)[-1]}."
+        )
+    values = [float(r.content) for r in results]
+    steps = _steps(calculation)
+    if len(values) < len(steps):
+        tool, a, b = steps[len(values)]
+        args = [x if isinstance(x, float) else -values[x.step] if x.negated else values[x.step] for x in (a, b)]
+        return AIMessage(tool_calls=[tool_call(tool, {"a": args[0], "b": args[1]})])
+    value = values[-1] if values else calculation
+    assert isinstance(value, float)
+    return AIMessage(content=f"{_render(calculation)} = {_number(value)}.")
+
+
+def _preference(answer: str) -> str | None:
+    """The option an answer to the planner's question chooses: ``None`` for a question, "neither", or both."""
+    said = answer.strip().lower()
+    if "?" in said or re.search(r"\b(no|not|neither|nor|don't|dont|never)\b", said):
+        return None
+    chosen = PREFERENCE.fit(said)
+    if chosen is not None:
+        return chosen
+    named = [o for o in PREFERENCE.options if re.search(rf"\b{o.removesuffix('es').removesuffix('s')}", said)]
+    return named[0] if len(named) == 1 else None
+
+
+def _planner(messages: list[Message]) -> AIMessage:
+    request = next(m.content for m in messages if isinstance(m, HumanMessage))
+    cities = places(request)
+    if not cities:
+        return AIMessage(content="DONE Which city? Say, for example, 'Plan a day in Lisbon'.")
+    city, last = cities[0], messages[-1]
+    answers = [m.content for m in messages[2:] if isinstance(m, HumanMessage) and m.name is None]
+    if isinstance(last, HumanMessage) and last.name == "researcher":
+        choice = next((p for p in map(_preference, reversed(answers)) if p is not None), "sights")
+        return AIMessage(
+            content=f"DONE Your day in {city}: a walk through the old town in the morning, lunch by the river, "
+            f"the afternoon at the {choice}. {last.content}"
+        )
+    if not answers:
+        return AIMessage(content=f"@user Do you prefer museums or beaches in {city}?")
+    if re.fullmatch(r"(cancel|stop|never ?mind|forget it)[.!]?", answers[-1].strip().lower()):
+        return AIMessage(content=f"DONE All right: no plan for {city}.")
+    if _preference(answers[-1]) is None:
+        return AIMessage(content=f"@user Please answer museums or beaches: which do you prefer in {city}?")
+    return AIMessage(content=f"TO[researcher]: What is the weather in {city} today?")
+
+
+def _researcher(messages: list[Message]) -> AIMessage:
+    last = messages[-1]
+    if isinstance(last, ToolMessage):
+        return AIMessage(content=describe_weather(last.content))
+    city = (places(last.content) or [last.content.rstrip("?").split(" in ")[-1].replace(" today", "").strip()])[0]
+    return AIMessage(tool_calls=[tool_call("get_weather", {"city": city})])
+
+
+def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
+    """A rule-based stand-in for a model: it recorded the shipped cassette, and answers offline what the cassette
+    cannot (arithmetic done with the calculator's tools, or said plainly to be beyond them)."""
+    system = messages[0].content if messages and messages[0].kind == "system" else ""
+    for prompt, answer in ((COORDINATOR, _coordinator), (CALCULATOR, _calculator), (PLANNER, _planner)):
+        if system.startswith(prompt):
+            return answer(messages)
+    return _researcher(messages)
+
+
 app = App(
     name="tasks-demo",
     build=build,
     cassette=CASSETTE,
+    offline_fallback=FunctionModel(stand_in, name="stand-in"),
     welcome="A desk of tasks: ask 'What is 12 times 7?', 'What is 1250 plus 380?' or 'Plan a day in Lisbon'.",
 )
+
 
 # --- recording --------------------------------------------------------------------------------------------------
 
@@ -129,82 +474,9 @@ SCRIPT = [
     ["Plan a day in Oslo", "museums"],
 ]
 
-_NUMBERS = re.compile(r"-?\d+(?:\.\d+)?")
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def _coordinator(messages: list[Message]) -> AIMessage:
-    last = messages[-1]
-    if isinstance(last, HumanMessage) and last.name in ("calculator", "planner"):
-        return AIMessage(content=f"DONE {last.content}")
-    text = last.content if isinstance(last, HumanMessage) else ""
-    if len(_NUMBERS.findall(text)) >= 2:
-        return AIMessage(content=f"TO[calculator]: {text}")
-    if "plan" in text.lower():
-        return AIMessage(content=f"TO[planner]: {text}")
-    return AIMessage(content="DONE I can do arithmetic ('What is 12 times 7?') or plan a day ('Plan a day in Lisbon').")
-
-
-def _calculator(messages: list[Message]) -> AIMessage:
-    from podium.testing import tool_call
-
-    last = messages[-1]
-    if isinstance(last, ToolMessage):
-        call = next(m for m in reversed(messages) if isinstance(m, AIMessage)).tool_calls[0]
-        args = json.loads(call.arguments)
-        a, b = float(args["a"]), float(args["b"])
-        sign = "×" if call.name == "multiply" else ("-" if b < 0 else "+")
-        result = _number(float(last.content))
-        return AIMessage(content=f"{_number(a)} {sign} {_number(abs(b) if sign == '-' else b)} = {result}.")
-    text = last.content
-    a, b = (float(n) for n in _NUMBERS.findall(text)[:2])
-    if "minus" in text:
-        return AIMessage(tool_calls=[tool_call("add", {"a": a, "b": -b})])
-    name = "add" if "plus" in text or "+" in text else "multiply"
-    return AIMessage(tool_calls=[tool_call(name, {"a": a, "b": b})])
-
-
-def _planner(messages: list[Message]) -> AIMessage:
-    request = next(m.content for m in messages if isinstance(m, HumanMessage))
-    city = request.rstrip("?.!").split(" in ")[-1].strip()
-    last = messages[-1]
-    if isinstance(last, HumanMessage) and last.name == "researcher":
-        choice = next(m.content for m in messages[2:] if isinstance(m, HumanMessage) and m.name is None)
-        return AIMessage(
-            content=f"DONE Your day in {city}: a walk through the old town in the morning, lunch by the river, "
-            f"the afternoon at the {choice}. {last.content}"
-        )
-    if len(messages) <= 2:
-        return AIMessage(content=f"@user Do you prefer museums or beaches in {city}?")
-    return AIMessage(content=f"TO[researcher]: What is the weather in {city} today?")
-
-
-def _researcher(messages: list[Message]) -> AIMessage:
-    from podium.testing import tool_call
-
-    last = messages[-1]
-    if isinstance(last, ToolMessage):
-        return AIMessage(content=f"Today in {last.content}")
-    city = last.content.rstrip("?").split(" in ")[-1].replace(" today", "").strip()
-    return AIMessage(tool_calls=[tool_call("get_weather", {"city": city})])
-
-
-def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
-    """A rule-based stand-in for a model, used to record the shipped cassette without a network."""
-    system = messages[0].content if messages and messages[0].kind == "system" else ""
-    for prompt, answer in ((COORDINATOR, _coordinator), (CALCULATOR, _calculator), (PLANNER, _planner)):
-        if system.startswith(prompt):
-            return answer(messages)
-    return _researcher(messages)
-
 
 async def record(path: Path = CASSETTE) -> None:
     """Record the cassette from a real model when PODIUM_MODEL is set, else from the stand-in."""
-    from podium.testing import FunctionModel, RecordingModel
-
     await asyncio.to_thread(path.unlink, missing_ok=True)
     model = RecordingModel(Settings.load().model_or_none() or FunctionModel(stand_in, name="stand-in"), path)
     runtime = Runtime()

@@ -1,7 +1,9 @@
 """A trip helper: a ReAct agent with three small local tools.
 
-Run it with ``podium chat trip``. Offline it replays ``cassettes/trip.json``; with ``PODIUM_MODEL`` set it talks
-to a real model. Try: "What's the weather in Lisbon?", "And in Fahrenheit?", "Compare Paris and Oslo",
+Run it with ``podium chat trip``. Offline it replays ``cassettes/trip.json``, and answers what the cassette does
+not hold with the rule-based stand-in below (the app's ``offline_fallback``: any city of its table, an unknown one,
+a conversion of the city this conversation is about, a note, small talk); with ``PODIUM_MODEL`` set it talks to a
+real model. Try: "What's the weather in Lisbon?", "And in Fahrenheit?", "Compare Paris and Oslo",
 "Save a note: pack sunglasses for Lisbon" (it asks you to confirm: answer yes or no).
 
 The weather table and the notebook are stand-ins for real services: they say what a real one would do.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,7 @@ from podium import (
     ToolMessage,
 )
 from podium.app import App
+from podium.testing import FunctionModel, RecordingModel, tool_call
 
 CASSETTE = Path(__file__).parent / "cassettes" / "trip.json"
 
@@ -96,13 +100,252 @@ def build(model: Model) -> ReactAgent:
     )
 
 
+# --- the stand-in model: records the cassette, and answers offline what the cassette cannot --------------------
+
+CAPABILITIES = (
+    "I can tell you today's weather in Lisbon, Paris, Oslo or Tokyo, convert it to Fahrenheit, and save a trip note "
+    "(say 'Save a note: ...'; I ask you to confirm first)."
+)
+
+_NOTE = re.compile(
+    r"^(?:please\s+)?(?:(?:save|add|make|take|write|create)\s+(?:a\s+|this\s+)?note|(?:note|jot|write)\s+down|"
+    r"remember|note)\b(?:\s+(?:that|to|saying))?\s*[:,-]?\s*(.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_WEATHER_WORDS = re.compile(
+    r"\b(weather|temperatures?|forecast|rain\w*|sunny|sunshine|snow\w*|wind\w*|cloud\w*|hot|cold|warm|chilly|degrees|"
+    r"humid\w*|climate|umbrella|compare)\b"
+)
+# Words that follow "in", "for", "at"... in a question without being a place ("for me", "to go", "at the moment").
+_NOT_PLACES = {
+    "a", "an", "be", "celsius", "check", "degrees", "do", "fahrenheit", "find", "get", "go", "here", "it", "know",
+    "me", "moment", "my", "our", "see", "that", "the", "there", "this", "us", "visit", "weekend", "you", "your",
+}  # fmt: skip
+# Words that end a list of places ("Paris and Oslo today", "Rome in June").
+_PLACE_ENDS = {
+    "about", "at", "during", "for", "from", "in", "is", "like", "next", "now", "on", "please", "right", "this", "to",
+    "today", "tomorrow", "tonight", "when", "will", "with",
+}  # fmt: skip
+_CONNECTORS = {"de", "da", "do", "del", "la", "le", "of", "upon", "am", "sur"}
+"""Lowercase words inside a place's name ("Rio de Janeiro")."""
+_UNKNOWN = re.compile(r"No weather data for (?P<city>.+?); known cities: (?P<known>.+)\.$")
+_READING = re.compile(r"(?P<city>[^\W\d_a-z][\w'-]*(?: [^\W\d_a-z][\w'-]*)*): (?P<celsius>-?\d+(?:\.\d+)?) °C")
+"""A city's temperature in a weather result or a reply ("Today in Lisbon: 24 °C, sunny.")."""
+_NUMBER = r"(-?\d+(?:\.\d+)?)"
+
+
+def _listing(names: list[str]) -> str:
+    """'Lisbon, Paris and Oslo'."""
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def places(text: str) -> list[str]:
+    """The places ``text`` names: the cities of the weather table it mentions, and names after "in", "for", "at",
+    "to", "about", "compare" or "between" ("the weather in New York today": New York), in the order they come.
+
+    In a text with capitals past its first word, only capitalized names count ("Is it going to rain in Oslo?" names
+    Oslo, not "rain").
+    """
+    found = {m.start(): m[0].title() for c in WEATHER for m in re.finditer(rf"\b{c}\b", text.lower())}
+    cased = any(w[0].isupper() for w in re.findall(r"[^\W\d_][\w'-]*", text)[1:])
+    for listed in re.finditer(r"\b(?:in|for|at|to|about|compare|between)\s+", text, re.IGNORECASE):
+        for start, name in _listed_places(text, listed.end(), cased):
+            found.setdefault(start, name)
+    names = [found[index] for index in sorted(found)]
+    return [n for i, n in enumerate(names) if n.lower() not in (m.lower() for m in names[:i])]
+
+
+def _listed_places(text: str, position: int, cased: bool) -> list[tuple[int, str]]:
+    """The names listed in ``text`` from ``position`` ("Paris and New York"), each with where it starts."""
+    items: list[list[re.Match[str]]] = [[]]
+    for token in re.finditer(r"[\w'-]+|\S", text[position:]):
+        word = token[0].lower()
+        if word in ("and", "or", "vs", "versus", ",", "&"):
+            items.append([])
+        elif word in _PLACE_ENDS or not word[0].isalnum():
+            break
+        elif items[-1] or word != "the":
+            items[-1].append(token)
+    return [
+        (position + item[0].start(), " ".join(_capitalized(w[0]) for w in item))
+        for item in items
+        if item and _is_place([w[0] for w in item], cased)
+    ]
+
+
+def _is_place(words: list[str], cased: bool) -> bool:
+    """Whether these words can name a place (not "me", "rain" or "the weekend")."""
+    lower = [w.lower() for w in words]
+    return (
+        len(words) <= 3
+        and lower[0] not in _NOT_PLACES
+        and not any(w in ("the", "a", "an") or _WEATHER_WORDS.fullmatch(w) for w in lower)
+        and all(w.replace("'", "").replace("-", "").isalpha() for w in words)
+        and (not cased or all(w[0].isupper() or w in _CONNECTORS for w in words))
+    )
+
+
+def _capitalized(word: str) -> str:
+    return word if word in _CONNECTORS or not word.islower() else word[0].upper() + word[1:]
+
+
+def describe_weather(result: str) -> str:
+    """One sentence for a ``get_weather`` result: today's weather, or which cities the service knows."""
+    unknown = _UNKNOWN.match(result)
+    if unknown is None:
+        return f"Today in {result}"
+    return f"I have no weather data for {unknown['city']}; I know {_listing(unknown['known'].split(', '))}."
+
+
+def _latest_weather(messages: list[Message]) -> list[str]:
+    """What the conversation last said about the weather (the city it is about now): the results of its latest
+    lookup, or the reply that reported one (a client may send a conversation without its tool messages)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if not isinstance(message, AIMessage):
+            continue
+        calls = {c.id for c in message.tool_calls if c.name == "get_weather"}
+        if calls:
+            return [m.content for m in messages[index:] if isinstance(m, ToolMessage) and m.tool_call_id in calls]
+        if _readings([message.content]) or "no weather data" in message.content:
+            return [message.content]
+    return []
+
+
+def _readings(said: list[str]) -> list[tuple[str, float]]:
+    """The (city, °C) pairs in weather results or replies ("Lisbon: 24 °C, sunny.")."""
+    return [(m["city"], float(m["celsius"])) for text in said for m in _READING.finditer(text)]
+
+
+def _target_unit(words: str) -> str | None:
+    """The unit a message asks to convert to, if any: "fahrenheit", "celsius" or "kelvin"."""
+    named = re.search(r"\b(?:in|to|into)\s+(?:degrees\s+)?(fahrenheit|celsius|kelvin|f|c|k)\b", words)
+    if named is not None:
+        return {"f": "fahrenheit", "c": "celsius", "k": "kelvin"}.get(named[1], named[1])
+    bare = re.search(r"\b(fahrenheit|kelvin)\b", words)
+    return bare[1] if bare is not None else None
+
+
+def _convert(human: str, messages: list[Message]) -> AIMessage:
+    """A conversion: of the temperature given, the cities named, or the city this conversation is about."""
+    words = human.lower()
+    unit = _target_unit(words)
+    given = re.search(_NUMBER + r"\s*(?:°|degrees?\b|deg\b)?\s*(c|celsius|f|fahrenheit)?\b", words)
+    if unit == "kelvin" or (given is not None and (given[2] or "").startswith("f")):
+        return AIMessage(content="I can only convert from Celsius to Fahrenheit.")
+    if given is not None:
+        return AIMessage(tool_calls=[tool_call("celsius_to_fahrenheit", {"celsius": float(given[1])})])
+    cities = places(human)
+    if cities:
+        return AIMessage(tool_calls=[tool_call("get_weather", {"city": c}) for c in cities])
+    latest = _latest_weather(messages)
+    readings = _readings(latest)
+    if not latest:
+        return AIMessage(content="Which temperature? Ask me the weather in a city first, or give me one in °C.")
+    if not readings:
+        said = describe_weather(latest[0]) if _UNKNOWN.match(latest[0]) else latest[0]
+        return AIMessage(content=f"I have no temperature to convert: {said}")
+    if unit == "celsius":
+        return AIMessage(content=" ".join(f"{city}: {celsius:g} °C." for city, celsius in readings))
+    return AIMessage(tool_calls=[tool_call("celsius_to_fahrenheit", {"celsius": c}) for _, c in readings])
+
+
+def _after_tools(human: str, messages: list[Message], results: list[ToolMessage]) -> AIMessage:
+    """The reply once the tools have answered (or the next tool call, to convert what the weather said)."""
+    if any(r.is_error for r in results):
+        return AIMessage(content=f"Sorry, that did not work: {results[0].content}")
+    name = results[0].name
+    readings = _readings([r.content for r in results])
+    if name == "get_weather" and readings and _target_unit(human.lower()) == "fahrenheit":
+        return AIMessage(tool_calls=[tool_call("celsius_to_fahrenheit", {"celsius": c}) for _, c in readings])
+    if name == "get_weather" and len(results) == 1:
+        return AIMessage(content=describe_weather(results[0].content))
+    if name == "get_weather":
+        return AIMessage(content="Side by side — " + " ".join(_side_by_side(results)))
+    if name == "celsius_to_fahrenheit":
+        return AIMessage(content=_fahrenheit(messages, results))
+    return AIMessage(
+        content="Done: " + results[0].content if "Saved" in results[0].content else "Fine, I did not save it."
+    )
+
+
+def _side_by_side(results: list[ToolMessage]) -> list[str]:
+    """Each city's weather, then the cities the service knows if it did not know one."""
+    unknown = [m for m in (_UNKNOWN.match(r.content) for r in results) if m is not None]
+    said = [r.content for r in results if _UNKNOWN.match(r.content) is None]
+    if unknown:
+        said.append(f"I have no weather data for {_listing([m['city'] for m in unknown])}.")
+        said.append(f"I know {_listing(unknown[0]['known'].split(', '))}.")
+    return said
+
+
+def _fahrenheit(messages: list[Message], results: list[ToolMessage]) -> str:
+    """The conversions, each named after the city whose temperature it converted (when it was one)."""
+    calls = next(m for m in reversed(messages) if isinstance(m, AIMessage)).tool_calls
+    latest = _latest_weather(messages)
+    readings = {c: city for city, c in _readings(latest)}
+    pairs = [(float(json.loads(c.arguments)["celsius"]), r.content) for c, r in zip(calls, results, strict=False)]
+    alone = len(readings) == 1 and not any("no weather data" in t.lower() for t in latest)
+    if len(pairs) == 1 and alone and pairs[0][0] in readings:
+        return f"That is {pairs[0][1]} °F."
+    return " ".join(f"{readings[c]}: {f} °F." if c in readings else f"{c:g} °C is {f} °F." for c, f in pairs)
+
+
+def _small_talk(words: str) -> str:
+    """A reply to a greeting, thanks, a goodbye, a question about the helper, or anything else."""
+    bare = words.strip(" ?!.,")
+    if re.match(r"(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|day))\b", bare):
+        return f"Hello! {CAPABILITIES}"
+    if re.search(r"\b(thanks|thank you|thx|cheers)\b", bare):
+        return "You're welcome! Anything else for your trip?"
+    if re.match(r"(bye|goodbye|see you)\b", bare):
+        return "Goodbye, and have a good trip!"
+    if re.fullmatch(r"yes|no|y|n|yeah|yep|nope|sure|ok|okay", bare):
+        return f"There is no question waiting for an answer. {CAPABILITIES}"
+    if re.search(r"\b(help|what can you do|who are you|what are you|what do you do)\b", bare):
+        return f"I am a trip helper. {CAPABILITIES}"
+    return f"I cannot help with that. {CAPABILITIES}"
+
+
+def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
+    """A rule-based stand-in for a model: it recorded the shipped cassette, and answers offline what the cassette
+    cannot (any input gets a true answer from the tools, or says what the helper can do)."""
+    human = next((m.content for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+    if isinstance(messages[-1], ToolMessage):
+        results: list[ToolMessage] = []
+        for m in reversed(messages):
+            if not isinstance(m, ToolMessage):
+                break
+            results.insert(0, m)
+        return _after_tools(human, messages, results)
+    words = human.lower()
+    note = _NOTE.match(human.strip())
+    if note is not None:
+        text = note[1].strip()
+        if not text:
+            return AIMessage(content="What should the note say? For example: 'Save a note: pack sunglasses'.")
+        return AIMessage(tool_calls=[tool_call("save_trip_note", {"text": text})])
+    if _target_unit(words) is not None:
+        return _convert(human, messages)
+    cities = places(human)
+    weather = _WEATHER_WORDS.search(words) is not None
+    # an unknown place is a city asked about when the message or the conversation is about the weather
+    if cities and (weather or any(c.lower() in WEATHER for c in cities) or _latest_weather(messages)):
+        return AIMessage(tool_calls=[tool_call("get_weather", {"city": c}) for c in cities])
+    if weather:
+        return AIMessage(content="Which city? I know the weather in Lisbon, Paris, Oslo and Tokyo.")
+    return AIMessage(content=_small_talk(words))
+
+
 app = App(
     name="trip",
     build=build,
     cassette=CASSETTE,
+    offline_fallback=FunctionModel(stand_in, name="stand-in"),
     welcome="Trip helper: ask about the weather in Lisbon, Paris, Oslo or Tokyo, convert to Fahrenheit, "
     "or ask me to save a trip note.",
 )
+
 
 # --- recording --------------------------------------------------------------------------------------------------
 
@@ -113,43 +356,8 @@ SCRIPT = [
 ]
 
 
-def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
-    """A rule-based stand-in for a model, used to record the shipped cassette without a network."""
-    from podium.testing import tool_call
-
-    last = messages[-1]
-    human = next(m for m in reversed(messages) if isinstance(m, HumanMessage)).content
-    if isinstance(last, ToolMessage):
-        results = []
-        for m in reversed(messages):
-            if not isinstance(m, ToolMessage):
-                break
-            results.insert(0, m)
-        if results[0].name == "get_weather" and len(results) == 1:
-            return AIMessage(content=f"Today in {results[0].content}")
-        if results[0].name == "get_weather":
-            return AIMessage(content="Side by side — " + " ".join(r.content for r in results))
-        if results[0].name == "celsius_to_fahrenheit":
-            return AIMessage(content=f"That is {results[0].content} °F.")
-        return AIMessage(
-            content="Done: " + results[0].content if "Saved" in results[0].content else "Fine, I did not save it."
-        )
-    words = human.lower()
-    cities = [c for c in WEATHER if c in words]
-    if words.startswith("save a note:"):
-        return AIMessage(tool_calls=[tool_call("save_trip_note", {"text": human.split(":", 1)[1].strip()})])
-    if "fahrenheit" in words:
-        earlier = next(m.content for m in reversed(messages) if isinstance(m, ToolMessage) and m.name == "get_weather")
-        celsius = float(earlier.split(":")[1].split("°")[0])
-        return AIMessage(tool_calls=[tool_call("celsius_to_fahrenheit", {"celsius": celsius})])
-    if cities:
-        return AIMessage(tool_calls=[tool_call("get_weather", {"city": c.title()}) for c in cities])
-    return AIMessage(content="I can help with the weather, conversions to Fahrenheit, and trip notes.")
-
-
 async def record(path: Path = CASSETTE) -> None:
     """Record the cassette from a real model when PODIUM_MODEL is set, else from the stand-in."""
-    from podium.testing import FunctionModel, RecordingModel
 
     path.unlink(missing_ok=True)  # noqa: ASYNC240 - a one-off script step
     model = RecordingModel(Settings.load().model_or_none() or FunctionModel(stand_in, name="stand-in"), path)

@@ -83,7 +83,14 @@ def test_unknown_thread_app_and_unrecorded_question_are_clear(tmp_path: Path) ->
     assert ghost.returncode == 2 and "no thread 'ghost'" in ghost.stderr
     missing = podium("chat", "no-such-app", data=tmp_path)
     assert missing.returncode == 2 and "no app 'no-such-app'" in missing.stderr and "trip" in missing.stderr
-    offscript = podium("chat", "trip", "--jsonl", stdin="Tell me a joke\n", data=tmp_path)
+    # an app whose cassette has no reply for a question, and nothing to fall back on offline
+    cassette = ROOT / "examples" / "cassettes" / "trip.json"
+    bare = tmp_path / "bare.py"
+    bare.write_text(
+        "from pathlib import Path\nfrom podium import ReactAgent\nfrom podium.app import App\n"
+        f"app = App(name='bare', build=lambda model: ReactAgent('bare', model, []), cassette=Path({str(cassette)!r}))\n"
+    )
+    offscript = podium("chat", str(bare), "--jsonl", stdin="Tell me a joke\n", data=tmp_path)
     assert offscript.returncode == 1
     [ended] = [e for e in lines(offscript.stdout) if e["kind"] == "run_ended"]
     assert ended["status"] == "failed" and "no recorded reply" in ended["reason"] and "PODIUM_MODEL" in ended["reason"]

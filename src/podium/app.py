@@ -1,7 +1,8 @@
 """Chat apps: what ``podium chat <app>`` runs.
 
 An app is a module with an ``app = App(...)`` attribute: a name, a function building the agent from a model, and
-the cassette that lets it run offline. ``podium chat NAME`` takes ``NAME.py`` (``-`` read as ``_``) of the importable
+the cassette that lets it run offline (with, optionally, a model answering offline what the cassette cannot, such as
+a rule-based stand-in). ``podium chat NAME`` takes ``NAME.py`` (``-`` read as ``_``) of the importable
 ``examples`` package, else of the ``examples/`` folder of the current folder (never of a parent folder, where anyone
 could have planted one), a path to a ``.py`` file, or ``package.module[:attribute]``. The loaded app's ``source``
 says which file it came from.
@@ -39,25 +40,34 @@ class App:
     """Builds the agent around a model."""
     cassette: Path | None = None
     """Recorded replies that make the app run offline (used when no model is configured)."""
+    offline_fallback: Model | None = None
+    """Answers offline what the cassette does not hold, or holds only after another conversation (a rule-based
+    stand-in, say, so any input gets an answer offline): the ``fallback`` of the cassette's
+    :class:`~podium.models.replay.ReplayModel`, or the offline model itself without a cassette. Without one, a turn
+    the cassette cannot answer fails with :class:`~podium.errors.CassetteError`. Unused when a real model is
+    configured."""
     welcome: str = ""
     """Shown when a new conversation starts."""
     source: Path | None = None
     """The file the app was loaded from (set by :func:`load_app`)."""
 
     def model(self, settings: Settings) -> Model:
-        """The configured real model, or the offline replay of the app's cassette.
+        """The configured real model, or offline the replay of the app's cassette (falling back on
+        :attr:`offline_fallback`), or the fallback alone.
 
         Raises:
-            UsageError: no model is configured and the app has no cassette.
+            UsageError: no model is configured and the app has neither a cassette nor an offline fallback.
         """
         real = settings.model_or_none()
         if real is not None:
             return real
         if self.cassette is None:
+            if self.offline_fallback is not None:
+                return self.offline_fallback
             raise UsageError(f"app {self.name!r} has no cassette for offline use; set PODIUM_MODEL")
         from podium.models.replay import ReplayModel
 
-        return ReplayModel(self.cassette)
+        return ReplayModel(self.cassette, fallback=self.offline_fallback)
 
 
 def _examples_dirs() -> list[Path]:

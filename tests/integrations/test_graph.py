@@ -50,8 +50,9 @@ def test_the_faang_supervisor_is_drawn_with_its_workers_and_their_tools(runner: 
 def test_a_task_tree_and_the_master_agents_tools(runner: CliRunner) -> None:
     tasks = runner.invoke(cli, ["graph", "tasks-demo"]).output
     assert '    n1["coordinator<br/><i>task</i>"]\n' in tasks
-    assert "    n1 -->|sub-task| n2\n" in tasks and "    n5 -->|sub-task| n6\n" in tasks
-    assert '    n7(["get_weather"])\n    n6 --> n7\n' in tasks
+    assert "    n1 -->|sub-task| n2\n" in tasks and "    n6 -->|sub-task| n7\n" in tasks
+    assert '    n5(["divide"])\n    n2 --> n5\n' in tasks
+    assert '    n8(["get_weather"])\n    n7 --> n8\n' in tasks
     master = runner.invoke(cli, ["graph", "smart-investigator"]).output
     assert master.splitlines()[1:] == [
         '    n1["smart_investigator<br/><i>master agent</i>"]',

@@ -147,3 +147,27 @@ async def test_exact_matching_and_a_fallback_for_what_was_not_recorded(tmp_path:
     assert helped.fallback_replies == 1
     with pytest.raises(UsageError, match="match must be"):
         ReplayModel(path, match="fuzzy")  # type: ignore[arg-type]
+
+
+async def test_with_a_fallback_only_replies_no_earlier_history_can_change_are_replayed(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    recorder = RecordingModel(FunctionModel(lambda m, r: f"{len(m)} messages, last {m[-1].content}"), path)
+    lisbon = [SystemMessage(content="sys"), HumanMessage(content="Lisbon?"), AIMessage(content="Lisbon: 24 °C")]
+    await recorder.reply(ModelRequest(messages=lisbon[:2]))  # an opening turn
+    await recorder.reply(ModelRequest(messages=[*lisbon, HumanMessage(content="In Fahrenheit?")]))
+    paris = [SystemMessage(content="sys"), HumanMessage(content="Paris?"), AIMessage(content="Paris: 18 °C")]
+    asked = ModelRequest(messages=[*paris, HumanMessage(content="In Fahrenheit?")])
+    lenient = ReplayModel(path)
+    assert (await lenient.reply(asked)).message.content == "4 messages, last In Fahrenheit?"  # Lisbon's, a guess
+
+    helped = ReplayModel(path, fallback=FunctionModel(lambda m, r: f"stand-in after {m[-2].content}"))
+    assert (await helped.reply(asked)).message.content == "stand-in after Paris: 18 °C"
+    # the opening turn replays after any history: its reply saw nothing before it
+    later = ModelRequest(messages=[*paris, HumanMessage(content="Lisbon?")])
+    assert (await helped.reply(later)).message.content == "2 messages, last Lisbon?"
+    # ... but not under another system prompt, and a recorded request replays as it is
+    other = ModelRequest(messages=[SystemMessage(content="other"), HumanMessage(content="Lisbon?")])
+    assert (await helped.reply(other)).message.content == "stand-in after other"
+    recorded = ModelRequest(messages=[*lisbon, HumanMessage(content="In Fahrenheit?")])
+    assert (await helped.reply(recorded)).message.content == "4 messages, last In Fahrenheit?"
+    assert helped.fallback_replies == 2

@@ -9,12 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from examples import tasks_demo
-from podium import Runtime, Settings
+from podium import Event, MessageAdded, Runtime, Settings, ToolMessage
 from podium.app import load_app
 from podium.testing import ReplayModel
 
 ROOT = Path(__file__).parents[2]
+ARITHMETIC = tasks_demo.ARITHMETIC
 
 EXPECTED = [
     "12 × 7 = 84.",
@@ -47,7 +50,8 @@ async def test_the_demo_replays_its_whole_script_from_the_cassette() -> None:
         (("coordinator", "planner.1"), "Do you prefer museums or beaches in Oslo?"),
     ]
     offline = task.agent.model
-    assert isinstance(offline, ReplayModel) and offline.match == "exact" and offline.fallback_replies == 0
+    assert isinstance(offline, ReplayModel) and offline.fallback is app.offline_fallback
+    assert offline.fallback_replies == 0
 
 
 async def test_the_shipped_cassette_matches_a_fresh_recording(tmp_path: Path) -> None:
@@ -72,7 +76,7 @@ async def test_requests_the_cassette_does_not_hold_are_answered_by_the_stand_in(
     app = load_app("tasks-demo")
     task = app.build(app.model(Settings.load(env={})))
     assert (await task.run("What is 9 minus 4?")).content == "9 - 4 = 5."
-    assert (await task.run("hello")).content.startswith("I can do arithmetic")
+    assert (await task.run("hello")).content.startswith("Hello! I am a small desk of tasks. I can do arithmetic")
     assert tasks_demo.get_weather("Madrid").startswith("No weather data for Madrid")
 
 
@@ -109,3 +113,53 @@ def test_podium_chat_runs_the_demo_offline(tmp_path: Path) -> None:
         "calculator → coordinator (done: nobody answered the message from llm)",
     ]
     assert "planner → researcher" in progress
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer", "tools"),
+    [
+        ("what's 15% of 240?", "15% of 240 = 36.", ["multiply", "divide"]),
+        ("add 2 and 2 and 2", "2 + 2 + 2 = 6.", ["add", "add"]),
+        ("divide 10 by 4", "10 ÷ 4 = 2.5.", ["divide"]),
+        ("what is twelve times seven", "12 × 7 = 84.", ["multiply"]),
+        ("subtract 4 from 9", "9 - 4 = 5.", ["add"]),
+        ("2 plus 3 times 4", "2 + 3 × 4 = 14.", ["multiply", "add"]),
+        ("What is the product of 3, 4 and five?", "3 × 4 × 5 = 60.", ["multiply", "multiply"]),
+        ("the average of 2, 4 and 9", "(2 + 4 + 9) ÷ 3 = 5.", ["add", "add", "divide"]),
+        ("how much is one hundred and five minus twenty-one?", "105 - 21 = 84.", ["add"]),
+        ("what is 10 divided by 0?", "I could not compute 10 ÷ 0: cannot divide by zero.", ["divide"]),
+        ("square root of 16", f"I cannot compute square roots. {ARITHMETIC}", []),
+        ("what is 6 times 7 apples", f"I could not read a calculation in 'what is 6 times 7 apples'. {ARITHMETIC}", []),
+    ],
+)
+async def test_the_stand_in_computes_with_the_calculator_s_tools_or_says_it_cannot(
+    asked: str, answer: str, tools: list[str]
+) -> None:
+    app = load_app("tasks-demo")
+    task = app.build(app.model(Settings.load(env={})))
+    events: list[Event] = []
+    ran = await Runtime().send(task, asked, on_event=events.append)
+    assert ran.output == answer
+    used = [e.message.name for e in events if isinstance(e, MessageAdded) and isinstance(e.message, ToolMessage)]
+    assert used == tools
+
+
+async def test_the_planner_asks_again_for_an_answer_that_is_not_an_option() -> None:
+    app = load_app("tasks-demo")
+    task = app.build(app.model(Settings.load(env={})))
+    runtime = Runtime()
+    said = []
+    thread = None
+    for line in ["Plan a day in Berlin", "neither, I like food", "what is 6 times 7?", "the beach", "hello"]:
+        ran = await runtime.send(task, line, thread_id=thread)
+        thread = ran.thread_id
+        said.append(ran.output if ran.status == "completed" else ran.interrupts[0].prompt)
+    again = "Please answer museums or beaches: which do you prefer in Berlin?"
+    assert said == [
+        "Do you prefer museums or beaches in Berlin?",
+        again,
+        again,
+        "Your day in Berlin: a walk through the old town in the morning, lunch by the river, the afternoon at the "
+        "beaches. I have no weather data for Berlin; I know Lisbon, Paris, Oslo and Tokyo.",
+        f"Hello! I am a small desk of tasks. {tasks_demo.HELP}",
+    ]

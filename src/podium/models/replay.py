@@ -8,9 +8,17 @@ A cassette is a JSON file::
 
 :class:`ReplayModel` answers a request with the recorded response whose request matches it: first exactly
 (every message and the tool names), then on the current turn (the messages from the last user message on) in
-its context (the assistant message before it), then on the turn alone, so an offline chat still answers a
-recorded question after a different earlier history, preferring the recording where a short answer ("yes")
-answered the same question.
+its context (the assistant message before it), then on the turn where it opened its conversation (the system
+messages and the turn, nothing before), then on the turn alone, so an offline chat still answers a recorded
+question after a different earlier history, preferring the recording where a short answer ("yes") answered the
+same question.
+
+With a fallback model, replay answers only what the recording cannot have answered differently: the request
+recorded exactly, or a turn recorded as its conversation's opening (its reply saw nothing but the system messages
+and the turn, so no earlier history can change it). The two other matches are guesses: "And in Fahrenheit?" after
+a question about Paris would replay the conversion recorded after one about Lisbon, and a day planned for museums
+the plan recorded for beaches, whose choice lies before the turn. Without a fallback such a guess beats an error;
+with one, the fallback answers instead.
 Replay is stateless, so any number of concurrent runs can share one instance.
 """
 
@@ -31,6 +39,9 @@ __all__ = ["RecordingModel", "ReplayModel", "load_cassette"]
 
 FORMAT = "podium-cassette"
 VERSION = 1
+
+_EXACT, _IN_CONTEXT, _OPENING, _ALONE = range(4)
+"""The match levels, most specific first (see the module)."""
 
 
 def _wire_key(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
@@ -58,14 +69,31 @@ def _is_json(text: str) -> bool:
     return True
 
 
+def _turn_start(messages: list[dict[str, Any]]) -> int:
+    """Where the current turn starts: the index of the last user message (0 without one)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "user":
+            return index
+    return 0
+
+
 def _turn(messages: list[dict[str, Any]], *, context: bool) -> list[dict[str, Any]]:
     """The current turn: the messages from the last user message on (with ``context``, and the assistant message
     before it, which tells what a short answer such as "museums" or "yes" answered)."""
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].get("role") == "user":
-            before = [m for m in messages[:index] if m.get("role") == "assistant"][-1:] if context else []
-            return before + messages[index:]
-    return messages
+    start = _turn_start(messages)
+    before = [m for m in messages[:start] if m.get("role") == "assistant"][-1:] if context else []
+    return before + messages[start:]
+
+
+def _opening(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The current turn as if it opened its conversation: the system messages before it, then the turn."""
+    start = _turn_start(messages)
+    return [m for m in messages[:start] if m.get("role") == "system"] + messages[start:]
+
+
+def _opens(messages: list[dict[str, Any]]) -> bool:
+    """Whether the current turn opened its conversation (nothing but system messages before it)."""
+    return all(m.get("role") == "system" for m in messages[: _turn_start(messages)])
 
 
 def load_cassette(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -128,10 +156,12 @@ class ReplayModel(Model):
         Args:
             path: the cassette.
             name: a label (default ``replay:<file name>``).
-            match: ``turn`` also answers a request whose current turn was recorded (see the module); ``exact`` only
-                a request recorded as it is.
-            fallback: a model answering what the cassette does not hold (say, a rule-based stand-in that makes an
-                example work offline for any input); without one, such a request raises :class:`CassetteError`.
+            match: ``turn`` also answers a request whose current turn was recorded (see the module; with a
+                ``fallback``, only a turn recorded as its conversation's opening); ``exact`` only a request recorded
+                as it is.
+            fallback: a model answering what the cassette does not hold, or holds only in another context (say, a
+                rule-based stand-in that makes an example work offline for any input); without one, a request with
+                no match raises :class:`CassetteError`.
 
         Raises:
             CassetteError: the cassette is missing or malformed.
@@ -145,22 +175,27 @@ class ReplayModel(Model):
         self.fallback = fallback
         self.fallback_replies = 0
         """How many requests the fallback answered."""
-        # three indexes, most specific first: the whole request, the turn in its context, the turn alone
-        self._indexes: list[dict[str, dict[str, Any]]] = [{}, {}, {}]
+        # four indexes, most specific first: the whole request, the turn in its context, the turn as its
+        # conversation's opening (only turns recorded as one), the turn alone
+        self._indexes: list[dict[str, dict[str, Any]]] = [{}, {}, {}, {}]
         self._questions: list[str] = []
         for item in load_cassette(self.path):
             messages, tools = item["request"]["messages"], item["request"].get("tools") or []
-            for index, key in zip(self._indexes, self._keys(messages, tools), strict=True):
-                index.setdefault(key, item["response"])
+            for level, key in enumerate(self._keys(messages, tools)):
+                if level != _OPENING or _opens(messages):
+                    self._indexes[level].setdefault(key, item["response"])
             turn = _turn(messages, context=False)
             if turn and turn[0].get("role") == "user" and len(turn) == 1:
                 self._questions.append(str(turn[0].get("content")))
+        # the indexes a request is looked up in; with a fallback, only those no earlier history can mislead
+        self._levels = [_EXACT] if match == "exact" else [_EXACT, _OPENING] if fallback is not None else list(range(4))
 
     @staticmethod
     def _keys(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[str]:
         return [
             _wire_key(messages, tools),
             _wire_key(_turn(messages, context=True), tools),
+            _wire_key(_opening(messages), tools),
             _wire_key(_turn(messages, context=False), tools),
         ]
 
@@ -172,8 +207,8 @@ class ReplayModel(Model):
     async def reply(self, request: ModelRequest) -> ModelResponse:
         body = request_to_openai(request)
         messages, tools = body["messages"], body.get("tools") or []
-        keys = self._keys(messages, tools)[: 1 if self.match == "exact" else None]
-        found = next((i[k] for i, k in zip(self._indexes, keys, strict=False) if k in i), None)
+        keys = self._keys(messages, tools)
+        found = next((self._indexes[i][keys[i]] for i in self._levels if keys[i] in self._indexes[i]), None)
         if found is None and self.fallback is not None:
             self.fallback_replies += 1
             return await self.fallback.reply(request)
