@@ -460,7 +460,7 @@ app = App(
     name="tasks-demo",
     build=build,
     cassette=CASSETTE,
-    offline_fallback=FunctionModel(stand_in, name="stand-in"),
+    offline_fallback=FunctionModel(stand_in, name="stand-in", keep=0),  # it serves: keeps no requests
     welcome="A desk of tasks: ask 'What is 12 times 7?', 'What is 1250 plus 380?' or 'Plan a day in Lisbon'.",
 )
 

@@ -341,7 +341,7 @@ app = App(
     name="trip",
     build=build,
     cassette=CASSETTE,
-    offline_fallback=FunctionModel(stand_in, name="stand-in"),
+    offline_fallback=FunctionModel(stand_in, name="stand-in", keep=0),  # it serves: keeps no requests
     welcome="Trip helper: ask about the weather in Lisbon, Paris, Oslo or Tokyo, convert to Fahrenheit, "
     "or ask me to save a trip note.",
 )

@@ -157,3 +157,23 @@ async def test_cancel_a_queued_run_and_rollback_a_running_one(gated_server: str,
         assert (await client.threads.get_state(thread_id))["values"]["messages"] == []
         assert await client.runs.list(thread_id) == []
         gate[0].touch()
+
+
+async def test_a_queued_job_is_stored_while_a_client_waits_for_it() -> None:
+    """A client waiting on a queued run (``/runs/wait``, a join) holds a future in the job's ``done`` event; storing
+    the job must not copy that event (it raised, answering 500 and leaving the queue stuck)."""
+    import asyncio
+
+    from podium.server._executor import Job
+
+    job = Job(run_id="r", thread_id="t", assistant_id="a", text="hi", answer={"q": "yes"})
+    waiter = asyncio.ensure_future(job.done.wait())
+    await asyncio.sleep(0)
+    data = job.to_dict()
+    assert data == {
+        "run_id": "r", "thread_id": "t", "assistant_id": "a", "text": "hi", "answer": {"q": "yes"}, "resume": False,
+        "after": 0,
+    }  # fmt: skip
+    assert data["answer"] is not job.answer  # a copy: the stored form does not change with the job
+    job.done.set()
+    await waiter

@@ -81,19 +81,30 @@ class FunctionModel(Model):
     """
 
     def __init__(
-        self, function: ModelFunction, *, name: str = "function", stream_chunk: int = 8, stream_delay: float = 0.0
+        self,
+        function: ModelFunction,
+        *,
+        name: str = "function",
+        stream_chunk: int = 8,
+        stream_delay: float = 0.0,
+        keep: int | None = None,
     ) -> None:
         """Wrap ``function``; ``stream_chunk`` is the size of streamed text pieces, ``stream_delay`` the seconds
-        between two of them (so a client can watch a reply arrive)."""
+        between two of them (so a client can watch a reply arrive); ``keep``: how many of the latest requests
+        :attr:`requests` keeps (``None``: all, for tests; a bound for a model that serves, such as an app's offline
+        stand-in)."""
         self.function = function
         self.name = name
         self.stream_chunk = stream_chunk
         self.stream_delay = stream_delay
+        self.keep = keep
         self.requests: list[ModelRequest] = []
-        """Every request received, in order."""
+        """The requests received, in order (the latest ``keep`` of them)."""
 
     async def reply(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)
+        if self.keep is not None and len(self.requests) > self.keep:
+            del self.requests[: len(self.requests) - self.keep]
         result = self.function(request.messages, request)
         if inspect.isawaitable(result):
             result = await result

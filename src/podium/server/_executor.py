@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import time
 from collections.abc import Callable, Collection, Coroutine
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import HTTPException
@@ -56,9 +57,8 @@ class Job:
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form (queued jobs)."""
-        data = asdict(self)
-        data.pop("done")
-        return data
+        # not asdict: it would deep-copy ``done`` too, and an event a client waits on holds that client's future
+        return {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self) if f.name != "done"}
 
 
 class Executor:
