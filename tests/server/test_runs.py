@@ -258,3 +258,33 @@ async def test_a_thread_another_client_made_meanwhile_is_not_taken_over() -> Non
     assert refused.value.status_code == 409
     info, record = await owned_thread(store, "t", "alice")
     assert info.metadata["owner"] == "alice" and record["metadata"] == {"mine": True}
+
+
+def test_json_a_store_cannot_write_and_numbers_out_of_range_are_422_and_create_nothing(server: str) -> None:
+    """Text with a lone surrogate, JSON nested too deep, sequence numbers no store can hold or not made of ASCII
+    digits: each a 422 with a JSON detail (they were 500s, and POST /threads left a half-made thread behind)."""
+    json_headers = {"content-type": "application/json"}
+    surrogate = b'{"thread_id": "half-made", "metadata": {"note": "\\ud800"}}'
+    made = httpx.post(f"{server}/threads", content=surrogate, headers=json_headers)
+    assert made.status_code == 422 and "lone surrogate" in made.text
+    assert httpx.get(f"{server}/threads/half-made").status_code == 404  # nothing was created
+    deep = b'{"metadata": {"a": ' + b'{"a": ' * 100 + b"1" + b"}" * 101 + b"}"
+    assert httpx.post(f"{server}/threads", content=deep, headers=json_headers).status_code == 422
+    thread_id = _thread(server)
+    runs = f"{server}/threads/{thread_id}/runs"
+    said = b'{"assistant_id": "trip", "input": {"messages": [{"role": "user", "content": "caf\\udce9"}]}}'
+    assert httpx.post(runs, content=said, headers=json_headers).status_code == 422
+    huge = str(2**64)
+    assert httpx.get(f"{server}/threads/{thread_id}/events", params={"after": huge}).status_code == 422
+    for before in ({"configurable": "abc"}, "\u00b2", huge):
+        answer = httpx.post(f"{server}/threads/{thread_id}/history", json={"before": before})
+        assert answer.status_code in (200, 422) and answer.headers["content-type"].startswith("application/json")
+    run = httpx.post(f"{runs}/wait", json={"assistant_id": "trip", "input": _say("hi")})
+    assert run.status_code == 200
+    listed = httpx.get(runs).json()
+    stream = f"{runs}/{listed[0]['run_id']}/stream"
+    for last in (huge.encode(), "\u00b2".encode("latin-1")):  # a latin-1 byte reads as a digit to str.isdigit
+        cut = httpx.get(stream, headers={"Last-Event-ID": last})
+        assert cut.status_code == 422 and "Last-Event-ID" in cut.json()["detail"]
+    chat = b'{"model": "trip", "messages": [{"role": "user", "content": "\\ud83d"}]}'
+    assert httpx.post(f"{server}/v1/chat/completions", content=chat, headers=json_headers).status_code == 422

@@ -30,7 +30,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from podium.errors import SubscriberLagged
 from podium.events import Artifact, Event, InterruptRaised, MessageAdded, RunEnded, TokenDelta
@@ -40,6 +40,7 @@ from podium.runtime.bus import Subscription
 from podium.server._executor import Job
 from podium.server._records import create_thread, owned_thread, run_extra
 from podium.server._state import ServerState
+from podium.server._wire import storable
 from podium.server.auth import Principal, require
 
 __all__ = ["ChatCompletionRequest", "router"]
@@ -79,7 +80,7 @@ class ChatMessageIn(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[dict[str, Any]] | None = None
+    content: Annotated[str | list[dict[str, Any]], AfterValidator(storable)] | None = None
     name: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = None
@@ -101,7 +102,7 @@ class ChatCompletionRequest(BaseModel):
     stream: bool = False
     stream_options: StreamOptions | None = None
     n: int = Field(1, description="Replies to give: only 1 (an app gives one reply per turn)")
-    metadata: dict[str, str] | None = None
+    metadata: Annotated[dict[str, str], AfterValidator(storable)] | None = None
     user: str | None = Field(None, description="Ignored: the user is the one of the credentials")
 
     @field_validator("n")

@@ -14,13 +14,14 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from podium.runtime.bus import Subscription
 from podium.server._convert import NOTHING_WAITS, input_text, resume_answer
 from podium.server._executor import Job, Strategy
 from podium.server._records import create_thread, owned_thread, run_extra, run_out, update_thread
 from podium.server._state import ServerState
+from podium.server._wire import seq_number, storable
 from podium.server.auth import Principal, require
 from podium.server.sse import STREAM_MODES, stream_run
 from podium.server.threads import thread_values
@@ -38,9 +39,9 @@ class RunCreate(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     assistant_id: str = Field(min_length=1)
-    input: dict[str, Any] | None = None
-    command: dict[str, Any] | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    input: Annotated[dict[str, Any], AfterValidator(storable)] | None = None
+    command: Annotated[dict[str, Any], AfterValidator(storable)] | None = None
+    metadata: Annotated[dict[str, Any], AfterValidator(storable)] = Field(default_factory=dict)
     stream_mode: str | list[str] = "values"
     multitask_strategy: Strategy = "enqueue"
     if_not_exists: Literal["create", "reject"] = "reject"
@@ -274,10 +275,11 @@ async def rejoin(
     await owned_thread(state.store, thread_id, principal.user)
     run = await _run_json(state, thread_id, run_id)
     extra = await run_extra(state.store, thread_id, run_id) or {}
-    if last_event_id is not None and not last_event_id.strip().isdigit():
-        raise HTTPException(422, f"Last-Event-ID must be an event's sequence number, not {last_event_id!r}")
+    try:
+        after = seq_number(last_event_id, "Last-Event-ID") or 0
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
     modes = _modes([m for m in stream_mode or [] if m] or extra.get("stream_mode") or ["values"])
-    after = int(last_event_id) if last_event_id is not None else 0
     return await _streaming(state, thread_id, run["run_id"], modes, after, cancel_on_disconnect)
 
 

@@ -12,13 +12,13 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from podium.events import RunEnded, event_to_dict
 from podium.server._convert import Values
 from podium.server._records import create_thread, owned_thread, update_thread
 from podium.server._state import ServerState
-from podium.server._wire import iso
+from podium.server._wire import MAX_SEQ, iso, seq_number, storable
 from podium.server.auth import Principal, require
 from podium.store.base import RunRecord, ThreadInfo
 
@@ -36,7 +36,7 @@ class ThreadCreate(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     thread_id: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:-]+$")
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Annotated[dict[str, Any], AfterValidator(storable)] = Field(default_factory=dict)
     if_exists: Literal["raise", "do_nothing"] = "raise"
 
 
@@ -44,14 +44,14 @@ class ThreadPatch(BaseModel):
     """``PATCH /threads/{id}``: metadata keys to set (merged into the thread's metadata)."""
 
     model_config = ConfigDict(extra="allow")
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Annotated[dict[str, Any], AfterValidator(storable)] = Field(default_factory=dict)
 
 
 class ThreadSearch(BaseModel):
     """``POST /threads/search``."""
 
     model_config = ConfigDict(extra="allow")
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Annotated[dict[str, Any], AfterValidator(storable)] = Field(default_factory=dict)
     ids: list[str] | None = None
     status: ThreadStatus | None = None
     limit: int = Field(10, ge=1, le=1000)
@@ -66,7 +66,7 @@ class HistoryQuery(BaseModel):
     model_config = ConfigDict(extra="allow")
     limit: int = Field(10, ge=1, le=1000)
     before: dict[str, Any] | str | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Annotated[dict[str, Any], AfterValidator(storable)] | None = None
 
 
 Read = Annotated[Principal, Depends(require("read"))]
@@ -254,11 +254,15 @@ async def _history(state: ServerState, thread_id: str, query: HistoryQuery) -> l
             parent = event.seq
     before = query.before
     if isinstance(before, dict):
-        before = before.get("checkpoint_id") or before.get("configurable", {}).get("checkpoint_id")
+        configurable = before.get("configurable")
+        nested = configurable.get("checkpoint_id") if isinstance(configurable, dict) else None
+        before = before.get("checkpoint_id") or nested
     if before is not None:
-        if not str(before).isdigit():
-            raise HTTPException(422, f"before must name a checkpoint_id of this thread, not {before!r}")
-        snapshots = [s for s in snapshots if int(s["checkpoint_id"]) < int(str(before))]
+        try:
+            newest = seq_number(before if isinstance(before, str | int) else repr(before), "before")
+        except ValueError:
+            raise HTTPException(422, f"before must name a checkpoint_id of this thread, not {before!r}") from None
+        snapshots = [s for s in snapshots if int(s["checkpoint_id"]) < (newest or 0)]
     if query.metadata:
         snapshots = [s for s in snapshots if all(s["metadata"].get(k) == v for k, v in query.metadata.items())]
     return list(reversed(snapshots))[: query.limit]
@@ -291,7 +295,7 @@ async def events(
     thread_id: str,
     request: Request,
     principal: Read,
-    after: Annotated[int, Query(ge=0)] = 0,
+    after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
     limit: Annotated[int, Query(ge=1, le=100_000)] = 10_000,
 ) -> list[dict[str, Any]]:
     """The thread's stored events after ``after`` (a ``seq``), oldest first: what a page redraws a conversation from.
