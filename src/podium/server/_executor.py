@@ -237,6 +237,8 @@ class Executor:
         try:
             agent = self.agent(job.assistant_id)
             busy: dict[str, Any] = {"if_busy": "wait", "busy_timeout": self.busy_timeout} if self.busy_timeout else {}
+            if job.resume and not busy:  # a run left by a process that stopped: its lease expires within its ttl
+                busy = {"if_busy": "wait", "busy_timeout": 2 * self.runtime.lease_ttl}
             if job.resume:
                 await self.runtime.resume(
                     agent, job.thread_id, job.answer, run_id=job.run_id, on_event=_stream_tokens, **busy
