@@ -23,6 +23,7 @@ from podium import (
     ToolMessage,
     UsageError,
 )
+from podium.store.base import new_owner
 from podium.testing import FunctionModel, tool_call
 
 
@@ -226,3 +227,39 @@ async def test_a_stored_cancel_is_final_even_when_the_status_was_not_written(sto
     assert answered.status == ("cancelled" if split else "interrupted") and ran == []
     run = await store.get_run(first.run_id)
     assert run is not None and run.status == "cancelled"
+
+
+async def test_two_concurrent_answers_to_one_question_never_answer_the_next(store: Store) -> None:
+    """A double click: two clients send "yes" to "approve $500?". One answers it; the run then asks "approve
+    $9000?", which neither client saw: the other "yes" is refused, not taken as its answer."""
+
+    async def approve(ctx: RunContext[Any]) -> str:
+        """Approve the two payments."""
+        first = await ctx.ask("approve $500?")
+        second = await ctx.ask("approve $9000?")
+        return f"$500: {first}; $9000: {second}"
+
+    def model(messages: list[Message], request: ModelRequest) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content=messages[-1].content)
+        return AIMessage(tool_calls=[tool_call("approve", id="a")])
+
+    agent = ReactAgent("payer", FunctionModel(model), [approve])
+    runtime = Runtime(store)
+    first = await runtime.send(agent, "pay both", thread_id="t")
+    assert first.interrupts[0].prompt == "approve $500?"
+    blocker = new_owner("blocker")  # holds the thread while both clients read the question and wait for it
+    assert await store.acquire_thread("t", blocker, 60) is None
+    sends = [
+        asyncio.ensure_future(runtime.send(agent, "yes", thread_id="t", if_busy="wait", busy_timeout=10))
+        for _ in range(2)
+    ]
+    await asyncio.sleep(0.3)
+    await store.release_thread("t", blocker)
+    outcomes = await asyncio.gather(*sends, return_exceptions=True)
+    answered = [o for o in outcomes if not isinstance(o, BaseException)]
+    refused = [o for o in outcomes if isinstance(o, BaseException)]
+    assert len(answered) == 1 and answered[0].interrupts[0].prompt == "approve $9000?"
+    assert len(refused) == 1 and isinstance(refused[0], UsageError) and "answered meanwhile" in str(refused[0])
+    status, pending = await runtime.pending("t")
+    assert status == "interrupted" and pending[0].prompt == "approve $9000?"  # still waits for its own answer

@@ -118,7 +118,10 @@ def answers_by_id(record: RunRecord, pending: list[Interrupt], answer: str | dic
     known = {i.id for i in pending}
     unknown = sorted(set(answer) - known)
     if unknown:
-        raise UsageError(f"no pending interrupt {', '.join(unknown)} in run {record.id!r}")
+        raise UsageError(
+            f"no pending interrupt {', '.join(unknown)} in run {record.id!r} (answered meanwhile?); it waits on "
+            + (", ".join(i.id for i in pending) or "nothing")
+        )
     return dict(answer)
 
 

@@ -268,11 +268,12 @@ class Runtime:
                         f"thread {thread_id!r} waits on {len(pending)} interrupts; answer them by id with "
                         "Runtime.resume(): " + ", ".join(i.id for i in pending)
                     )
-                if pending:
+                if pending:  # the question seen now, by id: a concurrent answer moving the run on is not redone
                     return await self.resume(
                         agent,
                         thread_id,
-                        text,
+                        {pending[0].id: text},
+                        run_id=last.id,
                         deps=deps,
                         limits=limits,
                         if_busy=if_busy,

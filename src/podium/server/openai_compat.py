@@ -211,7 +211,7 @@ async def _answer_or_add(state: ServerState, app: str, job: Job, text: str) -> N
         started = await run_extra(store, job.thread_id, last.id) or {}
         if started.get("assistant_id", app) != app:
             raise HTTPException(422, f"the conversation waits for an answer to model {started['assistant_id']!r}")
-        job.run_id, job.resume, job.answer, job.text = last.id, True, text, None
+        job.run_id, job.resume, job.answer, job.text = last.id, True, {pending[0].id: text}, None  # the one seen
 
 
 @dataclass(slots=True)
