@@ -12,11 +12,13 @@ from podium import (
     HumanMessage,
     MemoryStore,
     Message,
+    MessageAdded,
     ModelRequest,
     ReactAgent,
     RunContext,
     Runtime,
     SQLiteStore,
+    Store,
     ToolMessage,
 )
 from podium.testing import FunctionModel, tool_call
@@ -50,9 +52,9 @@ async def test_a_run_commits_once_per_round_not_once_per_event(tmp_path: Path) -
     events = await runtime.events("t")
     # 16 events in 10 commits: before each of the 5 model calls and 4 rounds of tools, and the run's end (the
     # answer, the run's status and the lease given back with it); besides them the thread and the lease taken (one
-    # transaction), and the run
+    # transaction), and the run; and in each round of two calls, the first result, stored while the other call runs
     assert len(events) == 16
-    assert store.commits - before == 10 + 2
+    assert store.commits - before == 10 + 2 + 4
     await store.close()
 
 
@@ -175,3 +177,43 @@ async def test_histories_are_kept_per_namespace_and_for_a_bounded_number_of_thre
         await runtime.run(agent, f"to {thread}", thread_id=thread)
     assert seen[-1] == ["to a", "answer to to a", "to a"]
     assert len(runtime._histories._threads) == 2
+
+
+async def test_a_call_that_finishes_while_its_round_runs_on_is_stored_at_once(store: Store) -> None:
+    """Parallel calls: the quick one's result is stored while the slow one still runs, so a crash then repeats only
+    the slow one (it used to wait for the round's end, and a crash repeated the quick call's side effect)."""
+    import asyncio
+
+    release = asyncio.Event()
+    seen: list[list[str]] = []
+
+    async def quick() -> str:
+        """Quick."""
+        return "quick done"
+
+    async def slow() -> str:
+        """Slow."""
+        for _ in range(200):
+            names = [e.message.name for e in await store.read_events("t") if isinstance(e, MessageAdded)]
+            if "quick" in names:
+                break
+            await asyncio.sleep(0.01)
+        seen.append([n or "" for n in names])
+        await release.wait()
+        return "slow done"
+
+    def model(messages: list[Message], request: ModelRequest) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content="both done")
+        return AIMessage(tool_calls=[tool_call("quick", id="q"), tool_call("slow", id="s")])
+
+    run = asyncio.ensure_future(
+        Runtime(store).run(ReactAgent("a", FunctionModel(model), [quick, slow]), "go", thread_id="t")
+    )
+    for _ in range(300):
+        if seen:
+            break
+        await asyncio.sleep(0.01)
+    release.set()
+    assert (await run).output == "both done"
+    assert seen and "quick" in seen[0] and "slow" not in seen[0]  # stored while the slow call still ran

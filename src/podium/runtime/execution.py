@@ -107,13 +107,18 @@ async def call_tools(
     await state.flush()  # the model's reply that asked for them is stored before they run
     if len(calls) == 1:  # the common case: no tasks to spawn
         return [await _call_tool(state, tools, calls[0], keys[0], path, namespace, tool_context, handle_errors)]
-    results = await asyncio.gather(
-        *(
-            _call_tool(state, tools, call, key, path, namespace, tool_context, handle_errors)
-            for call, key in zip(calls, keys, strict=True)
-        ),
-        return_exceptions=True,
-    )
+    running = [len(calls)]
+
+    async def one(call: ToolCall, key: str) -> ToolMessage:
+        try:
+            message = await _call_tool(state, tools, call, key, path, namespace, tool_context, handle_errors)
+        finally:
+            running[0] -= 1
+        if running[0] and state.pending:  # done while others of its round run: stored now, never run again
+            await state.flush(wait=False)
+        return message
+
+    results = await asyncio.gather(*(one(c, k) for c, k in zip(calls, keys, strict=True)), return_exceptions=True)
     interrupts: list[Interrupt] = []
     messages: list[ToolMessage] = []
     for result in results:
