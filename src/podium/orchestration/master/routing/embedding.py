@@ -12,6 +12,7 @@ forces that, as does ``PODIUM_ROUTER_EMBEDDINGS=0``).
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import threading
 from pathlib import Path
@@ -23,6 +24,8 @@ _WEIGHTS = ("weights", "l2_supercat_256.safetensors")
 _TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
 _lock = threading.Lock()
 _loaded: dict[str, Embedder | None] = {}
+
+_log = logging.getLogger("podium.router")
 
 
 class Embedder:
@@ -96,5 +99,10 @@ def default_embedder() -> Embedder | None:
             embedder = None
             if folder is not None and all(importlib.util.find_spec(m) for m in ("numpy", "safetensors", "tokenizers")):
                 embedder = Embedder(folder)
+            else:
+                _log.warning(
+                    "the router's embedding model is not installed: routing by word features alone, which understands "
+                    "fewer paraphrases; install it with pip install 'podium[embeddings]'"
+                )
             _loaded["default"] = embedder
         return _loaded["default"]
