@@ -175,3 +175,15 @@ async def test_a_choice_answered_in_other_words_reaches_the_task_as_the_option()
     answered = await runtime.send(agent, "I'm on staff", thread_id=first.thread_id)
     assert answered.status == "completed"
     assert "Claims Hub" in (answered.output or "")
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+def test_the_request_inside_a_long_story_is_found(embeddings: bool) -> None:
+    text = (
+        "Good afternoon. My daughter and her two classmates have a chemistry exam on Friday, and the kitchen table "
+        "at home is far too noisy with the twins running around all evening. Their teacher suggested the library. "
+        "Could you reserve the group study room for the three of them on Thursday evening? "
+        "They promise to keep their voices down. Many thanks in advance."
+    )
+    decision = decide(text, embeddings=embeddings)
+    assert (decision.kind, decision.tool) == ("route", "RoomBooking")

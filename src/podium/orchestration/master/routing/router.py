@@ -70,6 +70,11 @@ INTENT_MIN = 0.3
 """The score an intent ("what can you do?", "never mind") needs, besides beating every tool (by 0.1 below 0.5)."""
 OPTION_MIN = 0.35
 """The embedding similarity an answer needs to an option of a choice it does not name ("I'm staff")."""
+LONG_WORDS = 30
+"""Past this many words a message is also scored sentence by sentence (see :meth:`Router.scores`)."""
+TOLD = 0.7
+"""The weight of a long message's sentence that does not read as a request (see :meth:`Router.scores`)."""
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 CLEAR_LEAD = 2.5
 """A request scoring this many times the second tool's is routed even below the route threshold (not below half)."""
 
@@ -223,8 +228,22 @@ class Router(Classifier):
         return cache[tool]
 
     def scores(self, query: Query) -> list[tuple[str, float]]:
-        """The candidate tools ranked by similarity to the query's text, best first."""
-        found = self.index(query.catalog).scores(query.text[: self.max_chars], query.candidates)
+        """The candidate tools ranked by similarity to the query's text, best first.
+
+        A long message (more than :data:`LONG_WORDS` words) is also scored sentence by sentence, and each tool keeps
+        its best score: the one sentence that asks ("I need the decline letter for ...") is not drowned by the story
+        around it. A sentence that does not read as a request counts for :data:`TOLD` of its score (the story
+        mentions things; the request asks for one).
+        """
+        text = query.text[: self.max_chars]
+        index = self.index(query.catalog)
+        found = index.scores(text, query.candidates)
+        if len(words(text)) > LONG_WORDS:
+            for sentence in _SENTENCE.split(text):
+                if len(words(sentence)) >= 3:
+                    weight = 1.0 if looks_like_request(sentence) else TOLD
+                    for tool, score in index.scores(sentence, query.candidates).items():
+                        found[tool] = max(found.get(tool, 0.0), score * weight)
         return sorted(found.items(), key=lambda item: (-item[1], item[0]))
 
     def decide(self, query: Query) -> Decision:
