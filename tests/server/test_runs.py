@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -288,3 +289,22 @@ def test_json_a_store_cannot_write_and_numbers_out_of_range_are_422_and_create_n
         assert cut.status_code == 422 and "Last-Event-ID" in cut.json()["detail"]
     chat = b'{"model": "trip", "messages": [{"role": "user", "content": "\\ud83d"}]}'
     assert httpx.post(f"{server}/v1/chat/completions", content=chat, headers=json_headers).status_code == 422
+
+
+def test_a_chunked_body_over_the_limit_is_refused_and_creates_nothing(server: str) -> None:
+    """The 1 MB limit holds for a body sent without Content-Length (chunked): it used to be read whole and used."""
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(40):
+            yield b" " * 65_536  # 2.5 MB of whitespace before a valid JSON object
+        yield b'{"thread_id": "chunked-big"}'
+
+    answer = httpx.post(f"{server}/threads", content=chunks(), headers={"content-type": "application/json"})
+    assert answer.status_code == 413 and "larger than" in answer.json()["detail"]
+    assert httpx.get(f"{server}/threads/chunked-big").status_code == 404
+    small = httpx.post(
+        f"{server}/threads",
+        content=iter([b'{"thread_id": ', b'"chunked-small"}']),
+        headers={"content-type": "application/json"},
+    )
+    assert small.status_code == 200

@@ -53,16 +53,38 @@ class RequestGuard:
                 self.metrics.observe_request(method, template, message["status"], time.perf_counter() - start)
             await send(message)
 
-        refusal = self._refusal(scope) if method in _WITH_BODY else None
+        if method not in _WITH_BODY:
+            await self.app(scope, receive, timed)
+            return
+        refusal = self._refusal(scope)
         if refusal is not None:
             await refusal(scope, receive, timed)
             return
-        await self.app(scope, receive, timed)
+        received, refused = 0, False
+
+        async def counted() -> Message:
+            """The body as it arrives, refused once it outgrows the limit (a chunked body has no Content-Length)."""
+            nonlocal received, refused
+            message = await receive()
+            if message["type"] == "http.request" and not refused:
+                received += len(message.get("body", b""))
+                if received > self.max_body:
+                    refused = True
+                    too_large = JSONResponse({"detail": f"the body is larger than {self.max_body} bytes"}, 413)
+                    await too_large(scope, receive, timed)
+                    return {"type": "http.disconnect"}  # the route stops reading; what it sends is dropped
+            return message
+
+        async def unless_refused(message: Message) -> None:
+            if not refused:
+                await timed(message)
+
+        await self.app(scope, counted, unless_refused)
 
     def _refusal(self, scope: Scope) -> JSONResponse | None:
         headers: dict[bytes, bytes] = dict(scope["headers"])
         length = headers.get(b"content-length", b"").decode("latin-1")
-        if length.isdigit() and int(length) > self.max_body:
+        if length.isascii() and length.isdigit() and int(length) > self.max_body:
             return JSONResponse({"detail": f"the body is larger than {self.max_body} bytes"}, status_code=413)
         kind = headers.get(b"content-type", b"").decode("latin-1").partition(";")[0].strip().lower()
         if kind and kind != "application/json" and not kind.endswith("+json"):
