@@ -7,7 +7,8 @@ round's events share one transaction. The store writes them only while the run h
 (fencing); :meth:`RunState.keep_lease` renews the lease on a timer while the run executes, so a long tool call keeps
 its thread, and a run whose lease another process took over all the same writes nothing more. The live callbacks get
 every event at once; the bus gets recorded ones once stored, and streamed-only ones (token deltas, tool starts) in
-their place among them. Neither can fail nor stall the run.
+their place among them. Neither can fail the run, and the bus never waits on a subscriber; a callback runs on the
+event loop, so slow work in one belongs in the awaitable it returns (run as a task of its own).
 """
 
 from __future__ import annotations
@@ -258,9 +259,10 @@ class RunState:
     async def publish(self, event: Event) -> None:
         """Hand ``event`` to the live subscribers only: the run's ``on_event`` callbacks and the bus.
 
-        A subscriber can neither fail nor stall the run: a callback that raises is logged and dropped, one that
-        returns an awaitable has it run as a separate task, and the bus never waits on a subscriber. On the bus
-        the event keeps its place behind recorded events not stored yet.
+        A subscriber cannot fail the run: a callback that raises is logged and dropped, one that returns an
+        awaitable has it run as a separate task, and the bus never waits on a subscriber. A callback itself runs on
+        the event loop: one that blocks (``time.sleep``) holds every run of the loop, so slow work belongs in the
+        awaitable it returns. On the bus the event keeps its place behind recorded events not stored yet.
         """
         event.run_id = self.run_id
         if self.sinks:

@@ -126,8 +126,9 @@ class Runtime:
             if_busy: when another run holds the thread: ``"fail"`` raises :class:`ThreadBusy`, ``"wait"`` waits
                 up to ``busy_timeout`` seconds.
             busy_timeout: see ``if_busy``.
-            on_event: called with every event as it happens (stored ones and streamed-only ones); it can neither
-                fail nor stall the run (one that raises is dropped; an awaitable it returns runs as a task).
+            on_event: called with every event as it happens (stored ones and streamed-only ones), on the event
+                loop; it cannot fail the run (one that raises is dropped), and slow work belongs in an awaitable it
+                returns (run as a task of its own): a callback that blocks holds every run of the loop.
 
         Raises:
             ThreadBusy: another run holds the thread.
