@@ -468,6 +468,7 @@ async def test_the_log_is_written_from_its_start_again_under_a_steady_stream_of_
     monkeypatch.setattr(_direct, "_checkpoint", recording)
     monkeypatch.setattr(_direct, "CHECKPOINT_EVERY", 4)
     monkeypatch.setattr(_direct, "RESET_FRAMES", 40)
+    monkeypatch.setattr(_direct, "RESET_EVERY", 0.0)
     store = _open(tmp_path / "w.db", durability, monkeypatch)
     threads = [f"t{i}" for i in range(10)]
     for thread in threads:
@@ -481,6 +482,41 @@ async def test_the_log_is_written_from_its_start_again_under_a_steady_stream_of_
     assert [len(await store.read_events(t)) for t in threads] == [80] * 10  # nothing lost, nothing stuck
     restarted = [(a, b) for a, b in itertools.pairwise(frames_seen) if b < a]
     assert restarted, f"the log never started over: frames at each checkpoint {frames_seen}"
+    await store.close()
+
+
+async def test_resets_of_the_log_are_spaced_unless_it_grows_too_long(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reset holds every write off for a moment: under a steady stream of commits it comes at most once every
+    RESET_EVERY seconds, unless the log outgrows RESET_FRAMES_MAX."""
+    from podium.store import _direct
+
+    resets: set[float] = set()  # when each began (a reset may take a few checkpoints)
+    real = _direct._checkpoint
+
+    def recording(conn: sqlite3.Connection) -> int:
+        direct = store._direct
+        if direct is not None and direct.resetting:
+            resets.add(direct._last_reset)
+        return real(conn)
+
+    monkeypatch.setattr(_direct, "_checkpoint", recording)
+    monkeypatch.setattr(_direct, "CHECKPOINT_EVERY", 4)
+    monkeypatch.setattr(_direct, "RESET_FRAMES", 8)
+    monkeypatch.setattr(_direct, "RESET_EVERY", 60.0)
+    store = SQLiteStore(tmp_path / "s.db", durability="process")
+    await store.create_thread("t")
+    for seq in range(1, 201):
+        await store.append_events("t", [_note(seq, f"n{seq}")])
+    await asyncio.sleep(0.2)
+    assert len(resets) == 1  # the first (none before it), then none for a minute
+    monkeypatch.setattr(_direct, "RESET_FRAMES_MAX", 8)  # too long: reset whenever the last was
+    for seq in range(201, 401):
+        await store.append_events("t", [_note(seq, f"n{seq}")])
+    await asyncio.sleep(0.2)
+    assert len(resets) > 2
+    assert len(await store.read_events("t")) == 400
     await store.close()
 
 
@@ -507,6 +543,7 @@ async def test_a_write_made_while_the_log_is_reset_waits_on_the_loop_and_commits
     monkeypatch.setattr(_direct, "_checkpoint", checkpoint)
     monkeypatch.setattr(_direct, "CHECKPOINT_EVERY", 1)
     monkeypatch.setattr(_direct, "RESET_FRAMES", 1)
+    monkeypatch.setattr(_direct, "RESET_EVERY", 0.0)
     store = _open(tmp_path / "r.db", durability, monkeypatch)
     await store.create_thread("t")
     direct = store._direct

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
@@ -59,8 +60,16 @@ def _is_busy(exc: BaseException) -> bool:
 RESET_FRAMES: Final = 1_024
 """Frames in the log (4 MB of 4 KB pages, SQLite's own automatic checkpoint point) past which a checkpoint holds
 this connection's writes off until it has copied the whole log, so that the log is written from its start again
-(see :meth:`Direct._writable`). A log written over in place also syncs faster than one that grows: its sync need not
-record a new file size (half the time on this project's test machine)."""
+(see :meth:`Direct._writable`), at most once every :data:`RESET_EVERY` seconds. A log written over in place syncs
+faster than one that grows: its sync need not record a new file size (half the time on this project's test
+machine)."""
+
+RESET_EVERY: Final = 0.5
+"""Seconds between two resets of the log, at least, unless it holds :data:`RESET_FRAMES_MAX`: each holds every write
+off for a few ms, which under a heavy load of commits would come several times a second."""
+
+RESET_FRAMES_MAX: Final = 16_384
+"""Frames in the log (64 MB) past which it is reset whenever the last reset was (a bound on its size)."""
 
 
 RESET_TRIES: Final = 3
@@ -103,6 +112,7 @@ class Direct:
         self._resetting = False
         self._commits_at_reset = 0
         self._reset_tries = 0
+        self._last_reset = 0.0
         self.on_reset: Callable[[], None] | None = None
         """Called (on the store's thread) when writes may be made here again after a reset of the log."""
         self._reset_lock = threading.Lock()
@@ -287,8 +297,9 @@ class Direct:
         A checkpoint copies the log into the database; the log is written from its start again only once a
         checkpoint has copied all of it. Passive checkpoints run while this connection commits, so under a steady
         stream of commits they never get there, and the log would grow without end (hundreds of MB a minute,
-        every read slower than the last). Once it holds :data:`RESET_FRAMES`, the next checkpoint runs with the
-        writes held off: it copies what the last one left (a short wait), and the next commit starts the log over.
+        every read slower than the last). Once it holds :data:`RESET_FRAMES` (and the last reset is
+        :data:`RESET_EVERY` old), the next checkpoint runs with the writes held off: it copies what the last one
+        left (a short wait), and the next commit starts the log over.
         """
         if self._resetting:
             self.handed += 1
@@ -326,9 +337,12 @@ class Direct:
         if self._resetting:
             again = self.commits != self._commits_at_reset and self._reset_tries < RESET_TRIES
         else:
-            again = frames >= RESET_FRAMES
+            due = time.monotonic() - self._last_reset >= RESET_EVERY
+            again = frames >= RESET_FRAMES_MAX or (frames >= RESET_FRAMES and due)
             self._reset_tries = 0
         if again:
+            if not self._resetting:  # a reset begins (it may take a few checkpoints)
+                self._last_reset = time.monotonic()
             self._resetting = True  # writes wait until the next checkpoint has run (see _writable)
             self._commits_at_reset = self.commits
             self._reset_tries += 1
