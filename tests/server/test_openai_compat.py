@@ -196,3 +196,17 @@ async def _owner(path: Path, thread_id: str) -> str:
     await store.close()
     assert info is not None
     return str(info.metadata["owner"])
+
+
+def test_an_artifact_follows_the_reply(tmp_path: Path) -> None:
+    """An OpenAI client has no side panel: the decline letter the run made comes after its text."""
+    with (
+        live_server(example_apps("smart-investigator"), SQLiteStore(tmp_path / "a.db")) as url,
+        OpenAI(base_url=f"{url}/v1", api_key="unused-in-dev-mode", max_retries=0) as client,
+    ):
+        ask = {"X-Conversation-Id": "letter"}
+        said = [{"role": "user", "content": "I need a decline letter for claim 31KD77, Motor"}]
+        reply = client.chat.completions.create(model="smart-investigator", messages=said, extra_headers=ask)  # type: ignore[arg-type]
+        text = reply.choices[0].message.content or ""
+        assert "Letter generated" in text and "claim 31KD77" in text
+        assert text.index("Letter generated") < text.index("claim 31KD77 (crime topology")
