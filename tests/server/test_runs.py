@@ -308,3 +308,19 @@ def test_a_chunked_body_over_the_limit_is_refused_and_creates_nothing(server: st
         headers={"content-type": "application/json"},
     )
     assert small.status_code == 200
+
+
+def test_a_run_that_creates_its_thread_follows_the_thread_id_rules(server: str) -> None:
+    """``if_not_exists: create`` names a new thread like POST /threads does: no spaces, paths or 3,000 characters."""
+    for bad in ("has space", "a" * 300, "\u00fcn\u00efcode"):
+        answer = httpx.post(
+            f"{server}/threads/{bad}/runs/wait",
+            json={"assistant_id": "trip", "input": _say("hi"), "if_not_exists": "create"},
+        )
+        assert answer.status_code == 422 and "letters, digits" in answer.json()["detail"], answer.text
+        assert httpx.get(f"{server}/threads/{bad}").status_code == 404
+    fine = httpx.post(
+        f"{server}/threads/ok-1/runs/wait",
+        json={"assistant_id": "trip", "input": _say("hi"), "if_not_exists": "create"},
+    )
+    assert fine.status_code == 200

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from podium.errors import PodiumError, UsageError
 from podium.events import answers_from_text
+from podium.store.base import check_new_thread_id
 
 if TYPE_CHECKING:
     from mcp.server.fastmcp import Context, FastMCP
@@ -83,7 +84,10 @@ class AppTool:
         return _data(result)
 
     async def _start(self, input: str, thread_id: str | None) -> RunResult:
-        if thread_id and await self.runtime.store.get_thread(thread_id) is not None:
+        exists = bool(thread_id) and await self.runtime.store.get_thread(thread_id or "") is not None
+        if thread_id and not exists:
+            check_new_thread_id(thread_id)  # a client names a new conversation: no path, no space
+        if thread_id and exists:
             status, pending = await self.runtime.pending(thread_id)
             if status == "running":  # a process died mid-run: finish it, then take the message
                 await self.runtime.resume(self.agent, thread_id)

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, R
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from podium.errors import UsageError
 from podium.runtime.bus import Subscription
 from podium.server._convert import NOTHING_WAITS, input_text, resume_answer
 from podium.server._executor import Job, Strategy
@@ -25,6 +26,7 @@ from podium.server._wire import seq_number, storable
 from podium.server.auth import Principal, require
 from podium.server.sse import STREAM_MODES, stream_run
 from podium.server.threads import thread_values
+from podium.store.base import check_new_thread_id
 
 __all__ = ["router"]
 
@@ -92,6 +94,10 @@ async def _submit(state: ServerState, principal: Principal, thread_id: str, body
     if body.if_not_exists == "create" and await store.get_thread(thread_id) is None:
         if body.command is not None:
             raise HTTPException(409, NOTHING_WAITS)  # a new thread asks nothing
+        try:
+            check_new_thread_id(thread_id)  # the rule of POST /threads
+        except UsageError as exc:
+            raise HTTPException(422, str(exc)) from None
         _, record = await create_thread(
             store, thread_id, principal.user, {"graph_id": app.name, "assistant_id": app.name}, checked=True
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import tempfile
 import threading
@@ -19,9 +20,9 @@ import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
-from podium.errors import StoreError
+from podium.errors import StoreError, UsageError
 from podium.events import Event
 from podium.messages import Message
 
@@ -193,6 +194,24 @@ class _LifeMark:
 _LIFE = _LifeMark()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_LIFE.forget)
+
+
+THREAD_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,200}")
+"""The ids a client on the network may give a new thread (the server's routes, MCP): letters, digits and
+``._:-``, at most 200 characters (no path, no space, nothing a log or a URL would have to escape)."""
+
+
+def check_new_thread_id(thread_id: str) -> None:
+    """Refuse an id a network client may not give a new thread (see :data:`THREAD_ID`).
+
+    Raises:
+        UsageError: it is not one.
+    """
+    if THREAD_ID.fullmatch(thread_id) is None:
+        raise UsageError(
+            f"a new thread's id is 1 to 200 letters, digits and '._:-', not {thread_id[:60]!r}"
+            + ("..." if len(thread_id) > 60 else "")
+        )
 
 
 def owner_is_alive(owner: str) -> bool:
