@@ -16,6 +16,7 @@ The clinic systems are stand-ins: they say what a real service would answer.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +35,16 @@ from podium.orchestration.master import (
 CASSETTE = Path(__file__).parent / "cassettes" / "clinic_desk.json"  # empty: offline, nothing to replay
 TITLE = "Clinic Desk"
 
-PATIENT = Expectation(type="pattern", pattern=r"\b[Pp]-?\d{6}\b", description="a patient number: P- and six digits")
+PATIENT = Expectation(type="pattern", pattern=r"\b[Pp][- ]?\d{6}\b", description="a patient number: P- and six digits")
 DEPARTMENT = Expectation(
     type="choice", options=["General practice", "Physiotherapy", "Dental"], description="the department"
 )
 PRESCRIPTION = Expectation(
-    type="pattern", pattern=r"\b[Rr][Xx]-?\d{7}\b", description="a prescription number: RX and seven digits"
+    type="pattern", pattern=r"\b[Rr][Xx][- ]?\d{7}\b", description="a prescription number: RX and seven digits"
 )
 PICKUP = Expectation(type="choice", options=["pharmacy pickup", "home delivery"], description="pickup or delivery")
 INVOICE = Expectation(
-    type="pattern", pattern=r"\b[Ii][Nn][Vv]-?\d{5}\b", description="an invoice number: INV- and five digits"
+    type="pattern", pattern=r"\b[Ii][Nn][Vv][- ]?\d{5}\b", description="an invoice number: INV- and five digits"
 )
 
 CONFIRMATION = (
@@ -79,7 +80,7 @@ class AppointmentBooking(MasterTool):
         asking = slots.get("asking") if request.resumed else None
         if asking in (None, "patient") and not slots.get("patient"):
             found = fit_expectation(PATIENT, request.text)
-            slots["patient"] = found.upper().replace("P", "P-", 1).replace("--", "-") if found else None
+            slots["patient"] = "P-" + re.sub(r"\D", "", found) if found else None
         if asking in (None, "department") and not slots.get("department"):
             slots["department"] = fit_expectation(DEPARTMENT, request.text)
         if not slots.get("patient"):
@@ -145,7 +146,7 @@ class PrescriptionRefill(MasterTool):
                 context="PrescriptionRefill needs to know: pharmacy pickup or home delivery.",
                 state=state,
             )
-        rx = state["rx"].upper()
+        rx = "RX" + re.sub(r"\D", "", state["rx"])
         when = (
             "ready at the pharmacy tomorrow after 2 pm"
             if state["pickup"] == "pharmacy pickup"
@@ -176,20 +177,25 @@ class BillingEnquiry(MasterTool):
     )
 
     async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
-        invoice = fit_expectation(INVOICE, request.text)
-        if invoice is None:
+        invoices = re.findall(INVOICE.pattern or "", request.text)
+        if not invoices:
             return ToolContent.ask(
                 "What is the invoice number? It starts with INV- and has five digits.",
                 expectation=INVOICE,
                 context="BillingEnquiry needs the invoice number: INV- and five digits.",
             )
-        number = invoice.upper().replace("INV", "INV-", 1).replace("--", "-")
-        return ToolContent(value=f"Invoice {number}: $85.00 charged, $41.20 Medicare rebate, $43.80 due by the 30th.")
+        numbers = dict.fromkeys("INV-" + re.sub(r"\D", "", found) for found in invoices)  # each once, in order
+        # a stand-in for the billing system: every invoice reads the same
+        lines = [f"Invoice {n}: $85.00 charged, $41.20 Medicare rebate, $43.80 due by the 30th." for n in numbers]
+        return ToolContent(value="\n".join(lines))
 
 
 def clinic_hours(text: str) -> str:
     """Tells the clinic's opening hours, address, parking and phone number."""
-    return "We are open 8 am to 6 pm on weekdays and 9 am to 1 pm on Saturdays, at 12 Harbour Street (parking behind)."
+    return (
+        "We are open 8 am to 6 pm on weekdays and 9 am to 1 pm on Saturdays, closed on Sundays and public holidays, "
+        "at 12 Harbour Street (parking behind). Phone: (02) 5550 1234."
+    )
 
 
 HOURS = FunctionTool(
@@ -197,7 +203,12 @@ HOURS = FunctionTool(
     metadata=ToolMetadata(
         expose_to_user=True,
         introduction="Tell you our opening hours and where to find us.",
-        examples=["When are you open?", "What are your opening hours on Saturday?", "Where is the clinic?"],
+        examples=[
+            "When are you open?",
+            "What are your opening hours on Saturday?",
+            "Where is the clinic?",
+            "What is the clinic's phone number?",
+        ],
     ),
 )
 
