@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from podium import AIMessage, Message, ModelRequest, ReactAgent, Runtime, Store, ToolMessage, ToolReturn
+from podium import AIMessage, Message, ModelRequest, ReactAgent, RunContext, Runtime, Store, ToolMessage, ToolReturn
 from podium.messages import well_formed
 from podium.testing import FunctionModel, tool_call
 
@@ -56,3 +56,30 @@ async def test_half_an_emoji_in_a_model_reply_is_stored(store: Store) -> None:
     assert result.status == "completed" and result.output == "nice \ufffd"
     history = await Runtime(store).messages("t")
     assert history[-1].content == "nice \ufffd"
+
+
+async def test_a_question_holding_a_lone_surrogate_is_asked_and_answered(store: Store) -> None:
+    """Any text a run records is stored: a question naming a file whose name was decoded with surrogates used to
+    leave the run running, failing the same way on every resume."""
+
+    async def delete_file(ctx: RunContext[Any]) -> str:
+        """Delete the file after the human confirms."""
+        return await ctx.ask("delete caf\udce9.txt?")
+
+    result = await Runtime(store).run(_agent(delete_file, "asked"), "tidy up", thread_id="t")
+    assert result.status == "interrupted"
+    assert result.interrupts[0].prompt in ("delete caf\udce9.txt?", "delete caf\ufffd.txt?")
+    answered = await Runtime(store).send(_agent(delete_file, "asked"), "yes", thread_id="t")
+    assert answered.status == "completed" and answered.output == "asked: yes"
+
+
+async def test_a_result_nested_too_deep_goes_back_to_the_model(store: Store) -> None:
+    def deep() -> ToolReturn:
+        """A deep value."""
+        value: Any = 1
+        for _ in range(3000):
+            value = [value]
+        return ToolReturn(content="made", value=value)
+
+    result = await Runtime(store).run(_agent(deep, "told"), "go", thread_id="t")
+    assert result.status == "completed" and "cannot be serialised" in (result.output or "")

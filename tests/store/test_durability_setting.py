@@ -530,13 +530,12 @@ async def test_a_write_made_while_the_log_is_reset_waits_on_the_loop_and_commits
 
     from podium.store import _direct
 
-    gate = threading.Event()
-    calls: list[int] = []
+    gate, armed = threading.Event(), threading.Event()
     real = _direct._checkpoint
 
     def checkpoint(conn: sqlite3.Connection) -> int:
-        calls.append(1)
-        if len(calls) == 2:  # the one run with writes held off
+        direct = store._direct
+        if armed.is_set() and direct is not None and direct.resetting:  # one run with writes held off
             gate.wait(10)
         return real(conn)
 
@@ -548,6 +547,11 @@ async def test_a_write_made_while_the_log_is_reset_waits_on_the_loop_and_commits
     await store.create_thread("t")
     direct = store._direct
     assert direct is not None
+    for _ in range(500):  # the thread's own commit may have begun a reset: let it end
+        if not direct.resetting:
+            break
+        await asyncio.sleep(0.01)
+    armed.set()
     await store.append_events("t", [_note(1, "first")])  # its checkpoint finds a frame: a reset begins
     for _ in range(500):
         if direct.resetting:

@@ -196,5 +196,5 @@ async def _execute_tool(
             ).encode()
             return message
         return ToolMessage(content=well_formed(result_to_text(value)), tool_call_id=call.id, name=call.name)
-    except (TypeError, ValueError) as exc:  # (UnicodeEncodeError is a ValueError: a lone surrogate)
+    except (TypeError, ValueError, RecursionError) as exc:  # (a lone surrogate is a ValueError; nested too deep)
         return error(f"Error: tool '{call.name}' returned a result that cannot be serialised ({exc}).")

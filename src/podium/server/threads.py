@@ -256,7 +256,10 @@ async def _history(state: ServerState, thread_id: str, query: HistoryQuery) -> l
     if isinstance(before, dict):
         configurable = before.get("configurable")
         nested = configurable.get("checkpoint_id") if isinstance(configurable, dict) else None
-        before = before.get("checkpoint_id") or nested
+        named = before.get("checkpoint_id") or nested
+        if named is None and before:  # a config that names no checkpoint: not "from the newest"
+            raise HTTPException(422, f"before must name a checkpoint_id of this thread, not {before!r}")
+        before = named
     if before is not None:
         try:
             newest = seq_number(before if isinstance(before, str | int) else repr(before), "before")

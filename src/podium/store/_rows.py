@@ -8,7 +8,7 @@ from typing import Any
 
 from podium.errors import InvalidData, StoreCorrupt
 from podium.events import Event, MessageAdded, event_from_dict, event_to_dict
-from podium.messages import Message, message_from_dict
+from podium.messages import Message, message_from_dict, well_formed
 from podium.store.base import ApiKey, RunRecord
 
 __all__ = [
@@ -27,14 +27,27 @@ def dumps(value: Any) -> str:
     """Compact JSON text (no spaces, UTF-8 kept; a value JSON cannot hold is written as its text).
 
     pydantic's encoder writes a row several times faster than the standard library's, which set the cost of every
-    stored event; both read back the same values.
-
-    Raises:
-        ValueError: text that cannot be encoded (a lone surrogate).
+    stored event; both read back the same values. Text UTF-8 cannot hold (a lone surrogate: a file name decoded
+    with ``os.fsdecode``, half an emoji) is written with U+FFFD in its place rather than refused: a row that can
+    never be written would stop its run on every attempt.
     """
     from pydantic_core import to_json
 
-    return to_json(value, fallback=str).decode()
+    try:
+        return to_json(value, fallback=str).decode()
+    except ValueError:
+        return to_json(_well_formed(value), fallback=str).decode()
+
+
+def _well_formed(value: Any) -> Any:
+    """``value`` (JSON-ready data) with every text made well formed (:func:`podium.messages.well_formed`)."""
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, dict):
+        return {well_formed(k) if isinstance(k, str) else k: _well_formed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_well_formed(v) for v in value]
+    return value
 
 
 def _path_of_key(key: str | None) -> tuple[str, ...] | None:
