@@ -8,10 +8,11 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from podium import AIMessage, LeaseLost, ReactAgent, Runtime, Store, StoreError, ThreadBusy, ToolMessage
+from podium import AIMessage, LeaseLost, ReactAgent, RunContext, Runtime, Store, StoreError, ThreadBusy, ToolMessage
 from podium.store.base import new_owner
 from podium.testing import FunctionModel, tool_call
 
@@ -102,6 +103,30 @@ async def test_a_stale_writer_is_fenced_and_stops_with_a_typed_outcome(
     kinds = [e.kind for e in await store.read_events("t")]
     assert kinds.count("message") == 2 and "run_ended" not in kinds  # input and model call; no tool result, no end
     assert [r.status for r in await store.list_runs("t")] == ["running"]  # left for the new holder to finish
+
+
+async def test_a_stale_writer_saves_no_state(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run another process took the thread from (its renewals failed while it stalled) cannot overwrite the
+    thread's state either: its save is fenced like its events."""
+    intruder = new_owner("intruder")
+    real_renew = store.renew_thread
+
+    async def failing(thread_id: str, owner: str, ttl: float) -> str | None:
+        raise StoreError("the database cannot be reached")
+
+    async def pay(ctx: RunContext[Any]) -> str:
+        """Pay, then remember who paid."""
+        monkeypatch.setattr(store, "renew_thread", failing)
+        await asyncio.sleep(0.5)  # the lease (0.3 s) expires: another process takes over
+        assert await store.acquire_thread("t", intruder, 60) is None
+        await store.put_state("t", "paid_by", "intruder")
+        monkeypatch.setattr(store, "renew_thread", real_renew)
+        await ctx.save_state("paid_by", "stale run")
+        return "paid"
+
+    result = await Runtime(store, lease_ttl=0.3).run(_agent(pay), "pay", thread_id="t")
+    assert result.status == "failed" and isinstance(result.error, LeaseLost)
+    assert await store.get_state("t", "paid_by") == "intruder"
 
 
 async def test_a_holder_in_another_pid_namespace_keeps_its_lease(store: Store) -> None:

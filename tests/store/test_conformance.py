@@ -241,6 +241,21 @@ async def test_a_renewal_extends_only_a_lease_its_owner_still_holds(store: Store
     assert await store.acquire_thread("t", other, 60) == me
 
 
+async def test_a_run_state_is_written_only_under_its_lease(store: Store) -> None:
+    await store.create_thread("t")
+    me, other = new_owner("me"), new_owner("other")
+    assert await store.acquire_thread("t", me, 60) is None
+    await store.put_state("t", "slots", {"a": 1}, owner=me)
+    with pytest.raises(LeaseLost):  # fenced: a stalled writer another took the thread from
+        await store.put_state("t", "slots", {"a": 2}, owner=other)
+    await store.release_thread("t", me)
+    with pytest.raises(LeaseLost):  # nobody holds it: nobody writes under it
+        await store.put_state("t", "slots", {"a": 3}, owner=me)
+    assert await store.get_state("t", "slots") == {"a": 1}
+    await store.put_state("t", "slots", {"a": 4})  # the server's own records need no lease
+    assert await store.get_state("t", "slots") == {"a": 4}
+
+
 async def test_state_keeps_versions_and_returns_latest(store: Store) -> None:
     await store.create_thread("t")
     assert await store.get_state("t", "stack") is None

@@ -18,7 +18,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from podium.errors import Suspended, UsageError
+from podium.errors import LeaseLost, Suspended, UsageError
 from podium.events import (
     Artifact,
     Event,
@@ -230,8 +230,15 @@ class RunContext(Injectable, Generic[DepsT]):
         if step_key in self._state.journal:
             return
         _check_exact_json(value, f"the state saved under {key!r}")
-        await self._state.store.put_state(self._state.thread_id, key, value)
-        await self._state.record(StepRecorded(value=None, key=step_key, path=self.path))
+        state = self._state
+        if state.lost_to is not None:
+            raise LeaseLost(state.thread_id, state.owner, state.lost_to)
+        try:  # only while the run holds its thread: a stalled run another took over writes nothing more
+            await state.store.put_state(state.thread_id, key, value, owner=state.owner)
+        except LeaseLost as lost:
+            state.lost_to = lost.holder or "nobody"
+            raise
+        await state.record(StepRecorded(value=None, key=step_key, path=self.path))
 
     async def history(self) -> list[Message]:
         """This context's message history from the thread's earlier runs, as a model can be shown it.

@@ -450,8 +450,14 @@ class Store(ABC):
 
     # state
     @abstractmethod
-    async def put_state(self, thread_id: str, key: str, value: Any) -> None:
-        """Record a new version of a JSON value under ``key`` (earlier versions are kept)."""
+    async def put_state(self, thread_id: str, key: str, value: Any, *, owner: str | None = None) -> None:
+        """Record a new version of a JSON value under ``key`` (earlier versions are kept).
+
+        With an ``owner`` (a run's state), only while it holds the thread's lease, like :meth:`append_events`.
+
+        Raises:
+            LeaseLost: ``owner`` does not hold the lease; nothing was written.
+        """
 
     @abstractmethod
     async def get_state(self, thread_id: str, key: str) -> Any:

@@ -175,8 +175,11 @@ class MemoryStore(Store):
         if thread is not None and thread.lease is not None and thread.lease[0] == owner:
             thread.lease = None
 
-    async def put_state(self, thread_id: str, key: str, value: Any) -> None:
-        self._thread(thread_id).state.setdefault(key, []).append(copy.deepcopy(value))
+    async def put_state(self, thread_id: str, key: str, value: Any, *, owner: str | None = None) -> None:
+        thread = self._thread(thread_id)
+        if owner is not None and (thread.lease is None or thread.lease[0] != owner):
+            raise LeaseLost(thread_id, owner, thread.lease[0] if thread.lease else None)
+        thread.state.setdefault(key, []).append(copy.deepcopy(value))
 
     async def get_state(self, thread_id: str, key: str) -> Any:
         versions = self._thread(thread_id).state.get(key)

@@ -473,13 +473,24 @@ class PostgresStore(Store):
         await self._rowcount(_RELEASE, (thread_id, owner))
 
     # state
-    async def put_state(self, thread_id: str, key: str, value: Any) -> None:
+    async def put_state(self, thread_id: str, key: str, value: Any, *, owner: str | None = None) -> None:
         unique_violation = _psycopg().errors.UniqueViolation
         params = (thread_id, key, dumps(value), thread_id, key)
 
         async def work(conn: AsyncConnection[Any]) -> None:
             for attempt in range(3):  # another connection may take the same next version first
                 try:
+                    if owner is not None:  # a run's state: only while it holds the lease (its transaction's own)
+                        async with conn.transaction():
+                            held = "SELECT 1 FROM leases WHERE thread_id=%s AND owner=%s FOR SHARE"
+                            if await (await conn.execute(held, (thread_id, owner))).fetchone() is None:
+                                raise await _lost(conn, thread_id, owner)
+                            await conn.execute(
+                                "INSERT INTO state SELECT %s, %s, coalesce(max(version), 0) + 1, %s "
+                                "FROM state WHERE thread_id=%s AND key=%s",
+                                params,
+                            )
+                        return
                     await conn.execute(
                         "INSERT INTO state SELECT %s, %s, coalesce(max(version), 0) + 1, %s "
                         "FROM state WHERE thread_id=%s AND key=%s",

@@ -420,8 +420,10 @@ class SQLiteStore(Calls, Store):
         await self._tx(lambda c: c.execute(_RELEASE, (thread_id, owner)), durable=False, single=True)
 
     # state
-    async def put_state(self, thread_id: str, key: str, value: Any) -> None:
+    async def put_state(self, thread_id: str, key: str, value: Any, *, owner: str | None = None) -> None:
         def work(c: sqlite3.Connection) -> None:
+            if owner is not None and (holder := _lease_holder(c, thread_id)) != owner:
+                raise LeaseLost(thread_id, owner, holder)
             row = c.execute("SELECT max(version) FROM state WHERE thread_id=? AND key=?", (thread_id, key)).fetchone()
             c.execute("INSERT INTO state VALUES (?,?,?,?)", (thread_id, key, (row[0] or 0) + 1, dumps(value)))
 
