@@ -177,3 +177,35 @@ async def test_a_queued_job_is_stored_while_a_client_waits_for_it() -> None:
     assert data["answer"] is not job.answer  # a copy: the stored form does not change with the job
     job.done.set()
     await waiter
+
+
+async def test_a_queued_run_being_started_is_found_by_who_waits_for_it() -> None:
+    """Between leaving its queue and starting, a run used to be neither queued nor active for two store calls: a
+    join or a stream asking for it then found nothing to wait for and answered at once."""
+    import asyncio
+
+    from podium import MemoryStore, ReactAgent, Runtime
+    from podium.server._executor import Executor, Job
+    from podium.testing import FunctionModel
+
+    store = MemoryStore()
+    await store.create_thread("t")
+    gate = asyncio.Event()
+    real_last_seq = store.last_seq
+
+    async def slow_last_seq(thread_id: str) -> int:
+        await gate.wait()
+        return await real_last_seq(thread_id)
+
+    store.last_seq = slow_last_seq  # type: ignore[method-assign]
+    runtime = Runtime(store)
+    agent = ReactAgent("echo", FunctionModel(lambda m, r: "hi"))
+    executor = Executor(store=store, runtime=runtime, bus=runtime.bus, agent=lambda name: agent, apps={"echo"})
+    job = Job(run_id="r1", thread_id="t", assistant_id="echo", text="hello")
+    executor.queues["t"] = [job]
+    advancing = asyncio.ensure_future(executor._advance("t"))
+    await asyncio.sleep(0.05)
+    assert executor.job("r1") is job and executor.busy("t")  # taken off the queue, not started: still found
+    gate.set()
+    await advancing
+    await asyncio.wait_for(job.done.wait(), 10)

@@ -288,8 +288,14 @@ class Executor:
             if self.closing or thread_id in self.active or not queue:
                 return
             job = queue.pop(0)
-            await self._save_queue(thread_id)
-            job.after = await self.store.last_seq(thread_id)
+            self.active[thread_id] = job  # out of the queue, not started yet: active already for who waits on it
+            try:
+                await self._save_queue(thread_id)
+                job.after = await self.store.last_seq(thread_id)
+            except BaseException:
+                del self.active[thread_id]
+                queue.insert(0, job)  # still queued: the next turn starts it
+                raise
             self._start(job)
 
     async def wait(self, thread_id: str, run_id: str) -> None:
