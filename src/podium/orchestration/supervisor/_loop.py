@@ -7,6 +7,7 @@ limits over any message list, with the same journaled steps and errors.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Awaitable, Callable
@@ -81,11 +82,21 @@ async def structured_response(
 
 
 def _call_text(call: ToolCall) -> str:
+    return _call_line(call.name, call.arguments)
+
+
+@functools.lru_cache(maxsize=4096)
+def _call_line(name: str, arguments: str) -> str:
+    """``name(a=1, b="x")`` for a call's JSON arguments (folded rounds are written again at every model call of the
+    agent, so each call's line is made once)."""
     try:
-        arguments = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.parsed_arguments().items())
+        parsed = json.loads(arguments) if arguments.strip() else {}
+        if not isinstance(parsed, dict):
+            raise ValueError("not an object")
+        text = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in parsed.items())
     except ValueError:
-        arguments = call.arguments
-    return f"{call.name}({arguments})"
+        text = arguments
+    return f"{name}({text})"
 
 
 def compact_rounds(messages: list[Message], start: int, keep: int) -> list[Message]:
