@@ -108,3 +108,24 @@ async def test_a_run_without_a_thread_gets_a_thread_of_its_own(server: str) -> N
         threads = await client.threads.search(metadata={"graph_id": "faang"}, limit=100)
         kept = [t for t in threads if t["values"] and "1,977,586" in t["values"]["messages"][-1]["content"]]
         assert len(kept) >= 2  # each run's new thread is kept, with the run's messages
+
+
+async def test_counts_and_a_search_by_values(server: str) -> None:
+    """``threads.count``, ``assistants.count`` (common LangGraph UIs call them) and ``threads.search(values=...)``."""
+    async with get_client(url=server) as client:
+        assistants = await client.assistants.search(limit=100)
+        assert await client.assistants.count() == len(assistants) > 0
+        assert await client.assistants.count(graph_id="trip") == 1
+        before = await client.threads.count()
+        first = await client.threads.create(metadata={"team": "count-test"})
+        await client.threads.create(metadata={"team": "count-test"})
+        assert await client.threads.count() == before + 2
+        assert await client.threads.count(metadata={"team": "count-test"}) == 2
+        said = {"messages": [{"role": "human", "content": "What's the weather in Lisbon?"}]}
+        await client.runs.wait(first["thread_id"], "trip", input=said)
+        state = await client.threads.get_state(first["thread_id"])
+        found = await client.threads.search(values={"messages": state["values"]["messages"]})
+        assert [t["thread_id"] for t in found] == [first["thread_id"]]
+        assert (
+            await client.threads.search(values={"messages": []}, metadata={"team": "count-test"}) != []
+        )  # the new one

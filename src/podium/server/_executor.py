@@ -189,6 +189,13 @@ class Executor:
         """
         last = await self.store.last_run(thread_id)
         if last is not None and last.status in ("interrupted", "running"):
+            if strategy not in ("interrupt", "rollback") and last.status == "running":
+                raise HTTPException(
+                    409,
+                    f"thread {thread_id!r} has a run {last.id!r} still running (in another process, or left by a "
+                    "server that stopped, whose next start finishes it): wait for it, or send with "
+                    'multitask_strategy "interrupt" to cancel it',
+                )
             if strategy not in ("interrupt", "rollback"):
                 raise HTTPException(
                     409,

@@ -44,6 +44,15 @@ def _assistant(state: ServerState, name: str) -> dict[str, Any]:
     }
 
 
+@router.post("/assistants/count")
+async def count_assistants(
+    body: AssistantSearch, request: Request, principal: Annotated[Principal, Depends(require("read"))]
+) -> int:
+    """How many apps :func:`search_assistants` finds with the same filters (paging aside)."""
+    every = body.model_copy(update={"offset": 0, "limit": 1_000_000})
+    return len(await search_assistants(every, request, principal))
+
+
 @router.post("/assistants/search")
 async def search_assistants(
     body: AssistantSearch, request: Request, _: Annotated[Principal, Depends(require("read"))]

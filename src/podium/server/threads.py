@@ -52,6 +52,8 @@ class ThreadSearch(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     metadata: Annotated[dict[str, Any], AfterValidator(storable)] = Field(default_factory=dict)
+    values: Annotated[dict[str, Any], AfterValidator(storable)] | None = None
+    """Keys the thread's current values must have equal (``messages`` too, compared as the values show them)."""
     ids: list[str] | None = None
     status: ThreadStatus | None = None
     limit: int = Field(10, ge=1, le=1000)
@@ -176,9 +178,17 @@ async def delete(thread_id: str, request: Request, principal: Run) -> Response:
     return Response(status_code=204)
 
 
+@router.post("/threads/count")
+async def count(body: ThreadSearch, request: Request, principal: Read) -> int:
+    """How many of the caller's threads :func:`search` finds with the same filters (paging aside)."""
+    found = await search(body.model_copy(update={"offset": 0, "limit": 1_000_000}), request, principal)
+    return len(found)
+
+
 @router.post("/threads/search")
 async def search(body: ThreadSearch, request: Request, principal: Read) -> list[dict[str, Any]]:
-    """The caller's threads matching ``metadata`` (every key equal), ``ids`` and ``status``."""
+    """The caller's threads matching ``metadata`` (every key equal), ``values`` (every key equal), ``ids`` and
+    ``status``."""
     state = _state(request)
     wanted = set(body.ids) if body.ids is not None else None
     matching: list[tuple[ThreadInfo, dict[str, Any]]] = []
@@ -198,11 +208,13 @@ async def search(body: ThreadSearch, request: Request, principal: Read) -> list[
     }
     if body.sort_by in cheap:  # sorted on the records, before any history is read
         matching.sort(key=cheap[body.sort_by], reverse=descending)
-        if body.status is None:  # the page is known: only its histories are read
+        if body.status is None and not body.values:  # the page is known: only its histories are read
             matching = matching[body.offset : body.offset + body.limit]
             return [await _out(state, info, record) for info, record in matching]
     found = [await _out(state, info, record) for info, record in matching]
     found = [out for out in found if body.status is None or out["status"] == body.status]
+    if body.values:
+        found = [out for out in found if all(out["values"].get(k) == v for k, v in body.values.items())]
     if body.sort_by == "status":
         found.sort(key=lambda t: t["status"], reverse=descending)
     return found[body.offset : body.offset + body.limit]
