@@ -33,8 +33,8 @@ from podium.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
 from podium.orchestration.master.routing.intents import harm_cue
 from podium.orchestration.master.routing.llm import CONTROL_TOOLS
-from podium.orchestration.master.routing.router import Router
-from podium.orchestration.master.routing.rules import harmful_term, is_abandon
+from podium.orchestration.master.routing.router import EMERGENCY_REPLY, Router
+from podium.orchestration.master.routing.rules import emergency, harmful_term, is_abandon
 from podium.orchestration.master.tools import ASK_STATE, MasterTool, as_master_tool, run_tool
 from podium.orchestration.master.types import (
     HUMAN,
@@ -260,6 +260,8 @@ class _Session:
         return None
 
     def _bypass(self, text: str, top: TaskEntry) -> Decision:
+        if emergency(text) is not None:
+            return Decision(kind="refuse", reason="emergency", source="bypass", text=EMERGENCY_REPLY)
         term = harmful_term(text) or harm_cue(text)
         if term is not None:
             return Decision(

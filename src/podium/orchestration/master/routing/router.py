@@ -2,15 +2,22 @@
 
 Order of checks for a human's message (first match wins):
 
-1. guardrail, a keyword and phrase screen: harmful acts ("fraud") and harm cues in the app's own vocabulary
-   (acting on someone else's account without their knowledge, faked records) are refused;
-2. expectation fit: an answer that fits what the pending task expects (a choice, negation-aware; a pattern) goes
-   back to it; an identifier that fits what a task lower on the stack waits for goes to that task; a short
-   message asking to go back to a waiting task ("back to the letter", "where were we?") returns to it (the task
-   its words match best, else the one below the top): reason ``return``, and the task's question is asked again;
+1. guardrail, a keyword and phrase screen: an emergency (someone cannot breathe, a poisoning, thoughts of suicide)
+   is sent to emergency services first; harmful acts ("fraud"), harm cues in the app's own vocabulary (acting on
+   someone else's account without their knowledge, faked records) and a protected trait given as the reason of a
+   decision are refused;
+2. expectation fit: a short message that says to stop ("nvm", "actually, cancel that") abandons the pending task
+   (every task for "cancel everything"); an answer that fits what the pending task expects (a choice,
+   negation-aware, or named by its initials; a pattern) goes back to it, unless it is a question that only
+   mentions an option; a choice said in other words goes back as the option it means; thanks, "ok" and goodbyes
+   get a polite word and the question again, a greeting the menu, "what did you ask?" the question again; an
+   identifier that fits what a task lower on the stack waits for goes to that task; a short message asking to go
+   back to a waiting task ("back to the letter", "where were we?") returns to it (the task its words match best,
+   else the one below the top): reason ``return``, and the task's question is asked again;
 3. similarity (:mod:`podium.orchestration.master.routing.scoring`): lexical features and, when installed, a small
    embedding model, between the text and each tool's description and examples, and the router's own intents
-   ("what can you do?", "never mind"), given by example and scored the same way; identifiers written as a tool's
+   ("what can you do?", "never mind": abandoning needs a word of cancelling too), given by example and scored the
+   same way; a long message is also scored sentence by sentence; identifiers written as a tool's
    examples write them count as evidence for it; a request whose key verb contradicts the best tool's ("approve"
    for a decline-letter tool) is not routed to it;
 4. thresholds calibrated per app from its own examples (leave-one-out): a task switch needs a stronger match than
