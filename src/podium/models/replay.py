@@ -181,9 +181,9 @@ class ReplayModel(Model):
         self._questions: list[str] = []
         for item in load_cassette(self.path):
             messages, tools = item["request"]["messages"], item["request"].get("tools") or []
-            for level, key in enumerate(self._keys(messages, tools)):
+            for level, index in enumerate(self._indexes):
                 if level != _OPENING or _opens(messages):
-                    self._indexes[level].setdefault(key, item["response"])
+                    index.setdefault(self._key(level, messages, tools), item["response"])
             turn = _turn(messages, context=False)
             if turn and turn[0].get("role") == "user" and len(turn) == 1:
                 self._questions.append(str(turn[0].get("content")))
@@ -191,13 +191,13 @@ class ReplayModel(Model):
         self._levels = [_EXACT] if match == "exact" else [_EXACT, _OPENING] if fallback is not None else list(range(4))
 
     @staticmethod
-    def _keys(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[str]:
-        return [
-            _wire_key(messages, tools),
-            _wire_key(_turn(messages, context=True), tools),
-            _wire_key(_opening(messages), tools),
-            _wire_key(_turn(messages, context=False), tools),
-        ]
+    def _key(level: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
+        """The key of a request at match ``level`` (see the module)."""
+        if level == _EXACT:
+            return _wire_key(messages, tools)
+        if level == _OPENING:
+            return _wire_key(_opening(messages), tools)
+        return _wire_key(_turn(messages, context=level == _IN_CONTEXT), tools)
 
     @property
     def recorded_questions(self) -> list[str]:
@@ -207,8 +207,11 @@ class ReplayModel(Model):
     async def reply(self, request: ModelRequest) -> ModelResponse:
         body = request_to_openai(request)
         messages, tools = body["messages"], body.get("tools") or []
-        keys = self._keys(messages, tools)
-        found = next((self._indexes[i][keys[i]] for i in self._levels if keys[i] in self._indexes[i]), None)
+        found = None
+        for level in self._levels:  # each key made only when the more specific ones missed
+            found = self._indexes[level].get(self._key(level, messages, tools))
+            if found is not None:
+                break
         if found is None and self.fallback is not None:
             self.fallback_replies += 1
             return await self.fallback.reply(request)

@@ -107,14 +107,15 @@ async def call_tools(
     await state.flush()  # the model's reply that asked for them is stored before they run
     if len(calls) == 1:  # the common case: no tasks to spawn
         return [await _call_tool(state, tools, calls[0], keys[0], path, namespace, tool_context, handle_errors)]
-    running = [len(calls)]
+    running = len(calls)
 
     async def one(call: ToolCall, key: str) -> ToolMessage:
+        nonlocal running
         try:
             message = await _call_tool(state, tools, call, key, path, namespace, tool_context, handle_errors)
         finally:
-            running[0] -= 1
-        if running[0] and state.pending:  # done while others of its round run: stored now, never run again
+            running -= 1
+        if running and state.pending:  # done while others of its round run: stored now, never run again
             await state.flush(wait=False)
         return message
 
@@ -191,10 +192,8 @@ async def _execute_tool(
                 signal=value.signal,
                 metadata=dict(value.metadata),
             )
-            json.dumps(
-                [message.artifact, message.value, message.metadata], default=_storable, ensure_ascii=False
-            ).encode()
+            json.dumps([message.artifact, message.value, message.metadata], default=_storable)
             return message
         return ToolMessage(content=well_formed(result_to_text(value)), tool_call_id=call.id, name=call.name)
-    except (TypeError, ValueError, RecursionError) as exc:  # (a lone surrogate is a ValueError; nested too deep)
+    except (TypeError, ValueError, RecursionError) as exc:  # (RecursionError: nested too deep for JSON)
         return error(f"Error: tool '{call.name}' returned a result that cannot be serialised ({exc}).")

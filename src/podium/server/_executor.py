@@ -189,19 +189,14 @@ class Executor:
         """
         last = await self.store.last_run(thread_id)
         if last is not None and last.status in ("interrupted", "running"):
-            if strategy not in ("interrupt", "rollback") and last.status == "running":
-                raise HTTPException(
-                    409,
-                    f"thread {thread_id!r} has a run {last.id!r} still running (in another process, or left by a "
-                    "server that stopped, whose next start finishes it): wait for it, or send with "
-                    'multitask_strategy "interrupt" to cancel it',
-                )
             if strategy not in ("interrupt", "rollback"):
-                raise HTTPException(
-                    409,
-                    f"thread {thread_id!r} waits for an answer to run {last.id!r}: resume it with "
-                    '{"command": {"resume": ...}}, or send with multitask_strategy "interrupt"',
+                why = (
+                    f"has a run {last.id!r} still running (in another process, or left by a server that stopped, "
+                    "whose next start finishes it): wait for it, or"
+                    if last.status == "running"
+                    else f'waits for an answer to run {last.id!r}: resume it with {{"command": {{"resume": ...}}}}, or'
                 )
+                raise HTTPException(409, f'thread {thread_id!r} {why} send with multitask_strategy "interrupt"')
             await self._cancel(last.id, rollback=strategy == "rollback")
 
     async def _cancel(self, run_id: str, *, rollback: bool) -> str:

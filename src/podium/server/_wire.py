@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
-__all__ = ["MAX_DEPTH", "MAX_SEQ", "Storable", "iso", "seq_number", "storable"]
+__all__ = ["MAX_DEPTH", "MAX_SEQ", "StorableDict", "iso", "seq_number", "storable"]
 
 MAX_DEPTH = 32
 """How deeply JSON given to the API (metadata, input, a command) may nest."""
@@ -38,8 +38,8 @@ def storable(value: Any) -> Any:
     return value
 
 
-Storable = Annotated[Any, AfterValidator(storable)]
-"""A request field holding JSON a store can write (see :func:`storable`)."""
+StorableDict = Annotated[dict[str, Any], AfterValidator(storable)]
+"""A request field holding a JSON object a store can write (see :func:`storable`)."""
 
 
 def seq_number(text: str | int | None, name: str) -> int | None:

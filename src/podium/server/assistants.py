@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from podium.server._state import ServerState
-from podium.server._wire import iso, storable
+from podium.server._wire import StorableDict, iso
 from podium.server.auth import Principal, require
 
 __all__ = ["router"]
@@ -22,7 +22,7 @@ class AssistantSearch(BaseModel):
     model_config = ConfigDict(extra="allow")
     graph_id: str | None = None
     name: str | None = None
-    metadata: Annotated[dict[str, Any], AfterValidator(storable)] = Field(default_factory=dict)
+    metadata: StorableDict = Field(default_factory=dict)
     limit: int = Field(10, ge=1, le=1000)
     offset: int = Field(0, ge=0)
 

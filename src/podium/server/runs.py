@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from podium.errors import UsageError
 from podium.runtime.bus import Subscription
@@ -22,7 +22,7 @@ from podium.server._convert import NOTHING_WAITS, input_text, resume_answer
 from podium.server._executor import Job, Strategy
 from podium.server._records import create_thread, owned_thread, run_extra, run_out, update_thread
 from podium.server._state import ServerState
-from podium.server._wire import seq_number, storable
+from podium.server._wire import StorableDict, seq_number
 from podium.server.auth import Principal, require
 from podium.server.sse import STREAM_MODES, stream_run
 from podium.server.threads import thread_values
@@ -41,9 +41,9 @@ class RunCreate(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     assistant_id: str = Field(min_length=1)
-    input: Annotated[dict[str, Any], AfterValidator(storable)] | None = None
-    command: Annotated[dict[str, Any], AfterValidator(storable)] | None = None
-    metadata: Annotated[dict[str, Any], AfterValidator(storable)] = Field(default_factory=dict)
+    input: StorableDict | None = None
+    command: StorableDict | None = None
+    metadata: StorableDict = Field(default_factory=dict)
     stream_mode: str | list[str] = "values"
     multitask_strategy: Strategy = "enqueue"
     if_not_exists: Literal["create", "reject"] = "reject"

@@ -12,15 +12,15 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from podium.events import RunEnded, event_to_dict
 from podium.server._convert import Values
 from podium.server._records import create_thread, owned_thread, update_thread
 from podium.server._state import ServerState
-from podium.server._wire import MAX_SEQ, iso, seq_number, storable
+from podium.server._wire import MAX_SEQ, StorableDict, iso, seq_number
 from podium.server.auth import Principal, require
-from podium.store.base import RunRecord, ThreadInfo
+from podium.store.base import THREAD_ID, RunRecord, ThreadInfo
 
 __all__ = ["router", "thread_values"]
 
@@ -35,8 +35,8 @@ class ThreadCreate(BaseModel):
     """``POST /threads``."""
 
     model_config = ConfigDict(extra="allow")
-    thread_id: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:-]+$")
-    metadata: Annotated[dict[str, Any], AfterValidator(storable)] = Field(default_factory=dict)
+    thread_id: str | None = Field(None, pattern=rf"^{THREAD_ID.pattern}$")
+    metadata: StorableDict = Field(default_factory=dict)
     if_exists: Literal["raise", "do_nothing"] = "raise"
 
 
@@ -44,15 +44,15 @@ class ThreadPatch(BaseModel):
     """``PATCH /threads/{id}``: metadata keys to set (merged into the thread's metadata)."""
 
     model_config = ConfigDict(extra="allow")
-    metadata: Annotated[dict[str, Any], AfterValidator(storable)] = Field(default_factory=dict)
+    metadata: StorableDict = Field(default_factory=dict)
 
 
 class ThreadSearch(BaseModel):
     """``POST /threads/search``."""
 
     model_config = ConfigDict(extra="allow")
-    metadata: Annotated[dict[str, Any], AfterValidator(storable)] = Field(default_factory=dict)
-    values: Annotated[dict[str, Any], AfterValidator(storable)] | None = None
+    metadata: StorableDict = Field(default_factory=dict)
+    values: StorableDict | None = None
     """Keys the thread's current values must have equal (``messages`` too, compared as the values show them)."""
     ids: list[str] | None = None
     status: ThreadStatus | None = None
@@ -68,7 +68,7 @@ class HistoryQuery(BaseModel):
     model_config = ConfigDict(extra="allow")
     limit: int = Field(10, ge=1, le=1000)
     before: dict[str, Any] | str | None = None
-    metadata: Annotated[dict[str, Any], AfterValidator(storable)] | None = None
+    metadata: StorableDict | None = None
 
 
 Read = Annotated[Principal, Depends(require("read"))]

@@ -113,8 +113,6 @@ class Direct:
         self._commits_at_reset = 0
         self._reset_tries = 0
         self._last_reset = 0.0
-        self.on_reset: Callable[[], None] | None = None
-        """Called (on the store's thread) when writes may be made here again after a reset of the log."""
         self._reset_lock = threading.Lock()
         self._reset_waiters: list[asyncio.Future[None]] = []
         conn = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
@@ -351,7 +349,5 @@ class Direct:
                 return
             except RuntimeError:  # the store is closing
                 pass
-        self._reset_ended()
         self._checkpointing = False
-        if self.on_reset is not None:
-            self.on_reset()
+        self._reset_ended()

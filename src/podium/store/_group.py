@@ -58,8 +58,6 @@ class GroupCommit:
         self._path = path
         self._batch: Batch = []
         self._scheduled: asyncio.AbstractEventLoop | None = None
-        self._held: asyncio.AbstractEventLoop | None = None
-        direct.on_reset = self._release_held
 
     def pending(self) -> bool:
         """Whether a write made now should join the group: a transaction is about to be committed in this turn of
@@ -174,18 +172,10 @@ class GroupCommit:
             self._syncer.sync_then(waiter)
 
     def _hold(self) -> None:
-        self._held, self._scheduled = asyncio.get_running_loop(), None
-        if self._batch and self._scheduled is None and not self._direct.resetting:
-            self._release_held()  # the reset ended meanwhile, maybe before it could see these writes held
-
-    def _release_held(self) -> None:
-        """The log was reset (called on the store's thread): commit the writes held meanwhile."""
-        loop, self._held = self._held, None
-        if loop is not None:
-            try:
-                loop.call_soon_threadsafe(self._resume, loop)
-            except RuntimeError:  # that loop closed meanwhile: its writes are dropped with it
-                pass
+        """The log is being reset: the writes gathered here are committed once it is (or the store closes)."""
+        loop = asyncio.get_running_loop()
+        self._scheduled = None
+        self._direct.after_reset().add_done_callback(lambda _: self._resume(loop))
 
     def _resume(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._scheduled is None and self._batch:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from podium.agents.base import Agent, AgentResult
@@ -31,10 +31,9 @@ from podium.errors import StepLimitExceeded, UsageError
 from podium.events import TaskStackChanged
 from podium.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
-from podium.orchestration.master.routing.intents import harm_cue
 from podium.orchestration.master.routing.llm import CONTROL_TOOLS
-from podium.orchestration.master.routing.router import EMERGENCY_REPLY, Router
-from podium.orchestration.master.routing.rules import emergency, harmful_term, is_abandon
+from podium.orchestration.master.routing.router import Router, guardrail
+from podium.orchestration.master.routing.rules import is_abandon
 from podium.orchestration.master.tools import ASK_STATE, MasterTool, as_master_tool, run_tool
 from podium.orchestration.master.types import (
     HUMAN,
@@ -227,10 +226,11 @@ class _Session:
             return await self.call(tool, text, decision.rationale, decision.arguments, restated)
         menu = f"{self.agent.capabilities}\n{_HOW}"
         if decision.kind == "abandon":
-            dropped = [self.stack.pop()] if decision.reason != "all" else []
-            while decision.reason == "all" and self.stack.top is not None:
-                dropped.append(self.stack.pop())
-            names = [d.parent_tool for d in dropped if d is not None]
+            names: list[str] = []  # the top task, or every task for "cancel everything"
+            while (dropped := self.stack.pop()) is not None:
+                names.append(dropped.parent_tool)
+                if decision.reason != "all":
+                    break
             if not names:
                 return await self.say("There is no task in progress to stop.", menu)
             await self.save()
@@ -260,13 +260,9 @@ class _Session:
         return None
 
     def _bypass(self, text: str, top: TaskEntry) -> Decision:
-        if emergency(text) is not None:
-            return Decision(kind="refuse", reason="emergency", source="bypass", text=EMERGENCY_REPLY)
-        term = harmful_term(text) or harm_cue(text)
-        if term is not None:
-            return Decision(
-                kind="refuse", reason="harmful", source="bypass", text=f"I can't help with that ({term!r})."
-            )
+        guarded = guardrail(text)
+        if guarded is not None:
+            return replace(guarded, source="bypass")
         if is_abandon(text):
             return Decision(kind="abandon", source="bypass", rationale="The message abandons the pending task.")
         why = f"{top.parent_tool} expects this reply, so the classifier is bypassed."

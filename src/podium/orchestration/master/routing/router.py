@@ -42,16 +42,17 @@ from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, d
 from podium.orchestration.master.routing.rules import (
     affirmed,
     asks_to_repeat,
-    cancels,
     cancels_everything,
     echoes_question,
     emergency,
     fit_expectation,
     harmful_term,
     intent_scores,
+    is_abandon,
     is_question,
     looks_like_request,
     returns_to_a_task,
+    says_stop,
     small_talk,
     without_return_words,
 )
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from podium.orchestration.master.routing.embedding import Embedder
     from podium.runtime.context import RunContext
 
-__all__ = ["Router", "describe_expectation"]
+__all__ = ["EMERGENCY_REPLY", "Router", "describe_expectation", "guardrail"]
 
 # Verbs whose opposites a bag of words cannot tell apart: "a letter approving the claim" is no decline letter.
 _OPPOSITES = [
@@ -125,6 +126,36 @@ _SMALL_TALK_REPLIES = {
     "greeting": "Hello!",
     "ack": "OK.",
 }
+
+
+def _refuse(text: str, reason: str, why: str, confidence: float) -> Decision:
+    return Decision(
+        kind="refuse",
+        reason=reason,
+        confidence=confidence,
+        text=f"I can't help with {_quote(text)}: {why}.",
+        rationale=f"The message {why}.",
+    )
+
+
+def guardrail(text: str) -> Decision | None:
+    """The guardrail every human message meets first, whatever classifies it (a task that bypasses the classifier
+    too): an emergency is sent to emergency services; a harmful act, a harm cue in the app's own vocabulary, or a
+    protected trait given as the ground of a decision is refused. ``None`` when none applies."""
+    urgent = emergency(text)
+    if urgent is not None:
+        why = f"The message describes an emergency ({urgent!r})."
+        return Decision(kind="refuse", reason="emergency", confidence=0.95, text=EMERGENCY_REPLY, rationale=why)
+    term = harmful_term(text)
+    if term is not None:
+        return _refuse(text, "harmful", f"it asks for something harmful or illegal ({term!r})", 0.9)
+    cue = harm_cue(text)
+    if cue is not None:
+        return _refuse(text, "harmful", f"it asks to act against someone or to fake a record ({cue!r})", 0.6)
+    grounds = discrimination_cue(text)
+    if grounds is not None:
+        return _refuse(text, "harmful", f"it gives a protected trait as the ground of a decision ({grounds!r})", 0.6)
+    return None
 
 
 def _contradiction(text: str, tool: set[str]) -> str | None:
@@ -276,40 +307,14 @@ class Router(Classifier):
             confidence=min(confidence, 0.7) if switch else confidence,
         )
 
-    def _refuse(self, text: str, reason: str, why: str, confidence: float) -> Decision:
-        return Decision(
-            kind="refuse",
-            reason=reason,
-            confidence=confidence,
-            text=f"I can't help with {_quote(text)}: {why}.",
-            rationale=f"The message {why}.",
-        )
-
     def _human_query(self, query: Query) -> Decision:
         text = query.text[: self.max_chars]
         pending = query.pending
-        urgent = emergency(text)
-        if urgent is not None:
-            return Decision(
-                kind="refuse",
-                reason="emergency",
-                confidence=0.95,
-                text=EMERGENCY_REPLY,
-                rationale=f"The message describes an emergency ({urgent!r}).",
-            )
-        term = harmful_term(text)
-        if term is not None:
-            return self._refuse(text, "harmful", f"it asks for something harmful or illegal ({term!r})", 0.9)
-        cue = harm_cue(text)
-        if cue is not None:
-            why = f"it asks to act against someone or to fake a record ({cue!r})"
-            return self._refuse(text, "harmful", why, 0.6)
-        grounds = discrimination_cue(text)
-        if grounds is not None:
-            why = f"it gives a protected trait as the ground of a decision ({grounds!r})"
-            return self._refuse(text, "harmful", why, 0.6)
+        guarded = guardrail(text)
+        if guarded is not None:
+            return guarded
         strict = pending is not None and pending.expectation is not None and pending.expectation.type != "text"
-        if pending is not None and self._abandons(text):  # "actually, cancel that" ends the task, whatever it does
+        if pending is not None and is_abandon(text):  # "actually, cancel that" ends the task, whatever it does
             every = cancels_everything(text)
             return Decision(
                 kind="abandon",
@@ -325,7 +330,7 @@ class Router(Classifier):
             opposite = _contradiction(text, roots) if len(words(text)) >= 3 else None
             if opposite is not None:
                 why = f"it asks to {opposite}, and {pending.tool} does the opposite"
-                return self._refuse(text, "contradiction", why, 0.5)
+                return _refuse(text, "contradiction", why, 0.5)
             wanted = describe_expectation(pending.expectation)
             if fit is not None:
                 why = f"The answer {fit!r} fits what {pending.tool} asked for ({wanted})."
@@ -375,8 +380,7 @@ class Router(Classifier):
             sure = 0.9 if intents[intent] - score >= 0.15 else 0.6
             if intent == CAPABILITIES:
                 return Decision(kind="capabilities", confidence=sure, rationale="The message asks what I can do.")
-            quits = cancels(text) and not (is_question(text) and len(words(text)) > 4)
-            if intent == ABANDON and quits and (pending is not None or intents[intent] >= 0.5):
+            if intent == ABANDON and says_stop(text) and (pending is not None or intents[intent] >= 0.5):
                 return Decision(kind="abandon", confidence=sure, rationale="The message abandons the pending task.")
         if best:
             opposite = _contradiction(text, self._roots_of(query.catalog, best))
@@ -384,7 +388,7 @@ class Router(Classifier):
                 why = f"it asks to {opposite}, and {best} does the opposite"
                 if pending is not None:
                     return self._clarify_or_refuse(text, pending, strict, query, why=why, reason="contradiction")
-                return self._refuse(text, "contradiction", why, 0.5)
+                return _refuse(text, "contradiction", why, 0.5)
         request = looks_like_request(text)
         if pending is not None:
             needed = cal.route if request else cal.switch
@@ -407,7 +411,7 @@ class Router(Classifier):
             why = f"The request is closest to the description and examples of {best}"
             return self._route(best, text, score, second, why, cal)
         if request or score < cal.route * 0.5:
-            return self._refuse(text, "out_of_scope", "it is outside what I can do here", 0.8 if score < 0.1 else 0.5)
+            return _refuse(text, "out_of_scope", "it is outside what I can do here", 0.8 if score < 0.1 else 0.5)
         return Decision(
             kind="clarify",
             reason="unclear",
@@ -415,16 +419,6 @@ class Router(Classifier):
             text=f"I am not sure what you mean by {_quote(text)}.",
             rationale="The message matches no tool well enough.",
         )
-
-    @staticmethod
-    def _abandons(text: str) -> bool:
-        """A short message that says to stop and is closer to the abandon intent than to asking what I can do."""
-        if not cancels(text) or len(words(text)) > 8 or (is_question(text) and len(words(text)) > 4):
-            return False  # "should I stop taking it?" asks about something else
-        if len(words(text)) <= 3:  # "nvm", "cancel it", "stop please"
-            return True
-        intents = intent_scores(text)
-        return intents.get(ABANDON, 0.0) >= INTENT_MIN and intents.get(ABANDON, 0.0) >= intents.get(CAPABILITIES, 0.0)
 
     def _return(self, query: Query, text: str) -> Decision:
         """Back to a waiting task: the one the rest of the message names, else the one below the top."""
@@ -462,9 +456,9 @@ class Router(Classifier):
         cal: Calibration | None = None,
     ) -> Decision:
         if reason:
-            return self._refuse(text, reason, why, 0.5)
+            return _refuse(text, reason, why, 0.5)
         if cal is not None and looks_like_request(text) and score < cal.route:
-            return self._refuse(text, "out_of_scope", "it is outside what I can do here", 0.6)
+            return _refuse(text, "out_of_scope", "it is outside what I can do here", 0.6)
         return Decision(
             kind="clarify",
             reason="no_fit",

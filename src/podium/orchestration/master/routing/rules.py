@@ -26,6 +26,7 @@ __all__ = [
     "is_capability_question",
     "is_question",
     "looks_like_request",
+    "says_stop",
     "small_talk",
 ]
 
@@ -112,6 +113,11 @@ _EVERYTHING = re.compile(
 )
 
 
+def _straight(text: str) -> str:
+    """``text`` with typographic apostrophes made straight (phones type "don’t")."""
+    return text.replace("\u2019", "'")
+
+
 def cancels_everything(text: str) -> bool:
     """True when a message that cancels says to drop every task ("cancel everything", "forget all of it")."""
     return cancels(text) and _EVERYTHING.search(text) is not None
@@ -124,32 +130,32 @@ def cancels(text: str) -> bool:
     The abandon intent needs such a word besides its similarity to the intent's examples: a message that is only
     close to them ("thank you", "yes please", "I'll collect it") leaves the pending task as it is.
     """
-    return _CANCEL.search(text.replace("\u2019", "'")) is not None
+    return _CANCEL.search(_straight(text)) is not None
 
 
 def emergency(text: str) -> str | None:
     """The words of ``text`` that describe an emergency (someone cannot breathe, chest pain, a poisoning, an
     overdose, thoughts of suicide), or ``None``. No task of an assistant should handle those: the person is sent
     to emergency services first."""
-    found = _EMERGENCY.search(text.replace("\u2019", "'"))
+    found = _EMERGENCY.search(_straight(text))
     return " ".join(found.group(0).split()) if found else None
 
 
 def asks_to_repeat(text: str) -> bool:
     """True when a short message asks what the question was ("can you repeat that?", "what were you asking me?")."""
-    return len(words(text)) <= 12 and _REPEAT.search(text.replace("\u2019", "'")) is not None
+    return len(words(text)) <= 12 and _REPEAT.search(_straight(text)) is not None
 
 
 def is_question(text: str) -> bool:
     """True when ``text`` is put as a question (a question mark, or a question word or auxiliary verb first)."""
-    return "?" in text or _QUESTION_START.match(text.replace("\u2019", "'")) is not None
+    return "?" in text or _QUESTION_START.match(_straight(text)) is not None
 
 
 def small_talk(text: str) -> str | None:
     """What a message that only greets, thanks, acknowledges or says goodbye does: ``"thanks"``, ``"goodbye"``,
     ``"greeting"`` or ``"ack"`` ("thanks a lot!", "ok", "good morning", "bye", or only symbols: "?", an emoji);
     ``None`` for anything else."""
-    said = words(text.replace("\u2019", "'"))
+    said = words(_straight(text))
     if len(said) > 8 or any(w not in _SMALL_TALK for w in said):
         return None
     kinds = set(said)
@@ -226,10 +232,19 @@ def _is_intent(label: str, text: str) -> bool:
     return best == label and scores[label] >= INTENT_THRESHOLD
 
 
+def says_stop(text: str) -> bool:
+    """True when ``text`` says to stop (:func:`cancels`) and is not a longer question about something else ("should
+    I stop taking it?")."""
+    return cancels(text) and not (is_question(text) and len(words(text)) > 4)
+
+
 def is_abandon(text: str) -> bool:
-    """True when the message abandons the pending task ("never mind", "forget about it", "cancel that"): it says
-    to stop (:func:`cancels`) and is closest to the abandon intent's examples."""
-    return cancels(text) and _is_intent(ABANDON, text)
+    """True when a short message abandons the pending task ("nvm", "actually, cancel that", "forget about it"): it
+    says to stop (:func:`says_stop`), and past three words it is also closest to the abandon intent's examples
+    ("never mind the cost, write the letter" is no abandon)."""
+    if not says_stop(text) or len(words(text)) > 8:
+        return False
+    return len(words(text)) <= 3 or _is_intent(ABANDON, text)
 
 
 def is_capability_question(text: str) -> bool:
@@ -280,7 +295,7 @@ def _share(option: str, said: list[str]) -> float:
 
 def affirmed(text: str) -> str:
     """The clauses of ``text`` that are not negated ("No, I'm not a partner, I'm staff" gives "I'm staff")."""
-    return " ".join(c for c in _CLAUSE.split(text.replace("’", "'")) if c.strip() and not _NEGATION.search(c.lower()))
+    return " ".join(c for c in _CLAUSE.split(_straight(text)) if c.strip() and not _NEGATION.search(c.lower()))
 
 
 def _initials(option: str) -> str:
@@ -298,7 +313,7 @@ def _choice(options: list[str], text: str) -> str | None:
         return abbreviated[0]
     said: list[str] = []
     negated: list[str] = []
-    for clause in _CLAUSE.split(text.replace("’", "'")):
+    for clause in _CLAUSE.split(_straight(text)):
         (negated if _NEGATION.search(clause.lower()) else said).extend(_stems(clause))
     scored: list[tuple[float, str]] = []
     refused: list[str] = []
