@@ -2,9 +2,10 @@
 
 Handing a coroutine to a task costs several turns of the event loop (the task's first step, its wake-ups, the
 callbacks of :func:`asyncio.shield`), even when the coroutine would finish without waiting for anything: a write to
-the in-memory store, or one that SQLite commits on the event loop's own connection. :func:`start` runs the
+the in-memory store, or one that SQLite commits on the event loop's own connection. :func:`first_step` runs the
 coroutine's first step in the caller; a coroutine that finishes there costs no task, and one that suspends goes on
-in a task from where it stopped, exactly as if it had been a task from the start.
+from where it stopped, in the awaiting task or in a task of its own (:func:`firm`), exactly as if it had been
+awaited or a task from the start.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["first_step", "start"]
+__all__ = ["firm", "first_step"]
 
 
 class _Firm(asyncio.Task):  # type: ignore[type-arg]
@@ -27,29 +28,6 @@ class _Firm(asyncio.Task):  # type: ignore[type-arg]
         return False
 
 
-def start(coro: Coroutine[Any, Any, T], *, firm: bool = False) -> asyncio.Future[T]:
-    """Run ``coro`` until it first waits; a future of its result (already done when it never waited).
-
-    An exception raised before it waits is in the returned future, as a task would hold it. ``firm``: the task that
-    goes on with a coroutine that waits cannot be cancelled (a caller awaiting it and cancelled meanwhile gets its
-    ``CancelledError`` once the coroutine has finished).
-    """
-    loop = asyncio.get_running_loop()
-    try:
-        finished, outcome = first_step(coro)
-    except BaseException as exc:
-        failed: asyncio.Future[T] = loop.create_future()
-        failed.set_exception(exc)
-        return failed
-    if finished:
-        done: asyncio.Future[T] = loop.create_future()
-        done.set_result(outcome)
-        return done
-    if firm:
-        return _Firm(_finish(outcome), loop=loop)
-    return loop.create_task(_finish(outcome))
-
-
 def first_step(coro: Coroutine[Any, Any, T]) -> tuple[bool, Any]:
     """Run ``coro`` until it first waits: ``(True, result)`` if it finished, else ``(False, awaitable)``, the
     awaitable going on with it from there in the awaiting task. An exception it raises first propagates."""
@@ -58,6 +36,12 @@ def first_step(coro: Coroutine[Any, Any, T]) -> tuple[bool, Any]:
     except StopIteration as stop:
         return True, stop.value
     return False, _resume(coro, waiting_on)
+
+
+def firm(going_on: Any) -> asyncio.Future[Any]:
+    """A task that cannot be cancelled, going on with a started coroutine (the awaitable :func:`first_step` gave):
+    a task awaiting it and cancelled meanwhile gets its ``CancelledError`` once it has finished."""
+    return _Firm(_finish(going_on), loop=asyncio.get_running_loop())
 
 
 async def _finish(going_on: Any) -> Any:

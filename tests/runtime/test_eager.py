@@ -1,12 +1,13 @@
-"""podium._eager.start: a coroutine's first step in the caller, a task only if it waits."""
+"""podium._eager: a coroutine's first step in the caller, a task only if it waits."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
-from podium._eager import start
+from podium._eager import firm, first_step
 
 
 async def test_a_coroutine_that_never_waits_is_done_at_once_without_a_task() -> None:
@@ -14,39 +15,42 @@ async def test_a_coroutine_that_never_waits_is_done_at_once_without_a_task() -> 
         return 7
 
     before = len(asyncio.all_tasks())
-    future = start(quick())
-    assert future.done() and future.result() == 7
+    assert first_step(quick()) == (True, 7)
     assert len(asyncio.all_tasks()) == before
 
 
-async def test_what_it_raises_before_waiting_is_in_the_future() -> None:
+async def test_what_it_raises_before_waiting_propagates() -> None:
     async def broken() -> None:
         raise ValueError("no")
 
-    future = start(broken())
-    assert future.done()
     with pytest.raises(ValueError, match="no"):
-        future.result()
+        first_step(broken())
 
 
-async def test_a_coroutine_that_waits_goes_on_in_a_task_from_where_it_stopped() -> None:
+async def test_a_coroutine_that_waits_goes_on_from_where_it_stopped() -> None:
     steps: list[str] = []
     gate = asyncio.Event()
 
     async def slow() -> str:
-        steps.append("first")  # runs in the caller, before start returns
+        steps.append("first")  # runs in the caller, before first_step returns
         await gate.wait()
         steps.append("second")
         await asyncio.sleep(0)
         return "done"
 
-    future = start(slow())
-    assert steps == ["first"] and not future.done()
+    finished, going = first_step(slow())
+    assert not finished and steps == ["first"]
     gate.set()
-    assert await future == "done" and steps == ["first", "second"]
+    assert await going == "done" and steps == ["first", "second"]
 
 
-async def test_cancelling_the_task_reaches_the_coroutine_where_it_waits() -> None:
+async def _going_on(coro: Any) -> Any:
+    finished, going = first_step(coro)
+    assert not finished
+    return await going
+
+
+async def test_cancelling_the_awaiting_task_reaches_the_coroutine_where_it_waits() -> None:
     seen: list[str] = []
 
     async def waits() -> None:
@@ -56,11 +60,11 @@ async def test_cancelling_the_task_reaches_the_coroutine_where_it_waits() -> Non
             seen.append("cancelled")
             raise
 
-    future = start(waits())
+    task = asyncio.ensure_future(_going_on(waits()))
     await asyncio.sleep(0)
-    future.cancel()
+    task.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await future
+        await task
     assert seen == ["cancelled"]
 
 
@@ -72,15 +76,15 @@ async def test_an_error_caught_inside_after_the_throw_ends_the_coroutine_normall
             return "recovered"
         return "slept"
 
-    future = start(recovers())
+    task = asyncio.ensure_future(_going_on(recovers()))
     await asyncio.sleep(0)
-    future.cancel()
-    assert await future == "recovered"  # as a task of its own would have ended
+    task.cancel()
+    assert await task == "recovered"  # as a task of its own would have ended
 
 
 async def test_a_firm_task_finishes_and_whoever_awaited_it_is_cancelled_after() -> None:
-    """``start(firm=True)``: the awaiting task's cancellation does not reach the coroutine, which finishes; the
-    awaiting task gets its ``CancelledError`` then, with the outcome still to be read from the task."""
+    """:func:`firm`: the awaiting task's cancellation does not reach the coroutine, which finishes; the awaiting
+    task gets its ``CancelledError`` then, with the outcome still to be read from the task."""
     gate = asyncio.Event()
     finished: list[str] = []
 
@@ -89,10 +93,12 @@ async def test_a_firm_task_finishes_and_whoever_awaited_it_is_cancelled_after() 
         finished.append("written")
         return "stored"
 
-    writing = start(write(), firm=True)
+    done, going = first_step(write())
+    assert not done
+    writing = firm(going)
 
     async def caller() -> str:
-        return await writing
+        return await writing  # type: ignore[no-any-return]
 
     awaiting = asyncio.ensure_future(caller())
     await asyncio.sleep(0)

@@ -507,13 +507,15 @@ async def test_resets_of_the_log_are_spaced_unless_it_grows_too_long(
     monkeypatch.setattr(_direct, "RESET_EVERY", 60.0)
     store = SQLiteStore(tmp_path / "s.db", durability="process")
     await store.create_thread("t")
-    for seq in range(1, 201):
+    for seq in range(1, 201):  # a steady stream: the store's thread gets its turns to checkpoint between commits
         await store.append_events("t", [_note(seq, f"n{seq}")])
+        await asyncio.sleep(0.001)
     await asyncio.sleep(0.2)
     assert len(resets) == 1  # the first (none before it), then none for a minute
     monkeypatch.setattr(_direct, "RESET_FRAMES_MAX", 8)  # too long: reset whenever the last was
     for seq in range(201, 401):
         await store.append_events("t", [_note(seq, f"n{seq}")])
+        await asyncio.sleep(0.001)
     await asyncio.sleep(0.2)
     assert len(resets) > 2
     assert len(await store.read_events("t")) == 400

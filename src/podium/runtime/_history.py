@@ -37,17 +37,21 @@ class _History:
     done: list[Message] = field(default_factory=list)
     """The valid history of the messages before ``tail``."""
     tail: list[Message] = field(default_factory=list)
-    """The last messages, from the last that is not a tool result: their group may still grow."""
+    """The messages after ``done``; from the last that is not a tool result on, once viewed (their group may still
+    grow)."""
 
     def add(self, messages: list[Message]) -> None:
-        tail = self.tail + messages
-        cut = max((i for i, m in enumerate(tail) if not isinstance(m, ToolMessage)), default=0)
-        if cut:
-            self.done += valid_history(tail[:cut])
-        self.tail = tail[cut:]
+        self.tail += messages  # filtered when next viewed (a thread's history may never be read again)
 
     def view(self) -> list[Message]:
-        return self.done + valid_history(self.tail)
+        tail = self.tail
+        cut = len(tail) - 1
+        while cut > 0 and isinstance(tail[cut], ToolMessage):
+            cut -= 1
+        if cut > 0:
+            self.done += valid_history(tail[:cut])
+            self.tail = tail = tail[cut:]
+        return self.done + valid_history(tail)
 
 
 class HistoryCache:

@@ -18,11 +18,11 @@ import inspect
 import logging
 import math
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from podium._eager import start
+from podium._eager import firm, first_step
 from podium.errors import LeaseLost, LimitReached, StoreError, UsageError
 from podium.events import Event
 from podium.messages import Usage
@@ -134,7 +134,10 @@ class RunState:
     """Give the lease back with the run's recorded end, in the same write (its renewals stop first)."""
     released: bool = False
     """The lease was given back with the run's end (the caller need not release it)."""
-    _flushing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _busy: bool = False
+    """A flush is under way (storing, then publishing)."""
+    _idle: asyncio.Future[None] | None = None
+    """Set when the flush under way ends, for flushes waiting for it (made when one waits)."""
     _keeper: _LeaseKeeper | None = None
 
     async def record(self, event: Event) -> None:
@@ -181,26 +184,25 @@ class RunState:
             LeaseLost: another process took the thread over; nothing was written.
             StoreError: the store kept failing.
         """
-        if not self.pending and outcome is None and not self._flushing.locked():
-            return  # nothing recorded since the last flush, and no flush under way
-        async with self._flushing:
-            if not self.pending:
-                assert outcome is None, "a run's outcome goes with its recorded end"
-                return
-            if self.lost_to is not None:
-                raise LeaseLost(self.thread_id, self.owner, self.lost_to)
-            batch, self.pending = self.pending, []
-            # no task for a write that needs no wait; one that waits cannot be cancelled (a cancelled run learns
-            # how its write ended before it numbers its end after what is stored, else the two would claim the same
-            # sequence numbers): awaited directly, a turn of the loop sooner than through asyncio.shield
-            writing = start(self._store(batch, outcome, wait), firm=True)
+        while self._busy:  # one flush at a time, so events are stored and published in order
+            if self._idle is None:
+                self._idle = asyncio.get_running_loop().create_future()
+            await asyncio.wait((self._idle,))  # (a waiter cancelled here leaves the shared future alone)
+        if not self.pending:
+            assert outcome is None, "a run's outcome goes with its recorded end"
+            return  # nothing recorded since the last flush, or a flush under way stored it meanwhile
+        if self.lost_to is not None:
+            raise LeaseLost(self.thread_id, self.owner, self.lost_to)
+        self._busy = True
+        batch, self.pending = self.pending, []
+        try:
+            writing: asyncio.Future[None] | None = None
             try:
-                if writing.done():  # stored without waiting (the in-memory store; SQLite on the loop's connection)
-                    writing.result()
-                else:
+                writing = self._write(batch, outcome, wait)
+                if writing is not None:
                     await writing
             except asyncio.CancelledError:  # (a firm write has ended before its awaiting run sees the cancellation)
-                if writing.cancelled() or writing.exception() is not None:
+                if writing is None or writing.cancelled() or writing.exception() is not None:
                     self.pending = batch + self.pending
                 raise
             except LeaseLost as lost:
@@ -221,28 +223,64 @@ class RunState:
             if self.bus is not None and not self.bus.quiet(self.thread_id):
                 for event in ready:
                     await self._to_bus(event)
+        finally:
+            self._busy = False
+            if self._idle is not None:
+                idle, self._idle = self._idle, None
+                idle.set_result(None)
 
-    async def _store(self, batch: list[Event], outcome: RunOutcome | None, wait: bool) -> None:
-        for pause in (*FLUSH_RETRIES, None):
+    def _write(self, batch: list[Event], outcome: RunOutcome | None, wait: bool) -> asyncio.Future[None] | None:
+        """Store ``batch`` (see :meth:`flush`): ``None`` once stored, or a task storing it that cannot be cancelled.
+
+        A write that finishes without waiting (the in-memory store; SQLite on the loop's connection) costs no task.
+        One that waits goes on in a firm task: a cancelled run learns how its write ended before it numbers its end
+        after what is stored, else the two would claim the same sequence numbers. A store that fails is tried again
+        in that task after each pause of :data:`FLUSH_RETRIES`.
+        """
+        try:
+            finished, going = first_step(self._attempt(batch, outcome, wait))
+        except LeaseLost:
+            raise
+        except StoreError as exc:
+            return firm(self._retry(exc, batch, outcome, wait))
+        return None if finished else firm(self._until_stored(going, batch, outcome, wait))
+
+    def _attempt(self, batch: list[Event], outcome: RunOutcome | None, wait: bool) -> Coroutine[Any, Any, Any]:
+        if outcome is not None:
+            return self._end(batch, outcome)
+        if wait:
+            return self.store.append_events(self.thread_id, batch, owner=self.owner)
+        return self.store.append_events_soon(self.thread_id, batch, owner=self.owner)
+
+    async def _end(self, batch: list[Event], outcome: RunOutcome) -> None:
+        if self.release_at_end and self._keeper is not None:
+            await self._keeper.stop()  # no renewal may take the lease again after the end gives it back
+        self.released = await self.store.end_run(
+            self.thread_id, batch, self.run_id, *outcome, owner=self.owner, release=self.release_at_end
+        )
+
+    async def _until_stored(
+        self, going: Awaitable[Any], batch: list[Event], outcome: RunOutcome | None, wait: bool
+    ) -> None:
+        try:
+            await going
+        except LeaseLost:
+            raise
+        except StoreError as exc:
+            await self._retry(exc, batch, outcome, wait)
+
+    async def _retry(self, error: StoreError, batch: list[Event], outcome: RunOutcome | None, wait: bool) -> None:
+        for pause in FLUSH_RETRIES:
+            _log.warning("storing events of run %s failed (%s); trying again in %s s", self.run_id, error, pause)
+            await asyncio.sleep(pause)
             try:
-                if outcome is None and not wait:
-                    await self.store.append_events_soon(self.thread_id, batch, owner=self.owner)
-                elif outcome is None:
-                    await self.store.append_events(self.thread_id, batch, owner=self.owner)
-                else:
-                    if self.release_at_end and self._keeper is not None:
-                        await self._keeper.stop()  # no renewal may take the lease again after the end gives it back
-                    self.released = await self.store.end_run(
-                        self.thread_id, batch, self.run_id, *outcome, owner=self.owner, release=self.release_at_end
-                    )
+                await self._attempt(batch, outcome, wait)
                 return
             except LeaseLost:
                 raise
             except StoreError as exc:
-                if pause is None:
-                    raise
-                _log.warning("storing events of run %s failed (%s); trying again in %s s", self.run_id, exc, pause)
-                await asyncio.sleep(pause)
+                error = exc
+        raise error
 
     def keep_lease(self) -> Callable[[], Awaitable[None]]:
         """Renew the thread's lease every third of its time to live, for as long as the run executes; the function

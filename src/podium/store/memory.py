@@ -61,15 +61,18 @@ class MemoryStore(Store):
         if owner is not None and (thread.lease is None or thread.lease[0] != owner):
             raise LeaseLost(thread_id, owner, thread.lease[0] if thread.lease else None)
         last = thread.events[-1].seq if thread.events else 0
+        journals = self._journals
         for offset, event in enumerate(events, 1):
             if event.seq != last + offset:
                 raise StoreError(f"thread {thread_id!r}: event seq {event.seq} is not the next ({last + offset})")
-            if event.key is not None and event.key in self._journals.get(event.run_id, {}):
+            if event.key is not None and event.key in journals.get(event.run_id, ()):
                 raise StoreError(f"run {event.run_id!r}: journal key {event.key!r} is already recorded")
+        thread.events += events
         for event in events:
-            thread.events.append(event)
             if event.key is not None:
-                self._journals.setdefault(event.run_id, {})[event.key] = event
+                journals.setdefault(event.run_id, {})[event.key] = event
+
+    append_events_soon = append_events  # its commits are done when they return
 
     async def read_events(self, thread_id: str, *, after: int = 0, run_id: str | None = None) -> list[Event]:
         events = self._thread(thread_id).events[after:]

@@ -10,6 +10,8 @@ const page = {
   app: null,
   thread: null,
   busy: false,
+  loading: true, // the page, then a conversation, is being loaded: nothing can be sent yet
+  opening: 0, // counts the conversations opened, so that only the latest one ends the loading
 };
 
 // What the drawn conversation holds; reset for each thread.
@@ -304,11 +306,16 @@ function updateHint() {
 
 function setBusy(busy) {
   page.busy = busy;
-  $("send").disabled = busy;
+  $("send").disabled = busy || page.loading;
   $("conversation").setAttribute("aria-busy", String(busy));
   const typing = document.querySelector("#messages .typing");
   if (busy && !typing) bubble("typing", el("span", { class: "dots", "aria-label": "working" }, "working…"));
   if (!busy && typing) typing.remove();
+}
+
+function setLoading(loading) {
+  page.loading = loading;
+  $("send").disabled = loading || page.busy;
 }
 
 function setUrl() {
@@ -328,7 +335,7 @@ function onFrame(frame) {
 }
 
 async function say(text) {
-  if (page.busy || !text.trim()) return;
+  if (page.busy || page.loading || !text.trim()) return;
   setBusy(true);
   status("");
   try {
@@ -356,7 +363,7 @@ async function say(text) {
 }
 
 function answer(option) {
-  if (!page.busy) say(option);
+  if (!page.busy && !page.loading) say(option);
 }
 
 async function follow(thread) {
@@ -374,6 +381,7 @@ async function follow(thread) {
 }
 
 async function openThread(threadId) {
+  const opening = ++page.opening;
   page.thread = threadId;
   resetView();
   setUrl();
@@ -382,20 +390,26 @@ async function openThread(threadId) {
   if (!threadId) {
     $("thread-title").textContent = "New conversation";
     $("rename").hidden = true;
+    setLoading(false);
     return;
   }
   status("Loading the conversation…", "busy");
+  setLoading(true); // what is sent now would be drawn, then wiped when the conversation arrives
+  let thread;
   try {
-    const thread = await api("GET", `/threads/${threadId}`);
+    thread = await api("GET", `/threads/${threadId}`);
     $("thread-title").textContent = title(thread);
     $("rename").hidden = false;
     await catchUp();
     status("");
-    if (thread.status === "busy") await follow(threadId);
   } catch (error) {
     status(error.status === 404 ? "That conversation does not exist (or is not yours)." : error.message, "error");
-    if (error.status === 404) openThread(null);
+    if (error.status === 404 && opening === page.opening) openThread(null);
+    return;
+  } finally {
+    if (opening === page.opening) setLoading(false);
   }
+  if (thread.status === "busy") await follow(threadId);
 }
 
 function title(thread) {
@@ -455,7 +469,7 @@ async function start() {
   $("composer").addEventListener("submit", (event) => {
     event.preventDefault();
     const text = $("input").value;
-    if (!text.trim() || page.busy) return;
+    if (!text.trim() || page.busy || page.loading) return;
     $("input").value = "";
     say(text);
   });
@@ -493,8 +507,9 @@ async function start() {
   page.app = [params.get("app"), DEFAULT_APP, names[0]].find((name) => name && names.includes(name));
   $("app").replaceChildren(...names.map((name) => el("option", { value: name, selected: name === page.app }, name)));
   await loadThreads();
-  await openThread(params.get("thread"));
+  $("input").disabled = false; // typing may start; sending waits until the conversation is loaded
   $("input").focus();
+  await openThread(params.get("thread"));
 }
 
 start();
