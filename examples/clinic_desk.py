@@ -23,9 +23,11 @@ from typing import Any
 from podium import Expectation, Model, RunContext, Settings, ToolMetadata
 from podium.app import App
 from podium.orchestration.master import (
+    Classifier,
     FunctionTool,
     MasterAgent,
     MasterTool,
+    Router,
     ToolContent,
     ToolInput,
     classifier_for,
@@ -213,12 +215,8 @@ HOURS = FunctionTool(
 )
 
 
-def build(model: Model | None = None) -> MasterAgent:
-    """The Clinic Desk: the offline router without a model (or with an empty replay), else the hybrid.
-
-    ``PODIUM_CLASSIFIER`` (``router``, ``llm``, ``hybrid``) chooses another.
-    """
-    classifier = classifier_for(model, Settings.load().classifier, title=TITLE)
+def desk(classifier: Classifier) -> MasterAgent:
+    """The Clinic Desk's master agent, routing with ``classifier``."""
     return MasterAgent(
         [AppointmentBooking(), PrescriptionRefill(), BillingEnquiry(), HOURS],
         name="clinic_desk",
@@ -228,4 +226,12 @@ def build(model: Model | None = None) -> MasterAgent:
     )
 
 
-app = App(name="clinic-desk", build=build, cassette=CASSETTE, welcome=build().welcome)
+def build(model: Model | None = None) -> MasterAgent:
+    """The Clinic Desk: the offline router without a model (or with an empty replay), else the hybrid.
+
+    ``PODIUM_CLASSIFIER`` (``router``, ``llm``, ``hybrid``) chooses another.
+    """
+    return desk(classifier_for(model, Settings.load().classifier, title=TITLE))
+
+
+app = App(name="clinic-desk", build=build, cassette=CASSETTE, welcome=desk(Router()).welcome)

@@ -29,8 +29,10 @@ from typing import Any
 from podium import AIMessage, Expectation, Message, Model, ModelRequest, RunContext, Settings, ToolMetadata
 from podium.app import App
 from podium.orchestration.master import (
+    Classifier,
     MasterAgent,
     MasterTool,
+    Router,
     ToolContent,
     ToolInput,
     classifier_for,
@@ -150,12 +152,8 @@ class SmartStrategy(MasterTool):
         return ToolContent(value=f'Due to "{request.text}", the id can be found at {WHERE[role]}.')
 
 
-def build(model: Model | None = None) -> MasterAgent:
-    """The SmartInvestigator: the offline router without a model (or with the empty replay), else the hybrid.
-
-    ``PODIUM_CLASSIFIER`` (``router``, ``llm``, ``hybrid``) chooses another.
-    """
-    classifier = classifier_for(model, Settings.load().classifier, title=TITLE)
+def investigator(classifier: Classifier) -> MasterAgent:
+    """The SmartInvestigator's master agent, routing with ``classifier``."""
     return MasterAgent(
         [DeclineLetterAssistance(), SmartStrategy()],
         name="smart_investigator",
@@ -165,7 +163,15 @@ def build(model: Model | None = None) -> MasterAgent:
     )
 
 
-app = App(name="smart-investigator", build=build, cassette=CASSETTE, welcome=build().welcome)
+def build(model: Model | None = None) -> MasterAgent:
+    """The SmartInvestigator: the offline router without a model (or with the empty replay), else the hybrid.
+
+    ``PODIUM_CLASSIFIER`` (``router``, ``llm``, ``hybrid``) chooses another.
+    """
+    return investigator(classifier_for(model, Settings.load().classifier, title=TITLE))
+
+
+app = App(name="smart-investigator", build=build, cassette=CASSETTE, welcome=investigator(Router()).welcome)
 
 # The seed's demo conversation, one human message per line.
 DEMO = [

@@ -70,3 +70,15 @@ def test_an_app_loaded_by_path_imports_its_siblings(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.delitem(sys.modules, "podium_sibling_tools", raising=False)
     assert load_app("myproject/bot.py").welcome == "hello from a sibling"
+
+
+@pytest.mark.parametrize("kind", ["llm", "hybrid"])
+@pytest.mark.parametrize("example", ["smart_investigator.py", "clinic_desk.py"])
+def test_the_examples_load_with_any_classifier_chosen(monkeypatch: pytest.MonkeyPatch, kind: str, example: str) -> None:
+    """Loading an example app builds no classifier (its welcome lists its tools whichever routes): with
+    ``PODIUM_CLASSIFIER=llm`` or ``hybrid`` the app loads, and its agent, built on the model, gets that classifier."""
+    monkeypatch.setenv("PODIUM_CLASSIFIER", kind)
+    app = load_app(str(ROOT / "examples" / example))
+    assert app.welcome.startswith("Hello, I am")
+    chosen = app.build(ScriptedModel([])).classifier  # type: ignore[attr-defined]
+    assert isinstance(chosen, LLMClassifier if kind == "llm" else HybridClassifier)

@@ -10,6 +10,10 @@ from typer.testing import CliRunner
 
 from podium.cli import cli
 
+CASSETTE = str(
+    Path(__file__).parents[1] / "examples" / "cassettes" / "trip.json"
+)  # not replayed: the app has its model
+
 
 @pytest.fixture
 def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
@@ -44,3 +48,21 @@ def test_app_by_file_path_and_bad_store(runner: CliRunner, tmp_path: Path) -> No
     assert any(json.loads(line).get("output", "").startswith("Side by side") for line in ok.output.splitlines())
     bad = runner.invoke(cli, ["threads", "--store", "mysql://x"])
     assert bad.exit_code == 2 and "unsupported store" in bad.output
+
+
+def test_a_conversation_whose_run_stops_at_a_limit_exits_1(runner: CliRunner, tmp_path: Path) -> None:
+    looping = tmp_path / "looping_app.py"
+    looping.write_text(
+        "from podium import ReactAgent\n"
+        "from podium.app import App\n"
+        "from podium.testing import FunctionModel, tool_call\n\n\n"
+        "def ping() -> str:\n"
+        '    """Ping."""\n'
+        '    return "pong"\n\n\n'
+        'model = FunctionModel(lambda messages, request: __import__("podium").AIMessage(tool_calls=[tool_call("ping")]))\n'
+        f'app = App(name="looping", build=lambda _: ReactAgent("looping", model, [ping], max_steps=2), cassette={CASSETTE!r})\n'
+    )
+    chat = runner.invoke(cli, ["chat", str(looping), "--jsonl", "--store", "memory"], input="go\n")
+    ended = [json.loads(line) for line in chat.output.splitlines() if '"run_ended"' in line]
+    assert [e["status"] for e in ended] == ["limit_exceeded"]
+    assert chat.exit_code == 1

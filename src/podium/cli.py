@@ -111,7 +111,7 @@ async def _chat(app_name: str, thread: str | None, jsonl: bool, store_spec: str 
 
     def report(result: RunResult) -> None:
         nonlocal failures
-        if result.status == "failed":
+        if result.status in ("failed", "limit_exceeded"):  # the turn's work was not done
             failures += 1
 
     try:

@@ -213,6 +213,28 @@ async def test_a_supervisor_that_keeps_handing_off_stops_at_the_guard() -> None:
     assert sum(1 for r in model.requests if r.messages[0].content == "Help.") == 3
 
 
+async def test_a_supervisor_calling_a_tool_it_lacks_hears_what_it_has_and_gives_up_after_its_retries() -> None:
+    """An unknown tool is answered with the tools the supervisor was offered (its handoffs too), and rounds of
+    nothing but failed calls end the run after ``max_tool_retries``, as for a ``ReactAgent``."""
+
+    def reply(messages: list[Message], request: ModelRequest) -> AIMessage:
+        return AIMessage(tool_calls=[tool_call("does_not_exist", {})])
+
+    model = FunctionModel(reply)
+    helper = ReactAgent("helper", model, prompt="Help.")
+    supervisor = create_supervisor([helper], model=model, max_tool_retries=2)
+    result = await Runtime().run(supervisor, "anything")
+    assert result.status == "failed" and "gave up after 2 consecutive failing tool calls" in result.reason
+    assert len(model.requests) == 3  # the first round, then two more
+    told = [m for m in model.requests[-1].messages if isinstance(m, ToolMessage)][-1]
+    assert told.is_error
+    assert told.content == (
+        "Unknown tool 'does_not_exist'. Available tools: transfer_to_helper. Call one of these instead."
+    )
+    with pytest.raises(UsageError, match="max_tool_retries"):
+        SupervisorOptions(max_tool_retries=-1)
+
+
 async def test_token_budget_ends_the_run_with_a_typed_outcome() -> None:
     model = FunctionModel(seed_reply)
     supervisor = build(model, "scoped")

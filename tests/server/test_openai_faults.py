@@ -63,6 +63,21 @@ def test_a_failed_run_answers_500_and_a_stream_ends_with_an_error_frame(url: str
             list(client.chat.completions.create(model="broken", messages=ask, stream=True))
 
 
+def test_a_client_with_its_default_retries_runs_a_failing_turn_once(url: str) -> None:
+    """The OpenAI clients retry a 500 twice by default: the failed run's answer tells them not to, or the turn (its
+    tools, its message in the conversation) would run three times."""
+    with (
+        OpenAI(base_url=f"{url}/v1", api_key="dev") as client,  # the default: max_retries=2
+        pytest.raises(openai.InternalServerError) as failed,
+    ):
+        ask = [{"role": "user", "content": "hello"}]
+        client.chat.completions.create(model="broken", messages=ask, extra_headers={"X-Conversation-Id": "r"})
+    assert failed.value.response.headers["x-should-retry"] == "false"
+    thread = failed.value.response.headers["x-podium-thread-id"]
+    runs = httpx.get(f"{url}/threads/{thread}/runs").json()
+    assert [r["status"] for r in runs] == ["error"]
+
+
 def test_a_client_that_disconnects_mid_stream_leaves_a_run_that_completes(url: str) -> None:
     body = {"model": "slow", "messages": [{"role": "user", "content": "what is the answer?"}], "stream": True}
     with httpx.stream("POST", f"{url}/v1/chat/completions", json=body, headers={"X-Conversation-Id": "cut"}) as r:

@@ -390,7 +390,9 @@ async def chat_completions(
     failure = answer.failure()
     if failure is not None:
         status = 409 if answer.ended is not None and answer.ended.status == "cancelled" else 500
-        return _error(status, failure, headers)
+        # the run happened (its tools ran, the message is in the conversation): a client's automatic retry would
+        # run the turn again, so the OpenAI clients are told not to (they read this header before the status)
+        return _error(status, failure, {**headers, "x-should-retry": "false"})
     message = {"role": "assistant", "content": "".join(answer.text)}
     completion = {
         "id": completion_id,

@@ -89,6 +89,9 @@ class SupervisorOptions:
     """Handoffs allowed in one turn; one more ends the run with status ``limit_exceeded`` and limit ``handoffs``."""
     max_steps: int = 25
     """Model calls of the supervisor in one turn before :class:`~podium.StepLimitExceeded`."""
+    max_tool_retries: int = 3
+    """Rounds in a row where every call of the supervisor failed (an unknown tool, bad arguments, a tool's error)
+    allowed before :class:`~podium.ToolRetriesExceeded`, as for a ``ReactAgent``."""
     agent_limits: Limits | None = None
     """A budget of each handoff (model calls and tokens of the agent it runs and everything below it), besides the
     run's :class:`~podium.Limits`; reaching it ends the run with status ``limit_exceeded``."""
@@ -114,6 +117,8 @@ class SupervisorOptions:
         if self.context == "scoped" and self.output_mode == "full_history":
             raise UsageError("output_mode='full_history' shares agents' internals: use it with context='shared'")
         _check_counts(self.max_handoffs, self.max_steps)
+        if self.max_tool_retries < 0:
+            raise UsageError("max_tool_retries must be 0 or more")
         if self.worker_rounds is not None and self.worker_rounds < 0:
             raise UsageError("worker_rounds must be 0 or more (or None to show every round in full)")
         if self.agent_limits is not None and self.agent_limits.timeout is not None:

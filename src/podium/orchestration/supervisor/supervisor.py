@@ -32,7 +32,7 @@ from typing import Any
 
 from podium.agents.base import Agent, AgentResult
 from podium.agents.react import ReactAgent
-from podium.errors import AgentError, LimitReached, StepLimitExceeded, Suspended, UsageError
+from podium.errors import AgentError, LimitReached, StepLimitExceeded, Suspended, ToolRetriesExceeded, UsageError
 from podium.messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings
 from podium.orchestration.supervisor._loop import (
@@ -159,7 +159,7 @@ class Supervisor(Agent):
         question = next((m.content for m in reversed(view) if isinstance(m, HumanMessage)), "")
         turn = next((i + 1 for i in range(len(view) - 1, -1, -1) if isinstance(view[i], HumanMessage)), len(view))
         segments: dict[str, int] = {}
-        handoffs = 0
+        handoffs = failing_rounds = 0
         # When a reply may be changed (a hook) or partly hidden (hidden handoffs, a forwarded answer), the model's
         # raw reply is journaled apart and the conversation records only what a client should read.
         hides = self.options.after_model is not None or self.forward_message or not self.options.add_handoff_messages
@@ -186,9 +186,15 @@ class Supervisor(Agent):
                     "handoffs",
                     f"supervisor {self.name!r} reached its limit of {self.options.max_handoffs} handoffs in one turn",
                 )
-            final = await self._round(ctx, view, reply, question, segments, record_reply=hides)
+            final, answers = await self._round(ctx, view, reply, question, segments, record_reply=hides)
             if final is not None:
                 return AgentResult(output=final.content, messages=view[start:])
+            if all(a.is_error for a in answers) and not any(c.name in self.handoffs for c in reply.tool_calls):
+                failing_rounds += 1  # nothing but failed calls: the model is told why, a few times at most
+                if failing_rounds > self.options.max_tool_retries:
+                    raise ToolRetriesExceeded(self.name, self.options.max_tool_retries, answers[-1].content)
+            else:
+                failing_rounds = 0
         raise StepLimitExceeded(self.name, self.options.max_steps)
 
     async def _structured(self, ctx: RunContext[Any], view: list[Message]) -> Any:
@@ -209,8 +215,9 @@ class Supervisor(Agent):
         segments: dict[str, int],
         *,
         record_reply: bool,
-    ) -> AIMessage | None:
-        """Answer every call of ``reply``; return the final message when ``forward_message`` ended the turn.
+    ) -> tuple[AIMessage | None, list[ToolMessage]]:
+        """Answer every call of ``reply``; return the final message when ``forward_message`` ended the turn, and
+        the answers of the calls.
 
         ``record_reply``: the reply was journaled apart, so record what the conversation shows of it here.
         """
@@ -236,8 +243,13 @@ class Supervisor(Agent):
                 if text is not None and forwarded is None:
                     forwarded = text
                     forward_ids.add(call.id)
-            else:
+            elif call.name in self.tools:
                 regular.append(call)
+            else:  # (the runtime would list only the supervisor's own tools, not the handoffs it was offered)
+                offered = ", ".join(sorted(spec.name for spec in self._specs)) or "none"
+                answers[call.id] = error_result(
+                    call, f"Unknown tool '{call.name}'. Available tools: {offered}. Call one of these instead."
+                )
         if forwarded is not None:  # the turn ends with the forwarded answer: nobody else is asked
             for job in jobs:
                 answers[job.call.id] = error_result(job.call, "Not transferred: an answer was forwarded to the user.")
@@ -278,11 +290,12 @@ class Supervisor(Agent):
             for job in jobs:
                 for message in self._returned(job):
                     view.append(await ctx.add_message(message))
+        given = [answers[c.id] for c in reply.tool_calls if c.id in answers]
         if forwarded is None:
-            return None
+            return None, given
         final = await record(ctx, AIMessage(content=forwarded, name=self.name))
         view.append(final)
-        return final
+        return final, given
 
     def _worker_view(
         self,
@@ -373,6 +386,7 @@ def create_supervisor(
     after_model: AfterModel | None = None,
     max_handoffs: int = 20,
     max_steps: int = 25,
+    max_tool_retries: int = 3,
     agent_limits: Limits | None = None,
     share_question: bool = True,
     worker_rounds: int | None = 0,
@@ -392,10 +406,10 @@ def create_supervisor(
         supervisor_name: its name (on its messages and in ``transfer_back_to_<name>``).
         description: what the supervisor does, for a parent choosing among agents.
         context, output_mode, add_handoff_messages, add_handoff_back_messages, handoff_tool_prefix, forward_message,
-            parallel_tool_calls, response_format, before_model, after_model, max_handoffs, max_steps, agent_limits,
-            share_question, worker_rounds, settings, include_agent_name: the supervisor's options, each described
-            in :class:`~podium.orchestration.supervisor.SupervisorOptions` (its defaults are these). A token budget
-            is the run's :class:`~podium.Limits` (``max_tokens``).
+            parallel_tool_calls, response_format, before_model, after_model, max_handoffs, max_steps,
+            max_tool_retries, agent_limits, share_question, worker_rounds, settings, include_agent_name: the
+            supervisor's options, each described in :class:`~podium.orchestration.supervisor.SupervisorOptions`
+            (its defaults are these). A token budget is the run's :class:`~podium.Limits` (``max_tokens``).
 
     Raises:
         UsageError: duplicate names, an unknown option value, or a handoff tool naming an unknown agent.
@@ -413,6 +427,7 @@ def create_supervisor(
         after_model=after_model,
         max_handoffs=max_handoffs,
         max_steps=max_steps,
+        max_tool_retries=max_tool_retries,
         agent_limits=agent_limits,
         share_question=share_question,
         worker_rounds=worker_rounds,
