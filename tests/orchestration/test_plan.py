@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -63,7 +64,7 @@ async def test_the_record_is_rebuilt_from_the_changes_each_transition_stored() -
     (plan,) = record.plans
     assert [s.status for s in plan.steps] == ["rejected", "awaiting_feedback", "planned"]
     assert (plan.steps[0].human_feedback, plan.rejected) == ("not needed", 1)
-    assert record.session.message_to_user == "reject: not needed"
+    assert record.session.message_to_user == "not needed"  # the feedback, not the verdict as typed
     record.apply({"kind": "step", "plan_id": plan.id, "step_id": "unknown", "status": "failed"})
     assert [s.status for s in record.plans[0].steps] == ["rejected", "awaiting_feedback", "planned"]
 
@@ -248,6 +249,84 @@ async def test_a_clarification_during_approvals_re_plans_too() -> None:
     assert second.interrupts[0].prompt.startswith("Step 1 of")
     old, new = (await _record(runtime, first.thread_id)).plans
     assert (old.overall_status, new.version) == ("superseded", 2)
+    assert [s.status for s in old.steps] == ["cancelled"] * 3  # none waits for a verdict any more
+    assert [s.status for s in new.steps][:1] == ["awaiting_feedback"]
+    with pytest.raises(PlanConflict, match=r"step 1 is cancelled: plan .* is superseded .* waits for no verdict"):
+        answer_for(
+            await _record(runtime, first.thread_id), None, plan_id=old.id, step_id=old.steps[0].id, approved=True
+        )
+
+
+async def test_a_verdict_naming_another_step_is_not_applied_to_the_waiting_one() -> None:
+    runtime, plans = Runtime(), agent()
+    first = await runtime.run(plans, "Onboard Ada Lovelace")
+    (plan,) = (await _record(runtime, first.thread_id)).plans
+    late = json.dumps({"approved": True, "step_id": "an-earlier-step", "updated_action": "HIJACK"})
+    again = await runtime.resume(plans, first.thread_id, late)
+    assert again.interrupts[0].prompt.startswith("That verdict was for another step. Step 1 of 3")
+    assert again.interrupts[0].data["step_id"] == plan.steps[0].id
+    (plan,) = (await _record(runtime, first.thread_id)).plans
+    assert (plan.steps[0].status, plan.steps[0].updated_action) == ("awaiting_feedback", None)
+
+
+async def test_the_humans_agent_message_is_what_they_said_not_the_verdict_json() -> None:
+    runtime, plans = Runtime(), agent()
+    first = await runtime.run(plans, "Onboard Ada Lovelace")
+    record = await _record(runtime, first.thread_id)
+    plan = record.plans[0]
+    pending = await _pending(runtime, first.thread_id)
+    edit = answer_for(
+        record,
+        pending,
+        plan_id=plan.id,
+        step_id=plan.steps[0].id,
+        approved=True,
+        human_feedback="use the new form",
+        updated_action="Create the record for Ada",
+    )
+    await runtime.resume(plans, first.thread_id, edit)
+    record = await _record(runtime, first.thread_id)
+    pending = await _pending(runtime, first.thread_id)
+    reject = answer_for(
+        record, pending, plan_id=plan.id, step_id=plan.steps[1].id, approved=False, human_feedback="not needed"
+    )
+    await runtime.resume(plans, first.thread_id, reject)
+    said = [(m.source, m.step_id, m.content) for m in agent_messages(await runtime.store.read_events(first.thread_id))]
+    assert [m for m in said if m[0] == "HumanAgent"] == [
+        ("HumanAgent", plan.steps[0].id, "use the new form\nEdited action: Create the record for Ada"),
+        ("HumanAgent", plan.steps[1].id, "not needed"),
+    ]
+
+
+async def test_a_cancelled_run_ends_its_plan_cancelled_whether_it_waited_or_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(plan_support.GATE, str(tmp_path / "never"))  # step 1 runs until cancelled
+    runtime, plans = Runtime(), agent()
+    running = await runtime.run(plans, "Onboard Ada Lovelace")
+    resumed = asyncio.create_task(runtime.resume(plans, running.thread_id, "approve"))
+    while (await _record(runtime, running.thread_id)).plans[0].steps[0].status != "action_requested":  # noqa: ASYNC110 - the store is polled
+        await asyncio.sleep(0.01)
+    await runtime.cancel(running.run_id)
+    assert (await resumed).status == "cancelled"
+    (plan,) = (await _record(runtime, running.thread_id)).plans
+    assert plan.overall_status == "cancelled"
+    assert [s.status for s in plan.steps] == ["cancelled"] * 3
+    monkeypatch.delenv(plan_support.GATE)
+
+    first = await runtime.run(plans, "Onboard Ada Lovelace")
+    await runtime.cancel(first.run_id)
+    record = await _record(runtime, first.thread_id)
+    (plan,) = record.plans
+    assert (plan.overall_status, plan.reason) == ("cancelled", "its run was cancelled")
+    assert [s.status for s in plan.steps] == ["cancelled"] * 3
+    assert record.session.current_status == "idle"
+    with pytest.raises(PlanConflict, match=r"step 1 is cancelled: plan .* is cancelled \(its run was cancelled\)"):
+        answer_for(record, None, plan_id=plan.id, step_id=plan.steps[0].id, approved=True)
+    # a later task in the session plans afresh; the cancelled plan stays cancelled
+    second = await runtime.run(plans, "Onboard Bob Stone", thread_id=first.thread_id)
+    old, new = (await _record(runtime, second.thread_id)).plans
+    assert (old.overall_status, new.overall_status) == ("cancelled", "in_progress")
 
 
 async def test_a_failing_step_is_failed_with_its_error_and_the_plan_re_plans_from_there(

@@ -18,8 +18,12 @@ The faults of the seed's original implementation, and the tests that catch each 
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -202,3 +206,90 @@ def test_a_rejected_plan_a_stray_verdict_and_a_new_name_over_http(make_store: Ca
             "Start offboarding for a leaving employee: exit interview, equipment return, final pay for Thomas Becker "
             "(30 June) [start_offboarding]"
         ]
+
+
+def test_two_verdicts_racing_for_one_step_one_is_taken_the_other_is_a_conflict(
+    make_store: Callable[[], Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from podium.server import plan as service
+
+    real, reads = service._pending, []
+
+    async def stale(state: Any, session_id: str) -> Any:
+        """Both requests read step 1's question; the second acts only once the first's verdict moved the plan on."""
+        found = await real(state, session_id)
+        reads.append(found)
+        if len(reads) > 2:
+            return found
+        while len(reads) < 2:  # noqa: ASYNC110 - the other request's read, on the same loop
+            await asyncio.sleep(0.005)
+        while len(reads) == 2 and found is reads[1]:
+            status, pending = await state.runtime.pending(session_id)
+            if status == "interrupted" and pending[0].id != found.id and not await state.executor.is_busy(session_id):
+                break
+            await asyncio.sleep(0.005)
+        return found
+
+    monkeypatch.setattr(service, "_pending", stale)
+    with (
+        live_server({"plans": small}, make_store()) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        plan_id = client.post("/input_task", json={"description": "Onboard Ada Lovelace", "session_id": "s1"}).json()[
+            "plan_id"
+        ]
+        first = _until(lambda: _waiting(client, plan_id))
+        base = {"plan_id": plan_id, "session_id": "s1", "step_id": first["id"], "approved": True}
+        with ThreadPoolExecutor(2) as pool:
+            sent = list(
+                pool.map(lambda edit: client.post("/human_feedback", json={**base, "updated_action": edit}), "AB")
+            )
+        assert sorted(r.status_code for r in sent) == [200, 409], [r.text for r in sent]
+        taken, refused = sorted(sent, key=lambda r: r.status_code)
+        assert refused.json()["detail"] == "step 1 was answered meanwhile by another request; this one was not applied"
+        second = _until(lambda: _waiting(client, plan_id, 2))
+        assert second["updated_action"] is None and second["human_approval_status"] == "requested"
+        step1 = _steps(client, plan_id)[0]
+        assert step1["status"] == "completed" and step1["updated_action"] in "AB"
+        assert json.loads(taken.request.content)["updated_action"] == step1["updated_action"]  # the winner's
+
+
+def test_a_cancelled_run_ends_its_plan_cancelled_and_verdicts_on_it_are_conflicts(
+    make_store: Callable[[], Store],
+) -> None:
+    with (
+        live_server({"plans": small}, make_store()) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        plan_id = client.post("/input_task", json={"description": "Onboard Ada Lovelace", "session_id": "s1"}).json()[
+            "plan_id"
+        ]
+        first = _until(lambda: _waiting(client, plan_id))
+        (run,) = client.get("/threads/s1/runs").json()
+        assert client.post(f"/threads/s1/runs/{run['run_id']}/cancel").status_code == 202
+        plan = _plan(client, "s1")
+        assert (plan["overall_status"], plan["reason"]) == ("cancelled", "its run was cancelled")
+        assert [s["status"] for s in plan["steps"]] == ["cancelled"] * 3 and plan["pending_steps"] == 0
+        body = {"plan_id": plan_id, "session_id": "s1", "step_id": first["id"], "approved": True}
+        refused = client.post("/human_feedback", json=body)
+        assert refused.status_code == 409
+        assert refused.json()["detail"] == (
+            f"step 1 is cancelled: plan {plan_id!r} is cancelled (its run was cancelled) and waits for no verdict"
+        )
+        assert (
+            client.post("/input_task", json={"description": "Onboard Bob Stone", "session_id": "s1"}).status_code == 200
+        )
+
+
+def test_a_blank_task_is_refused_with_its_reason_and_creates_nothing(make_store: Callable[[], Store]) -> None:
+    with (
+        live_server({"plans": small}, make_store()) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        for blank in (" ", "\t\n  "):
+            refused = client.post("/input_task", json={"description": blank, "session_id": "ws1"})
+            assert refused.status_code == 422
+            assert "the description is empty" in refused.text
+        assert client.get("/plans", params={"session_id": "ws1"}).status_code == 404
+        assert client.get("/threads/ws1").status_code == 404
+        assert client.get("/plans").json() == []

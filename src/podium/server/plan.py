@@ -33,7 +33,7 @@ from podium.orchestration.plan import (
     is_verdict,
 )
 from podium.server._executor import Job
-from podium.server._records import create_thread, owned_thread, update_thread
+from podium.server._records import create_thread, owned_thread, run_extra, update_thread
 from podium.server._state import ServerState
 from podium.server.auth import Principal, require
 
@@ -90,19 +90,39 @@ async def _pending(state: ServerState, session_id: str) -> Interrupt | None:
     return interrupts[0] if status == "interrupted" and interrupts else None
 
 
-async def _answer(state: ServerState, session_id: str, answer: str) -> None:
+async def _answer(state: ServerState, session_id: str, pending: Interrupt, answer: str, what: str) -> None:
+    """Resume the session's run with ``answer`` to ``pending``, the question it was checked against.
+
+    The answer is keyed by the interrupt's id, so the runtime refuses it when another answer took that question
+    meanwhile (the run may already wait on the next step's: a plain answer would decide that one). This returns once
+    the run recorded the answer; a refused one is a 409 naming ``what`` was answered meanwhile.
+    """
     name, _ = _plan_app(state)
     last = await state.store.last_run(session_id)
     assert last is not None  # a question is pending, so a run exists
-    job = Job(run_id=last.id, thread_id=session_id, assistant_id=name, answer=answer, resume=True)
+    job = Job(run_id=last.id, thread_id=session_id, assistant_id=name, answer={pending.id: answer}, resume=True)
+    meanwhile = f"{what} was answered meanwhile by another request; this one was not applied"
     try:
         await state.executor.submit(job, "reject", {"assistant_id": name, "created_at": time.time()})
-    except HTTPException as exc:  # a repeated verdict sent before the plan took the first one
+    except HTTPException as exc:  # the run is acting on an answer sent before this one
         if exc.status_code != 409:
             raise
-        raise HTTPException(
-            409, f"session {session_id!r} is still acting on an earlier answer; this one was not applied"
-        ) from None
+        raise HTTPException(409, meanwhile) from None
+    deadline = time.monotonic() + _PLAN_TIMEOUT
+    while not await _taken(state, last.id, pending.id, job.after):
+        if job.done.is_set():  # ended without recording it: refused (answered meanwhile)
+            if await _taken(state, last.id, pending.id, job.after):
+                return
+            raise HTTPException(409, meanwhile)
+        if time.monotonic() > deadline:
+            raise HTTPException(503, "the plan did not take the answer in time; see GET /plans for the outcome")
+        await asyncio.sleep(0.01)
+
+
+async def _taken(state: ServerState, run_id: str, interrupt_id: str, after: int) -> bool:
+    """Whether the run recorded an answer to ``interrupt_id`` after sequence number ``after`` (this resume's)."""
+    answered = (await state.store.journal(run_id)).get(interrupt_id + "!")
+    return answered is not None and answered.seq > after
 
 
 @router.post("/input_task")
@@ -125,11 +145,16 @@ async def input_task(body: InputTask, request: Request, principal: Run) -> dict[
     await state.executor.submit(job, "reject", {"assistant_id": name, "created_at": time.time()})
     deadline = time.monotonic() + _PLAN_TIMEOUT
     while True:
+        ended = job.done.is_set()  # read before the record: a run that stored its plan and ended is seen with it
         record = await _record(state, session_id, user)
         if len(record.plans) > before:
             plan = record.plans[before]
             break
-        if job.done.is_set() or time.monotonic() > deadline:
+        if ended:
+            extra = await run_extra(state.store, session_id, job.run_id) or {}
+            why = extra.get("reason") or "it ended without a plan"
+            raise HTTPException(503, f"the planner's run did not make a plan: {why}; see GET /plans")
+        if time.monotonic() > deadline:
             raise HTTPException(503, "the planner did not answer in time; see GET /plans for the outcome")
         await asyncio.sleep(0.01)
     if plan.overall_status == "failed":
@@ -148,10 +173,11 @@ async def _verdict(
 ) -> dict[str, Any]:
     state = _state(request)
     record = await _record(state, body.session_id, user)
+    pending = await _pending(state, body.session_id)
     try:
         answer = answer_for(
             record,
-            await _pending(state, body.session_id),
+            pending,
             plan_id=body.plan_id,
             step_id=step_id,
             approved=body.approved,
@@ -161,7 +187,10 @@ async def _verdict(
     except PlanConflict as exc:
         status = 404 if str(exc).startswith("no ") else 409
         raise HTTPException(status, str(exc)) from None
-    await _answer(state, body.session_id, answer)
+    assert pending is not None  # answer_for found the step (or the plan) waiting on it
+    plan = record.plan(body.plan_id)
+    waiting = next((s.order for s in plan.steps if s.id == pending.data.get("step_id")), "?") if plan else "?"
+    await _answer(state, body.session_id, pending, answer, f"step {waiting}")
     verdict = "approved" if body.approved else "rejected"
     return {
         "status": f"Step {verdict}" if step_id else f"Remaining steps {verdict}",
@@ -199,7 +228,8 @@ async def human_clarification_on_plan(body: HumanClarification, request: Request
         answer = json.dumps({"clarification": body.human_clarification})
     else:
         answer = body.human_clarification
-    await _answer(state, body.session_id, answer)
+    assert pending is not None  # it waits for this plan
+    await _answer(state, body.session_id, pending, answer, f"plan {body.plan_id!r}'s question")
     return {"status": "Clarification received; re-planning", "session_id": body.session_id}
 
 

@@ -169,6 +169,9 @@ class PlanAndExecute(Agent):
             ]
         if previous is not None and previous.overall_status == PlanStatus.in_progress:
             await record.set_plan(ctx, previous, PlanStatus.superseded, f"replaced by version {version}")
+            for step in previous.steps:  # none of them waits or runs any more
+                if step.status in (StepStatus.planned, StepStatus.awaiting_feedback):
+                    await record.move(ctx, step, StepStatus.cancelled)
         if draft is None:  # stored failed at once: a reader never sees it "in progress" first
             plan.overall_status, plan.reason = PlanStatus.failed, failure
         await record.add_plan(ctx, plan)
@@ -234,9 +237,12 @@ class PlanAndExecute(Agent):
                 prompt, expectation=_VERDICT, data={"plan_id": plan.id, "step_id": step.id, "kind": "approval"}
             )
             verdict = parse_verdict(answer)
+            if verdict is not None and verdict.step_id not in (None, step.id):  # sent for a step decided meanwhile
+                prompt = f"That verdict was for another step. Step {step.order} of {len(plan.steps)}: {step.action}."
+                continue
             if verdict is not None:
-                if verdict.feedback or verdict.updated_action or verdict.clarification:
-                    await self._human(ctx, record, plan, step, answer)
+                if said := verdict.said():
+                    await self._human(ctx, record, plan, step, said)
                 return verdict
             prompt = f"Please answer {_VERDICT.description}. Step {step.order}: {step.action}."
 

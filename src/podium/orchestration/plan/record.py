@@ -8,10 +8,16 @@ artifacts titled ``agent_message``. Both are journaled, so a run executed again 
 neither repeats nor loses one. The thread state key :data:`RECORD_KEY` marks a thread as a plan session; it holds
 the newest plan's id and version.
 
+A run that ends cancelled (or failed, or stopped by a limit) while a plan is ``in_progress`` leaves a ``run_ended``
+event and no ``plan`` artifact (a run cancelled while it waits for the human never executes again): the rebuild
+applies it, so that plan ends ``cancelled`` (or ``failed``) with the run's reason and its undecided or unfinished
+steps ``cancelled``.
+
 A verdict reaches the plan as the answer to its pending interrupt: JSON (``{"approved": true, "all": false,
-"human_feedback": ..., "updated_action": ...}`` or ``{"clarification": ...}``) or, typed in a chat, words:
-``approve`` / ``yes`` (``approve all``), ``reject`` / ``no`` (``reject all``), ``edit: <new action>``,
-``clarify: <information>``, each optionally followed by ``: <comment>``.
+"human_feedback": ..., "updated_action": ..., "step_id": ...}`` or ``{"clarification": ...}``) or, typed in a
+chat, words: ``approve`` / ``yes`` (``approve all``), ``reject`` / ``no`` (``reject all``), ``edit: <new action>``,
+``clarify: <information>``, each optionally followed by ``: <comment>``. A JSON verdict naming another step than the
+one waiting is not taken (it was sent for a step decided meanwhile).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from podium.events import Artifact, Event, Interrupt
+from podium.events import Artifact, Event, Interrupt, RunEnded
 from podium.orchestration.plan.types import (
     AgentMessage,
     HumanFeedbackStatus,
@@ -51,14 +57,21 @@ RECORD_KEY = "plan.session"
 """The thread state key marking a plan session (the newest plan's id and version)."""
 
 _MOVES: dict[StepStatus, frozenset[StepStatus]] = {
-    StepStatus.planned: frozenset({StepStatus.awaiting_feedback}),
-    StepStatus.awaiting_feedback: frozenset({StepStatus.approved, StepStatus.rejected}),
-    StepStatus.approved: frozenset({StepStatus.action_requested}),
-    StepStatus.action_requested: frozenset({StepStatus.completed, StepStatus.failed}),
+    StepStatus.planned: frozenset({StepStatus.awaiting_feedback, StepStatus.cancelled}),
+    StepStatus.awaiting_feedback: frozenset({StepStatus.approved, StepStatus.rejected, StepStatus.cancelled}),
+    StepStatus.approved: frozenset({StepStatus.action_requested, StepStatus.cancelled}),
+    StepStatus.action_requested: frozenset({StepStatus.completed, StepStatus.failed, StepStatus.cancelled}),
     StepStatus.completed: frozenset(),
     StepStatus.failed: frozenset(),
     StepStatus.rejected: frozenset(),
+    StepStatus.cancelled: frozenset(),
 }
+_RUN_ENDS = {
+    "cancelled": (PlanStatus.cancelled, "its run was cancelled"),
+    "failed": (PlanStatus.failed, "its run failed"),
+    "limit_exceeded": (PlanStatus.failed, "its run stopped at a limit"),
+}
+"""What a run's end makes of a plan still ``in_progress`` (the plan's own code recorded no outcome)."""
 
 
 class SessionRecord:
@@ -81,6 +94,8 @@ class SessionRecord:
         """The record the ``plan`` artifacts among a thread's stored events make, applied in order."""
         record = cls(Session(id=session_id), [])
         for event in events:
+            if isinstance(event, RunEnded) and event.status in _RUN_ENDS:
+                record.end_run(*_RUN_ENDS[event.status], "" if event.reason == event.status else event.reason)
             if not isinstance(event, Artifact) or not isinstance(event.content, dict):
                 continue
             if event.title == "plan" and "kind" in event.content:
@@ -126,6 +141,18 @@ class SessionRecord:
             step.status = StepStatus(change["status"])
             for name, value in change.get("fields", {}).items():
                 setattr(step, name, HumanFeedbackStatus(value) if name == "human_approval_status" else value)
+
+    def end_run(self, status: PlanStatus, what: str, reason: str) -> None:
+        """A run ended (``cancelled``, ``failed``) without its plan's outcome: end the plans still in progress."""
+        for plan in self.plans:
+            if plan.overall_status != PlanStatus.in_progress:
+                continue
+            plan.overall_status = status
+            plan.reason = what + (f" ({reason})" if reason else "")
+            for step in plan.steps:
+                if StepStatus.cancelled in _MOVES[step.status]:
+                    step.status = StepStatus.cancelled
+            self.session.current_status = "idle"
 
     async def _emit(self, ctx: RunContext[Any], change: dict[str, Any]) -> None:
         await ctx.emit(Artifact(content=change, title="plan"))
@@ -187,6 +214,15 @@ class Verdict:
     updated_action: str | None = None
     clarification: str | None = None
     """New information: re-plan with it."""
+    step_id: str | None = None
+    """The step the verdict was sent for (a verdict the server sends names it); ``None``: whichever waits."""
+
+    def said(self) -> str:
+        """What the human said with the verdict, as readable text (the human's agent message)."""
+        lines = [self.clarification] if self.clarification else []
+        lines += [self.feedback] if self.feedback else []
+        lines += [f"Edited action: {self.updated_action}"] if self.updated_action else []
+        return "\n".join(lines)
 
 
 _YES = ("approve", "approved", "yes", "y", "ok", "okay", "go")
@@ -205,11 +241,13 @@ def parse_verdict(answer: str) -> Verdict | None:
             return None
         if data.get("clarification"):
             return Verdict(clarification=str(data["clarification"]))
+        step_id = data.get("step_id")
         return Verdict(
             approved=bool(data.get("approved", True)),
             all=bool(data.get("all", False)),
             feedback=data.get("human_feedback") or None,
             updated_action=data.get("updated_action") or None,
+            step_id=step_id if isinstance(step_id, str) else None,
         )
     head, _, rest = text.partition(":")
     head_words = head.lower().split()
@@ -269,32 +307,39 @@ def answer_for(
 ) -> str:
     """The answer to resume a plan with, for a verdict on ``step_id`` (every remaining step when ``None``).
 
+    The answer names the step that waits, so the plan takes it for that step only (a verdict racing another one must
+    not decide the next step); the caller resumes with it keyed by ``pending``'s id for the same reason.
+
     Raises:
-        PlanConflict: the plan is unknown, does not wait for a verdict, or waits for another step (out of order), or
-            the step was already decided (a repeated approval).
+        PlanConflict: the plan is unknown, has ended (completed, cancelled, superseded ...), does not wait for a
+            verdict, or waits for another step (out of order), or the step was already decided (a repeated approval).
     """
     plan = record.plan(plan_id)
     if plan is None:
         raise PlanConflict(f"no plan {plan_id!r} in this session")
     data = pending.data if pending is not None else None
     waiting = data.get("step_id") if isinstance(data, dict) and data.get("plan_id") == plan_id else None
+    ended = f"plan {plan_id!r} is {plan.overall_status.value}" + (f" ({plan.reason})" if plan.reason else "")
     if step_id is not None:
         step = next((s for s in plan.steps if s.id == step_id), None)
         if step is None:
             raise PlanConflict(f"no step {step_id!r} in plan {plan_id!r}")
+        if plan.overall_status != PlanStatus.in_progress:
+            raise PlanConflict(f"step {step.order} is {step.status.value}: {ended} and waits for no verdict")
         if step.status != StepStatus.awaiting_feedback or waiting != step_id:
             if step.status == StepStatus.planned and waiting is not None:
                 current = next((s.order for s in plan.steps if s.id == waiting), "?")
                 raise PlanConflict(f"step {step.order} is not next: step {current} waits for a verdict first")
             raise PlanConflict(f"step {step.order} is {step.status.value}; it does not wait for a verdict")
     elif waiting is None:
-        raise PlanConflict(f"plan {plan_id!r} is {plan.overall_status.value} and waits for no verdict")
+        raise PlanConflict(f"{ended} and waits for no verdict")
     return json.dumps(
         {
             "approved": approved,
             "all": step_id is None,
             "human_feedback": human_feedback,
             "updated_action": updated_action,
+            "step_id": waiting,
         }
     )
 

@@ -6,10 +6,12 @@ and *steps* in an explicit order. A step moves through::
     planned -> awaiting_feedback -> approved -> action_requested -> completed | failed
                                  \\-> rejected
 
+and a step its plan left undecided or unfinished (the plan superseded, its run cancelled) ends ``cancelled``.
 Every transition is stored (the session record, see :mod:`podium.orchestration.plan.record`) and emitted as an
 event. A plan's ``overall_status`` is stored too: ``in_progress``, ``completed`` (at least one step done; the
 ``reason`` counts the rejected ones), ``rejected`` (nothing was done: every step rejected, or the human stopped the
-plan at a question), ``failed``, or ``superseded`` when a newer version replaced it.
+plan at a question), ``failed``, ``superseded`` when a newer version replaced it, or ``cancelled`` when its run was
+cancelled.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import uuid
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from podium.errors import PodiumError, UsageError
 
@@ -79,6 +81,8 @@ class StepStatus(StrEnum):
     action_requested = "action_requested"
     completed = "completed"
     failed = "failed"
+    cancelled = "cancelled"
+    """Its plan ended before the step was decided or done: superseded by a newer version, or its run cancelled."""
 
 
 class PlanStatus(StrEnum):
@@ -91,6 +95,8 @@ class PlanStatus(StrEnum):
     """Nothing was done: the human rejected every step, or stopped the plan at the planner's question."""
     failed = "failed"
     superseded = "superseded"
+    cancelled = "cancelled"
+    """Its run was cancelled (the thread API, a newer run replacing it, the session deleted) before it ended."""
 
 
 class HumanFeedbackStatus(StrEnum):
@@ -184,6 +190,7 @@ class PlanWithSteps(Plan):
     action_requested: int = 0
     completed: int = 0
     failed: int = 0
+    cancelled: int = 0
     completed_steps: int = 0
     """Steps completed."""
     pending_steps: int = 0
@@ -228,6 +235,13 @@ class InputTask(BaseModel):
 
     session_id: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:-]+$")
     description: str = Field(min_length=1, max_length=20_000)
+
+    @field_validator("description")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the description is empty: say what should be done")
+        return value
 
 
 class HumanFeedback(BaseModel):
