@@ -1,14 +1,15 @@
 """A test app for the pages: it streams its replies and repeats what it was told, markup and all.
 
-``weather in <city>`` makes it call a tool first (a folded call in the chat), ``fail`` makes its model raise (the
-run fails); anything else is answered ``You said: <text>``. Its model is a :class:`~podium.testing.FunctionModel` streaming replies in small, spaced pieces.
+``weather in <city>`` makes it call a tool first (a folded call in the chat), ``approve <thing>`` calls a tool that
+notes its progress and asks a yes/no question, ``fail`` makes its model raise (the run fails); anything else is answered ``You said: <text>``. Its model is a :class:`~podium.testing.FunctionModel` streaming replies in small, spaced pieces.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from podium import AIMessage, HumanMessage, Message, ModelRequest, ReactAgent, ToolMessage
+from podium import AIMessage, Expectation, HumanMessage, Message, ModelRequest, ReactAgent, RunContext, ToolMessage
 from podium.app import App
 from podium.models.base import Model
 from podium.testing import FunctionModel, tool_call
@@ -23,6 +24,17 @@ def get_weather(city: str) -> str:
     return f"{city}: 24 °C, sunny."
 
 
+async def approve(ctx: RunContext[Any], thing: str) -> str:
+    """Do a thing once the human approved it.
+
+    Args:
+        thing: what to do.
+    """
+    await ctx.progress(f"Asking about {thing}...")
+    answer = await ctx.ask(f"May I {thing}?", expectation=Expectation(type="choice", options=["yes", "no"]))
+    return f"{thing}: {'done' if answer == 'yes' else 'not done'}"
+
+
 def reply(messages: list[Message], request: ModelRequest) -> AIMessage:
     """Call the weather tool when asked about weather, then answer; otherwise repeat the human's text."""
     last = messages[-1]
@@ -31,6 +43,8 @@ def reply(messages: list[Message], request: ModelRequest) -> AIMessage:
     human = next(m for m in reversed(messages) if isinstance(m, HumanMessage))
     if human.content == "fail":
         raise RuntimeError("the model broke")
+    if human.content.lower().startswith("approve "):
+        return AIMessage(tool_calls=[tool_call("approve", {"thing": human.content[8:]})])
     if human.content.lower().startswith("weather in "):
         return AIMessage(tool_calls=[tool_call("get_weather", {"city": human.content[11:]})])
     return AIMessage(content=f"You said: {human.content}")
@@ -38,7 +52,7 @@ def reply(messages: list[Message], request: ModelRequest) -> AIMessage:
 
 def build(model: Model) -> ReactAgent:
     """The agent (``model`` is ignored: the function model is the point)."""
-    return ReactAgent("echo", FunctionModel(reply, stream_chunk=3, stream_delay=0.02), [get_weather])
+    return ReactAgent("echo", FunctionModel(reply, stream_chunk=3, stream_delay=0.02), [get_weather, approve])
 
 
 app = App(name="echo", build=build, cassette=Path(__file__).parent.parent / "server" / "cassettes" / "empty.json")

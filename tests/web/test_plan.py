@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 import pytest
 from tests.server.conftest import example_apps, live_server
 from tests.web.conftest import screenshots
+from tests.web.test_restart import _free_port
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -128,3 +130,40 @@ def test_a_plan_whose_every_step_is_rejected_shows_rejected(page: Page, url: str
     expect(page.locator("#plan-reason")).to_have_text("Why: nothing was done (step rejected)")
     expect(page.locator("#summary")).to_contain_text("0 of 1 steps done, 1 rejected.")
     expect(page.locator("#plans li.current .badge")).to_have_text("rejected")
+
+
+def test_the_planner_can_be_answered_again_after_an_answer(page: Page, url: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/plan")
+    _plan(page, "asdf qwerty zxcv")
+    expect(page.locator("#version")).to_have_text("version 1")
+    send = page.locator("#clarify").get_by_role("button", name="Send")
+    page.get_by_label("Clarification").fill("lorem ipsum dolor")
+    send.click()
+    expect(page.locator("#version")).to_have_text("version 2")
+    expect(page.locator("#clarify")).to_be_visible()  # the planner asks again: its question can be answered
+    expect(send).to_be_enabled()
+    page.get_by_label("Clarification").fill("onboard Jessica Smith next week")
+    page.press("#clarify-answer", "Enter")
+    expect(page.locator("#version")).to_have_text("version 3")
+    page.locator("#add-info summary").click()
+    expect(page.get_by_role("button", name="Re-plan")).to_be_enabled()
+
+
+def test_the_server_error_goes_once_the_server_is_back(page: Page, tmp_path: Path, console_errors: list[str]) -> None:
+    from playwright.sync_api import expect
+
+    from podium.store.sqlite import SQLiteStore
+
+    path, port = tmp_path / "plans.db", _free_port()
+    with live_server(example_apps("plan-service"), SQLiteStore(path), port=port) as base:
+        page.goto(f"{base}/plan")
+        _plan(page, "onboard Jessica Smith next week")
+        expect(page.locator("#steps .step")).to_have_count(6)
+    expect(page.locator("#status")).to_have_text("The server does not answer: is podium serve running?")
+    with live_server(example_apps("plan-service"), SQLiteStore(path), port=port):
+        expect(page.locator("#status")).to_be_hidden()
+        expect(page.locator("#steps .step").first.get_by_role("button", name="Approve", exact=True)).to_be_enabled()
+    assert set(console_errors) == {"Failed to load resource: net::ERR_CONNECTION_REFUSED"}
+    console_errors.clear()

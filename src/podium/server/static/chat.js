@@ -1,26 +1,34 @@
 // The chat page: one app's conversations drawn from the thread's stored events, runs streamed live (`events`
 // stream mode), questions answered with `command.resume`. Everything the page shows comes from the public API.
-import { HttpError, api, asText, askForKey, el, forgetKey, markdown, status, stream } from "./common.js";
+import { CUT, HttpError, api, asText, askForKey, el, forgetKey, markdown, status, stream } from "./common.js";
 
 const $ = (id) => document.getElementById(id);
 const DEFAULT_APP = "smart-investigator";
+const RECONNECTS = 8; // attempts to reach the server again after a stream was cut (about a minute in all)
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const page = {
   apps: [],
   app: null,
   thread: null,
-  busy: false,
   loading: true, // the page, then a conversation, is being loaded: nothing can be sent yet
   opening: 0, // counts the conversations opened, so that only the latest one ends the loading
 };
 
-// What the drawn conversation holds; reset for each thread.
+// What the drawn conversation holds; a new one for each conversation opened. Every request the page makes for a
+// conversation holds its view, and draws nothing once that view is no longer the one on screen.
 let view;
 
-function resetView() {
+function resetView(thread) {
+  view?.left.abort(); // stop reading the streams of the conversation left (its runs go on in the server)
   view = {
-    lastSeq: 0,
+    thread, // its thread id (null until a new conversation's first message creates it)
+    left: new AbortController(), // aborted when the page shows another conversation
+    busy: false, // a message is being sent, or a run of this thread is followed
+    refreshing: null, // a catch-up in progress (a promise): a message is sent after it, never beside it
+    lastSeq: 0, // the last event drawn, of this thread only
     calls: new Map(), // tool call id -> its folded element
+    tools: new Map(), // tool call id -> the tool's name
     pending: new Map(), // interrupt id -> {item, interrupt}
     stream: null, // the reply being streamed token by token
     skipHuman: null, // an answer already drawn, echoed next as a human message
@@ -69,6 +77,7 @@ function foldCall(item, call) {
   );
   item.querySelector(".calls").append(fold);
   view.calls.set(call.id, result);
+  view.tools.set(call.id, call.name);
 }
 
 function argsLine(args) {
@@ -133,7 +142,10 @@ function addToken(text) {
 
 function addNote(event) {
   $("notes-empty").hidden = true;
-  const where = event.path.filter((p) => !/^[0-9a-f]{8}-\d+$/.test(p) && !/^(i|ask)\d+$/.test(p));
+  // a path part that is a tool call's id is said as the tool's name; run and question ids are left out
+  const where = event.path
+    .map((p) => view.tools.get(p) || p)
+    .filter((p) => !/^[0-9a-f]{8}-\d+$/.test(p) && !/^(i|ask)\d+$/.test(p) && !/^call_\w+$/.test(p));
   $("notes").append(
     el(
       "li",
@@ -282,8 +294,8 @@ function apply(event) {
   updateHint();
 }
 
-function waiting() {
-  return [...view.pending.values()].at(-1);
+function waiting(v = view) {
+  return [...v.pending.values()].at(-1);
 }
 
 function updateHint() {
@@ -304,8 +316,9 @@ function updateHint() {
   $("input").placeholder = "Answer the question, or ask something else";
 }
 
-function setBusy(busy) {
-  page.busy = busy;
+function setBusy(v, busy) {
+  v.busy = busy;
+  if (v !== view) return;
   $("send").disabled = busy || page.loading;
   $("conversation").setAttribute("aria-busy", String(busy));
   const typing = document.querySelector("#messages .typing");
@@ -315,7 +328,7 @@ function setBusy(busy) {
 
 function setLoading(loading) {
   page.loading = loading;
-  $("send").disabled = loading || page.busy;
+  $("send").disabled = loading || view.busy;
 }
 
 function setUrl() {
@@ -324,66 +337,143 @@ function setUrl() {
   history.replaceState(null, "", `/?${params}`);
 }
 
-async function catchUp() {
-  const events = await api("GET", `/threads/${page.thread}/events?after=${view.lastSeq}`);
-  for (const event of events) apply(event);
+/** Draw what the thread stored since the last event drawn, while `v` is the conversation on screen. */
+async function catchUp(v) {
+  const events = await api("GET", `/threads/${v.thread}/events?after=${v.lastSeq}`);
+  if (v === view) for (const event of events) apply(event);
 }
 
-function onFrame(frame) {
+function onFrame(v, frame) {
+  if (v !== view) return; // a frame of a conversation the page has left
   if (frame.event === "events") apply(frame.data);
   else if (frame.event === "error") status(`The run failed: ${frame.data.message}`, "error");
 }
 
+/** The run to follow on a busy thread: the one running, else the first one queued (runs are listed newest first). */
+async function currentRun(thread) {
+  const runs = await api("GET", `/threads/${thread}/runs?limit=100`);
+  return runs.find((run) => run.status === "running") || runs.filter((run) => run.status === "pending").at(-1);
+}
+
+/**
+ * Bring the conversation `v` up to date: the stored events, then each run of the thread while it is busy (another
+ * tab's, a queued one, or a run the server resumed after a restart), rejoined from the last event drawn.
+ */
+async function follow(v) {
+  for (;;) {
+    await catchUp(v);
+    const thread = await api("GET", `/threads/${v.thread}`);
+    if (v !== view || thread.status !== "busy") return;
+    setBusy(v, true);
+    const run = await currentRun(v.thread);
+    if (v !== view) return;
+    const seen = v.lastSeq;
+    if (run) {
+      const path = `/threads/${v.thread}/runs/${run.run_id}/stream?stream_mode=events`;
+      await stream("GET", path, undefined, (frame) => onFrame(v, frame), v.lastSeq, v.left.signal);
+    }
+    if (v.lastSeq === seen) await sleep(300); // between two runs: the next one has not started yet
+  }
+}
+
+/** Like follow, and when the server cannot be reached, try again a few times (it may be restarting). */
+async function keepUp(v) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await follow(v);
+      if (attempt > 1 && v === view) status("");
+      return;
+    } catch (error) {
+      if (v !== view) return;
+      if (!(error instanceof HttpError && error.status === 0) || attempt > RECONNECTS) throw error;
+      if (v.stream) v.stream.remove(); // a half-streamed reply: it is drawn again whole from the store
+      v.stream = null;
+      status(`The connection to the server was lost. Reconnecting (attempt ${attempt} of ${RECONNECTS})…`, "busy");
+      await sleep(Math.min(500 * 2 ** attempt, 10_000));
+    }
+  }
+}
+
+function failed(error) {
+  if (error instanceof HttpError && error.status === 0) {
+    return error.message === CUT ? "The connection to the server was lost: reload the page once it runs again." : error.message;
+  }
+  return error instanceof HttpError ? error.message : String(error);
+}
+
+/** Send `text` in the conversation on screen; resolves to whether the server took it. */
 async function say(text) {
-  if (page.busy || page.loading || !text.trim()) return;
-  setBusy(true);
+  const v = view;
+  if (v.refreshing) await v.refreshing; // tokens carry no seq: two streams of one run would draw them twice
+  if (v.busy || page.loading || !text.trim() || v !== view) return false;
+  setBusy(v, true);
   status("");
+  let taken = false;
   try {
-    if (!page.thread) {
-      const thread = await api("POST", "/threads", {
-        metadata: { assistant_id: page.app, graph_id: page.app, title: text.slice(0, 60) },
-      });
-      page.thread = thread.thread_id;
-      setUrl();
-      $("thread-title").textContent = text.slice(0, 60);
-      $("rename").hidden = false;
+    if (!v.thread) {
+      const name = Array.from(text).slice(0, 60).join(""); // whole characters: half an emoji is no text
+      const thread = await api("POST", "/threads", { metadata: { assistant_id: page.app, graph_id: page.app, title: name } });
+      v.thread = thread.thread_id;
+      if (v === view) {
+        page.thread = v.thread;
+        setUrl();
+        $("thread-title").textContent = name;
+        $("rename").hidden = false;
+      }
     }
     const body = { assistant_id: page.app, stream_mode: ["events"] };
-    const question = waiting();
-    if (question) body.command = { resume: view.pending.size === 1 ? text : { [question.interrupt.id]: text } };
+    const question = waiting(v);
+    if (question) body.command = { resume: v.pending.size === 1 ? text : { [question.interrupt.id]: text } };
     else body.input = { messages: [{ role: "user", content: text }] };
-    await stream("POST", `/threads/${page.thread}/runs/stream`, body, onFrame);
-    await catchUp();
+    const started = (frame) => {
+      taken = true;
+      onFrame(v, frame);
+    };
+    await stream("POST", `/threads/${v.thread}/runs/stream`, body, started, undefined, v.left.signal);
+    taken = true;
+    await keepUp(v);
   } catch (error) {
-    status(error instanceof HttpError ? error.message : String(error), "error");
+    if (v !== view) return taken;
+    if (error instanceof HttpError && error.status === 409) {
+      // the thread changed elsewhere (another tab asked a question, or runs): show it as it is now
+      status("This conversation changed in another window. It is shown again as it is now: send your message again.", "error");
+      setBusy(v, false);
+      await keepUp(v).catch((e) => status(failed(e), "error"));
+    } else {
+      status(failed(error), "error");
+    }
   } finally {
-    setBusy(false);
-    loadThreads();
+    setBusy(v, false);
+    if (v === view) loadThreads();
   }
+  return taken;
 }
 
 function answer(option) {
-  if (!page.busy && !page.loading) say(option);
+  if (view.busy || page.loading) return;
+  $("input").focus(); // the option's button is disabled once answered: focus goes back to the input
+  say(option);
 }
 
-async function follow(thread) {
-  // the thread is busy (another tab, or a run the server resumed after a restart): follow its latest run
-  const runs = await api("GET", `/threads/${thread}/runs?limit=1`);
-  if (!runs.length || page.thread !== thread) return;
-  setBusy(true);
-  try {
-    const path = `/threads/${thread}/runs/${runs[0].run_id}/stream?stream_mode=events`;
-    await stream("GET", path, undefined, onFrame, view.lastSeq);
-    if (page.thread === thread) await catchUp();
-  } finally {
-    setBusy(false);
-  }
+/** Catch up with what another tab or client did in this conversation (when the page comes back into view). */
+async function refreshShown() {
+  const v = view;
+  if (!v.thread || v.busy || v.refreshing || page.loading) return;
+  v.refreshing = keepUp(v)
+    .catch((error) => v === view && status(failed(error), "error"))
+    .finally(() => {
+      v.refreshing = null;
+      setBusy(v, false);
+    });
+  await v.refreshing;
 }
 
 async function openThread(threadId) {
   const opening = ++page.opening;
   page.thread = threadId;
-  resetView();
+  resetView(threadId);
+  const v = view;
+  setBusy(v, false);
   setUrl();
   markCurrent();
   welcome();
@@ -398,25 +488,27 @@ async function openThread(threadId) {
   let thread;
   try {
     thread = await api("GET", `/threads/${threadId}`);
+    if (v !== view) return;
     $("thread-title").textContent = title(thread);
     $("rename").hidden = false;
-    await catchUp();
-    status("");
+    await catchUp(v);
+    if (v === view) status("");
   } catch (error) {
+    if (v !== view) return;
     status(error.status === 404 ? "That conversation does not exist (or is not yours)." : error.message, "error");
     if (error.status === 404 && opening === page.opening) openThread(null);
     return;
   } finally {
     if (opening === page.opening) setLoading(false);
   }
-  if (thread.status === "busy") await follow(threadId);
+  if (thread.status === "busy") await refreshShown();
 }
 
 function title(thread) {
   const meta = thread.metadata || {};
   if (meta.title) return meta.title;
   const first = ((thread.values || {}).messages || []).find((m) => m.type === "human");
-  return first ? String(first.content).slice(0, 60) : "Conversation";
+  return first ? Array.from(String(first.content)).slice(0, 60).join("") : "Conversation";
 }
 
 function markCurrent() {
@@ -465,13 +557,16 @@ async function rename() {
 }
 
 async function start() {
-  resetView();
+  resetView(null);
   $("composer").addEventListener("submit", (event) => {
     event.preventDefault();
     const text = $("input").value;
-    if (!text.trim() || page.busy || page.loading) return;
+    if (!text.trim() || view.busy || page.loading) return;
     $("input").value = "";
-    say(text);
+    const v = view;
+    say(text).then((taken) => {
+      if (!taken && v === view && !$("input").value) $("input").value = text; // nothing was sent: keep what was typed
+    });
   });
   $("input").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -489,6 +584,9 @@ async function start() {
     await askForKey("Enter the API key to use with this server.");
     location.reload();
   });
+  // another tab or client may have changed the conversation while this one was in the background
+  document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && refreshShown());
+  window.addEventListener("focus", () => refreshShown());
   $("app").addEventListener("change", () => {
     page.app = $("app").value;
     loadThreads();

@@ -136,22 +136,38 @@ export async function api(method, path, body) {
   return response.status === 204 ? null : response.json();
 }
 
+/** A stream that was cut before the server ended it (the server stopped, the network went away). */
+export const CUT = "The connection to the server was cut.";
+
 /**
  * Read a server-sent event stream (POST with a body, or GET), calling onFrame({event, data, id}) per frame.
- * Resolves when the server ends the stream.
+ * Resolves when the server ends the stream, or as soon as `signal` is aborted (the request itself is always sent
+ * whole: a run the server accepted goes on). Throws HttpError (status 0) when the connection is cut.
  */
-export async function stream(method, path, body, onFrame, lastEventId) {
+export async function stream(method, path, body, onFrame, lastEventId, signal) {
   const response = await sendStream(method, path, body, lastEventId);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  const stop = () => reader.cancel().catch(() => {});
+  if (signal?.aborted) return stop();
+  signal?.addEventListener("abort", stop, { once: true });
+  try {
+    await readFrames(reader, onFrame, signal);
+  } finally {
+    signal?.removeEventListener("abort", stop);
+  }
+}
+
+async function readFrames(reader, onFrame, signal) {
   let buffer = "";
   for (;;) {
     let chunk;
     try {
       chunk = await reader.read();
     } catch {
-      return; // the connection was cut: the caller reads what it missed from the store
+      if (signal?.aborted) return;
+      throw new HttpError(0, CUT); // the caller reads what it missed from the store
     }
-    if (chunk.done) return;
+    if (chunk.done || signal?.aborted) return;
     buffer += chunk.value;
     let end;
     while ((end = buffer.indexOf("\n\n")) >= 0) {

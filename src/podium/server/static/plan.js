@@ -11,6 +11,7 @@ const page = {
   sending: false,
   timer: null,
   lastStatus: null,
+  unreachable: false, // the last poll could not reach the server: its error is shown until a poll gets through
 };
 
 const label = (value) => String(value || "").replaceAll("_", " ");
@@ -175,6 +176,7 @@ function draw(plan, messages) {
   $("clarify").hidden = !asking || plan.overall_status !== "in_progress";
   $("clarify-question").textContent = asking ? plan.human_clarification_request : "";
   const open = plan.overall_status === "in_progress";
+  for (const button of document.querySelectorAll("#clarify button, #more button")) button.disabled = page.sending;
   $("approve-all").disabled = !open || page.sending || !plan.steps.some((s) => s.status === "awaiting_feedback");
   $("add-info").hidden = !open && plan.overall_status !== "failed";
   const byStep = new Map();
@@ -219,7 +221,10 @@ function follow() {
   const tick = async () => {
     try {
       await refresh();
+      if (page.unreachable) status(""); // the server is back
+      page.unreachable = false;
     } catch (error) {
+      page.unreachable = error instanceof HttpError && error.status === 0;
       showError(error);
     }
     const running = page.plan && page.plan.overall_status === "in_progress";
@@ -239,6 +244,8 @@ async function act(what) {
     showError(error);
   } finally {
     page.sending = false;
+    // the forms are not redrawn when the refresh fails: unlock them here (the steps unlock as they are drawn)
+    for (const button of document.querySelectorAll("#clarify button, #more button")) button.disabled = false;
     await refresh().catch(showError);
     follow();
   }
@@ -261,6 +268,7 @@ async function open(session) {
   page.plan = null;
   page.lastStatus = null;
   $("steps").replaceChildren();
+  $("clarify-answer").value = ""; // an answer typed for another plan
   for (const item of $("plans").children) item.classList.toggle("current", item.dataset.session === session);
   status("Loading the plan…", "busy");
   try {
