@@ -477,6 +477,7 @@ async def test_the_log_is_written_from_its_start_again_under_a_steady_stream_of_
     async def writer(thread: str) -> None:
         for seq in range(1, 81):
             await store.append_events(thread, [_note(seq, f"{thread}-{seq}")])
+            await asyncio.sleep(0.001)  # a steady stream, not a burst: the store's thread gets its turns
 
     await asyncio.gather(*(writer(t) for t in threads))
     assert [len(await store.read_events(t)) for t in threads] == [80] * 10  # nothing lost, nothing stuck
