@@ -8,8 +8,13 @@ behaviours, in order:
 - :func:`completion`: a JSON chat completion (text and/or tool calls, with usage);
 - :func:`stream`: an SSE stream (text pieces, tool-call deltas split across chunks, a usage chunk when the request
   asks for ``stream_options.include_usage``, then ``data: [DONE]``), or one that breaks off with an error event;
-  ``gap`` makes it slow (seconds between chunks) and ``finish_reason="length"`` cuts it off;
-- :func:`error`: an HTTP error status with an OpenAI-style JSON error body and optional ``Retry-After``.
+  ``gap`` makes it slow (seconds between chunks) and ``finish_reason="length"`` cuts it off; ``calls_as`` sends the
+  tool-call pieces as some servers do (without ``index``, or with the id and name in every piece), ``usage=None``
+  leaves the usage out, and ``drop`` closes the connection part way;
+- :func:`error`: an HTTP error status with an OpenAI-style JSON error body and optional ``Retry-After``, or a page
+  that is not the API's JSON (a proxy's HTML).
+
+Both answers may carry a ``refusal`` instead of text.
 
 Every behaviour takes ``delay`` (seconds to wait before answering, to provoke client timeouts). A request that
 finds the queue empty gets a 418 (a status the ``openai`` client does not retry) naming the problem.
@@ -41,8 +46,17 @@ class Behaviour:
     """The reply's text (a list: the stream's text pieces, one chunk each)."""
     tool_calls: list[ToolCallSpec] = field(default_factory=list)
     """Tool calls of the reply."""
-    usage: tuple[int, int] = (11, 7)
-    """Prompt and completion tokens reported."""
+    usage: tuple[int, int] | None = (11, 7)
+    """Prompt and completion tokens reported (``None``: no usage at all)."""
+    refusal: str | None = None
+    """The reply's ``refusal`` field (then its content is ``null``)."""
+    calls_as: str = "indexed"
+    """Streams: ``indexed`` (as OpenAI), ``no_index`` (pieces without ``index``), ``name_every_piece`` (the id and
+    name repeated in each piece)."""
+    drop: bool = False
+    """Streams: close the connection after the text pieces, without finishing the reply."""
+    page: str | None = None
+    """Errors: this body (``text/html``) instead of the API's JSON error."""
     model: str = "standin-model"
     """The ``model`` field of the answer."""
     finish_reason: str | None = None
@@ -67,12 +81,13 @@ def completion(
     text: str = "",
     tool_calls: list[ToolCallSpec] | None = None,
     *,
-    usage: tuple[int, int] = (11, 7),
+    usage: tuple[int, int] | None = (11, 7),
     model: str = "standin-model",
     finish_reason: str | None = None,
+    refusal: str | None = None,
     delay: float = 0.0,
 ) -> Behaviour:
-    """A JSON chat completion with ``text`` and/or ``tool_calls``."""
+    """A JSON chat completion with ``text`` and/or ``tool_calls`` (or a ``refusal``)."""
     return Behaviour(
         kind="completion",
         text=text,
@@ -80,6 +95,7 @@ def completion(
         usage=usage,
         model=model,
         finish_reason=finish_reason,
+        refusal=refusal,
         delay=delay,
     )
 
@@ -88,16 +104,19 @@ def stream(
     pieces: list[str] | None = None,
     tool_calls: list[ToolCallSpec] | None = None,
     *,
-    usage: tuple[int, int] = (11, 7),
+    usage: tuple[int, int] | None = (11, 7),
     model: str = "standin-model",
     finish_reason: str | None = None,
     argument_piece: int = 4,
     fail: str | None = None,
+    refusal: str | None = None,
+    calls_as: str = "indexed",
+    drop: bool = False,
     delay: float = 0.0,
     gap: float = 0.0,
 ) -> Behaviour:
-    """An SSE stream: one chunk per text piece, then each tool call over several chunks (or ``fail``'s error);
-    ``gap`` seconds pass between two chunks."""
+    """An SSE stream: one chunk per text piece (or a ``refusal`` in two pieces), then each tool call over several
+    chunks (or ``fail``'s error, or a ``drop``); ``gap`` seconds pass between two chunks."""
     return Behaviour(
         kind="stream",
         text=list(pieces or ()),
@@ -107,6 +126,9 @@ def stream(
         finish_reason=finish_reason,
         argument_piece=argument_piece,
         fail=fail,
+        refusal=refusal,
+        calls_as=calls_as,
+        drop=drop,
         delay=delay,
         gap=gap,
     )
@@ -118,13 +140,15 @@ def error(
     *,
     retry_after: str | None = None,
     headers: dict[str, str] | None = None,
+    page: str | None = None,
     delay: float = 0.0,
 ) -> Behaviour:
-    """An error status with an OpenAI-style body; ``retry_after`` sets the ``Retry-After`` header."""
+    """An error status with an OpenAI-style body (or ``page``, an HTML body); ``retry_after`` sets the
+    ``Retry-After`` header."""
     extra = dict(headers or {})
     if retry_after is not None:
         extra["Retry-After"] = retry_after
-    return Behaviour(kind="error", status=status, message=message, headers=extra, delay=delay)
+    return Behaviour(kind="error", status=status, message=message, headers=extra, page=page, delay=delay)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -261,7 +285,9 @@ class _Handler(BaseHTTPRequestHandler):
         if behaviour.delay and self.owner._closing.wait(behaviour.delay):
             return
         try:
-            if behaviour.kind == "error":
+            if behaviour.kind == "error" and behaviour.page is not None:
+                self._page(behaviour.status, behaviour.page, behaviour.headers)
+            elif behaviour.kind == "error":
                 self._json(behaviour.status, _error_body(behaviour.message, "scripted"), behaviour.headers)
             elif behaviour.kind == "stream":
                 self._stream(behaviour, body or {})
@@ -280,6 +306,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def _page(self, status: int, page: str, headers: dict[str, str]) -> None:
+        payload = page.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(payload)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
     def _stream(self, behaviour: Behaviour, request: dict[str, Any]) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -290,6 +326,10 @@ class _Handler(BaseHTTPRequestHandler):
         include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
         for n, chunk in enumerate(_stream_chunks(behaviour, include_usage)):
             if n and behaviour.gap and self.owner._closing.wait(behaviour.gap):
+                return
+            if chunk is None:  # a drop: the connection closes mid-reply, no terminating chunk
+                self.wfile.flush()
+                self.close_connection = True
                 return
             self._chunk(f"data: {json.dumps(chunk)}\n\n".encode())
         self._chunk(b"data: [DONE]\n\n")
@@ -308,7 +348,9 @@ def _finish(behaviour: Behaviour) -> str:
     return behaviour.finish_reason or ("tool_calls" if behaviour.tool_calls else "stop")
 
 
-def _usage(behaviour: Behaviour) -> dict[str, int]:
+def _usage(behaviour: Behaviour) -> dict[str, int] | None:
+    if behaviour.usage is None:
+        return None
     prompt, done = behaviour.usage
     return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
 
@@ -316,6 +358,8 @@ def _usage(behaviour: Behaviour) -> dict[str, int]:
 def _completion_body(behaviour: Behaviour) -> dict[str, Any]:
     text = "".join(behaviour.text) if isinstance(behaviour.text, list) else behaviour.text
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if behaviour.refusal is not None:
+        message["refusal"] = behaviour.refusal
     if behaviour.tool_calls:
         message["tool_calls"] = [
             {"id": id_, "type": "function", "function": {"name": name, "arguments": arguments}}
@@ -331,7 +375,7 @@ def _completion_body(behaviour: Behaviour) -> dict[str, Any]:
     }
 
 
-def _stream_chunks(behaviour: Behaviour, include_usage: bool) -> list[dict[str, Any]]:
+def _stream_chunks(behaviour: Behaviour, include_usage: bool) -> list[dict[str, Any] | None]:
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         return {
             "id": "chatcmpl-standin",
@@ -342,19 +386,30 @@ def _stream_chunks(behaviour: Behaviour, include_usage: bool) -> list[dict[str, 
         }
 
     pieces = behaviour.text if isinstance(behaviour.text, list) else [behaviour.text]
-    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks: list[dict[str, Any] | None] = [chunk({"role": "assistant", "content": ""})]
     chunks.extend(chunk({"content": piece}) for piece in pieces if piece)
+    if behaviour.refusal is not None:
+        half = len(behaviour.refusal) // 2
+        chunks.extend(chunk({"refusal": part}) for part in (behaviour.refusal[:half], behaviour.refusal[half:]))
     if behaviour.fail is not None:
         return [*chunks, _error_body(behaviour.fail, "server_error")]
+    if behaviour.drop:
+        return [*chunks, None]
     size = max(1, behaviour.argument_piece)
     for index, (id_, name, arguments) in enumerate(behaviour.tool_calls):
         first = {"index": index, "id": id_, "type": "function", "function": {"name": name, "arguments": ""}}
         chunks.append(chunk({"tool_calls": [first]}))
         for start in range(0, len(arguments), size):
-            piece = {"index": index, "function": {"arguments": arguments[start : start + size]}}
+            piece: dict[str, Any] = {"index": index, "function": {"arguments": arguments[start : start + size]}}
+            if behaviour.calls_as == "name_every_piece":
+                piece = {**piece, "id": id_, "type": "function", "function": {**piece["function"], "name": name}}
             chunks.append(chunk({"tool_calls": [piece]}))
+    if behaviour.calls_as == "no_index":
+        for delta in chunks:
+            for piece in ((delta or {}).get("choices") or [{}])[0].get("delta", {}).get("tool_calls", ()):
+                del piece["index"]
     chunks.append(chunk({}, _finish(behaviour)))
-    if include_usage:
+    if include_usage and behaviour.usage is not None:
         chunks.append(
             {
                 "id": "chatcmpl-standin",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from tests.models.openai_standin import StandIn, completion, stream
 
 from podium import AIMessage, HumanMessage, MemoryStore, Message, MessageAdded, Runtime, ToolMessage
@@ -11,6 +12,7 @@ from podium.models import ModelRequest, ModelResponse, cut_off
 from podium.models.openai import OpenAIModel
 from podium.orchestration.master.agent import MasterAgent
 from podium.orchestration.master.routing import LLMClassifier
+from podium.orchestration.supervisor.supervisor import create_supervisor
 from podium.testing import FunctionModel, tool_call
 
 
@@ -68,3 +70,35 @@ async def test_a_cut_off_routing_decision_goes_back_to_the_model_then_asks_the_h
     assert isinstance(feedback, ToolMessage) and "cut off by the length limit" in feedback.content
     assert result.output is not None and result.output.startswith("Sorry, I did not understand that.")
     assert "Which one do you" not in result.output  # the truncated question never reached the human
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_cut_off_text_is_no_answer_it_fails_the_run_saying_how_to_raise_the_cap(
+    standin: StandIn, streamed: bool
+) -> None:
+    cut = "The weather in Lisbon is sunny and the temperature is about"
+    standin.script(stream([cut], finish_reason="length") if streamed else completion(cut, finish_reason="length"))
+    model = OpenAIModel("small", base_url=standin.base_url, max_tokens=12)
+    events: list[Event] = []
+    on_event = events.append if streamed else None  # a listener makes the runtime stream
+    result = await Runtime(MemoryStore()).send(ReactAgent("a", model), "Weather?", thread_id="t", on_event=on_event)
+    await model.aclose()
+    assert result.status == "failed" and result.output is None
+    assert result.reason == (
+        "ModelError: the reply of model 'small' was cut off at its length limit of 12 tokens (finish_reason "
+        "'length'), so it is no answer; raise the cap: PODIUM_MAX_TOKENS, or the agent's "
+        "ModelSettings(max_tokens=...)"
+    )
+    assert len(standin.requests) == 1
+    assert result.usage.requests == 1 and result.usage.output_tokens == 7  # what it cost is counted
+    assert not [e for e in events if isinstance(e, MessageAdded) and isinstance(e.message, AIMessage)]
+
+
+async def test_cut_off_text_is_no_answer_for_any_agent() -> None:
+    def model(messages: list[Message], request: ModelRequest) -> ModelResponse:
+        return ModelResponse(message=AIMessage(content="The total is 1,5"), finish_reason="length")
+
+    supervisor = create_supervisor([ReactAgent("math", FunctionModel(lambda m, r: "2"))], model=FunctionModel(model))
+    result = await Runtime(MemoryStore()).send(supervisor, "Add them up", thread_id="t")
+    assert result.status == "failed"
+    assert result.reason is not None and "was cut off at its length limit" in result.reason

@@ -1,9 +1,14 @@
 """The OpenAI-compatible adapter, on the official ``openai`` package.
 
 It speaks chat completions, so it covers OpenAI, Azure OpenAI, and the servers that copy that API (vLLM, Ollama,
-llama.cpp, LiteLLM proxies): set a base URL and a key. Retries of rate limits (429, honouring ``Retry-After``) and
-server errors, and timeouts, are the ``openai`` client's; what still fails becomes a :class:`ModelError`.
+llama.cpp, LiteLLM proxies): set a base URL and a key. Rate limits (429, honouring ``Retry-After``), server errors,
+timeouts and dropped connections are retried as the ``openai`` client would, but by the adapter, so that the timeout
+is one deadline for the whole call: every attempt, every wait between attempts, and a streamed reply from opening to
+its last chunk. What still fails becomes a :class:`ModelError` whose text never holds the endpoint's key.
 The ``openai`` package is imported when the first request is made, so ``import podium`` stays fast.
+
+A reply the provider's content filter stopped is a :class:`ModelError`; a refusal (the ``refusal`` field) becomes the
+reply's text, so that it is shown rather than lost.
 
 The client (and its connection pool) belongs to the event loop that made the first request: a request from
 another loop gets a fresh client, since pooled connections cannot cross loops. Close the model with
@@ -13,12 +18,23 @@ another loop gets a fresh client, since pooled connections cannot cross loops. C
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 from podium.errors import ModelError, ModelHTTPError, UsageError
 from podium.messages import AIMessage, ToolCall, Usage
+from podium.models._openai_failures import (
+    backoff,
+    describe,
+    exposes,
+    redact,
+    retry_after,
+    retryable,
+    server_message,
+    timed_out,
+)
 from podium.models.base import (
     Done,
     Model,
@@ -33,6 +49,8 @@ from podium.models.openai_format import request_to_openai, usage_from
 from podium.models.text_tools import TOOL_FORMATS, ToolFormat, read_tool_calls, text_tools_request
 
 __all__ = ["OpenAIModel"]
+
+_OPENAI_URL = "https://api.openai.com/v1"
 
 
 class OpenAIModel(Model):
@@ -59,19 +77,21 @@ class OpenAIModel(Model):
             base_url: the API's base URL (default: OpenAI's), e.g. ``http://localhost:11434/v1`` for Ollama.
             api_key: the key (default: the ``openai`` client's own lookup of ``OPENAI_API_KEY``).
             azure_endpoint: an Azure OpenAI resource endpoint; selects the Azure client.
-            api_version: the Azure API version.
-            timeout: seconds a request may take in all (a streamed reply too, however steadily it trickles).
-            max_retries: retries of rate limits, timeouts and server errors.
+            api_version: the Azure API version (default: ``OPENAI_API_VERSION``).
+            timeout: seconds one call may take in all: its retries and the waits before them, and a streamed reply
+                from opening it to its end, however steadily it trickles.
+            max_retries: retries of rate limits, timeouts, server errors and dropped connections.
             max_tokens: the reply cap of requests whose settings give none (``None``: the server's default,
                 which for many local servers is unbounded).
             tool_format: ``native`` (the API's tool-call field; a reply that is obviously a call of a known tool
                 written as text counts too) or ``text`` (tools described in the prompt, calls read from the reply's
                 text: for models and servers without tool calling), see :mod:`podium.models.text_tools`.
-            client: a ready ``openai.AsyncOpenAI`` (or Azure) client to use instead.
+            client: a ready ``openai.AsyncOpenAI`` (or Azure) client to use instead; its own retries are turned
+                off, the model's ``max_retries`` and ``timeout`` apply.
 
         Raises:
-            UsageError: no model name, no key for OpenAI's own endpoint (which refuses every request without one), or
-                an unknown ``tool_format``.
+            UsageError: no model name, no key for OpenAI's own endpoint (which refuses every request without one), no
+                API version for Azure, or an unknown ``tool_format``.
         """
         if not model:
             raise UsageError("OpenAIModel needs a model name (set PODIUM_MODEL)")
@@ -80,6 +100,8 @@ class OpenAIModel(Model):
                 f"model {model!r} uses OpenAI's endpoint, which needs an API key: pass api_key, set PODIUM_API_KEY "
                 "or OPENAI_API_KEY, or set base_url (PODIUM_BASE_URL) to a local OpenAI-compatible server"
             )
+        if client is None and azure_endpoint and not (api_version or os.environ.get("OPENAI_API_VERSION")):
+            raise UsageError(_NO_API_VERSION.format(model=model))
         self.name = model
         self.base_url = base_url
         self.api_key = api_key
@@ -93,7 +115,8 @@ class OpenAIModel(Model):
         if tool_format not in TOOL_FORMATS:
             raise UsageError(f"tool_format must be 'native' or 'text', not {tool_format!r}")
         self.tool_format: ToolFormat = tool_format
-        self._client = client
+        # the adapter retries, within its deadline: a handed-in client's own retries would multiply its attempts
+        self._client = client.with_options(max_retries=0) if hasattr(client, "with_options") else client
         self._own_client = client is None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -124,15 +147,17 @@ class OpenAIModel(Model):
                     api_key=self.api_key,
                     api_version=self.api_version,
                     timeout=self.timeout,
-                    max_retries=self.max_retries,
+                    max_retries=0,  # the adapter retries, within its deadline
                 )
             return openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self.api_key or _env_key() or "not-needed",  # local servers take any key
                 timeout=self.timeout,
-                max_retries=self.max_retries,
+                max_retries=0,
             )
         except (openai.OpenAIError, ValueError) as exc:  # missing key or API version
+            if "api_version" in str(exc):
+                raise UsageError(_NO_API_VERSION.format(model=self.name)) from None
             raise UsageError(f"cannot configure model {self.name!r}: {exc}") from None
 
     async def aclose(self) -> None:
@@ -156,28 +181,97 @@ class OpenAIModel(Model):
             body.setdefault("max_tokens", self.max_tokens)
         return body
 
+    async def _create(self, client: Any, body: dict[str, Any], deadline: float) -> Any:
+        """Send the request, retrying what the ``openai`` client would retry; every attempt and wait ends by
+        ``deadline`` (event-loop time).
+
+        Raises:
+            ModelError: the deadline passed, or the server asked for a wait (``Retry-After``) that would pass it.
+            Exception: the last attempt's failure, as the ``openai`` client raised it.
+        """
+        import openai
+
+        loop = asyncio.get_running_loop()
+        options = dict(body)
+        headers = dict(options.pop("extra_headers", None) or {})
+        for retries in range(self.max_retries + 1):
+            headers["x-stainless-retry-count"] = str(retries)  # as the client marks its own retries
+            try:
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise TimeoutError
+                return await asyncio.wait_for(
+                    client.chat.completions.create(model=self.name, extra_headers=headers, **options), left
+                )
+            except TimeoutError:
+                raise timed_out(self.name, self.timeout) from None
+            except Exception as exc:
+                if retries == self.max_retries or not retryable(exc):
+                    raise
+                asked = retry_after(exc)
+                wait = asked if asked is not None else backoff(retries)
+                left = deadline - loop.time()
+                if asked is not None and asked >= left and isinstance(exc, openai.APIStatusError):
+                    raise ModelHTTPError(
+                        exc.status_code,
+                        f"{redact(server_message(exc), self._keys())}; it asked to wait {asked:g} s before trying "
+                        f"again (Retry-After), past the call's timeout of {self.timeout:g} s (PODIUM_TIMEOUT), so "
+                        f"model {self.name!r} gave up at once",
+                    ) from None
+                if wait >= left:
+                    raise
+                await asyncio.sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _failure(self, exc: Exception, *, mid_reply: bool = False) -> Exception:
+        """The error to raise for ``exc``, its text free of the endpoint's key; its ``__cause__`` is ``exc`` unless
+        ``exc`` holds the key (a traceback would print it). Raise it ``from`` its ``__cause__``."""
+        keys = self._keys()
+        error = describe(
+            exc, self.name, self._endpoint() or _OPENAI_URL, timeout=self.timeout, mid_reply=mid_reply, keys=keys
+        )
+        if error is not exc:
+            error.__cause__ = None if exposes(exc, keys) else exc
+        return error
+
+    def _keys(self) -> tuple[str | None, ...]:
+        """The secrets that may reach an error's text: the configured key, and the one the client really sends."""
+        return (self.api_key, getattr(self._client, "api_key", None), _env_key())
+
     async def reply(self, request: ModelRequest) -> ModelResponse:
         client = self._get_client()
+        deadline = asyncio.get_running_loop().time() + self.timeout
         try:
-            completion = await client.chat.completions.create(model=self.name, **self._body(request))
+            completion = await self._create(client, self._body(request), deadline)
         except Exception as exc:
-            raise _model_error(exc, self.name) from exc
+            error = self._failure(exc)
+            raise error from error.__cause__
         if not completion.choices:
             raise ModelError(f"model {self.name!r} returned no choices")
         choice = completion.choices[0]
         message = choice.message
+        self._check_filter(choice.finish_reason)
         present = [c for c in message.tool_calls or () if getattr(c, "function", None) is not None]
         calls = [
             ToolCall(id=id, name=c.function.name, arguments=c.function.arguments or "{}")
             for id, c in zip(_unique_ids([c.id for c in present]), present, strict=True)
         ]
+        content = message.content or getattr(message, "refusal", None) or ""  # a refusal is shown, not dropped
         response = ModelResponse(
-            message=AIMessage(content=message.content or "", tool_calls=calls),
+            message=AIMessage(content=content, tool_calls=calls),
             usage=usage_from(completion.usage),
             model_name=completion.model or self.name,
             finish_reason=choice.finish_reason,
         )
         return read_tool_calls(response, request, text_format=self.tool_format == "text")
+
+    def _check_filter(self, finish_reason: str | None) -> None:
+        """Raise for a reply the provider's content filter stopped: what is left of it is no answer."""
+        if finish_reason == "content_filter":
+            raise ModelError(
+                f"the provider's content filter stopped the reply of model {self.name!r} (finish_reason "
+                "'content_filter'); rephrase the request, or review the filter settings of the deployment"
+            )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         client = self._get_client()
@@ -185,15 +279,15 @@ class OpenAIModel(Model):
         body["stream"] = True
         body.setdefault("stream_options", {"include_usage": True})
         text: list[str] = []
-        calls: dict[int, dict[str, str]] = {}
+        calls = _StreamedCalls()
         usage = Usage(requests=1)  # what a server that ignores include_usage leaves us
         finish_reason: str | None = None
         model_name = self.name
         chunks: Any = None
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.timeout  # the whole reply, not the gap between two chunks
+        deadline = loop.time() + self.timeout  # the whole call: opening the stream (and its retries) and every chunk
         try:
-            chunks = await client.chat.completions.create(model=self.name, **body)
+            chunks = await self._create(client, body, deadline)
             pieces = aiter(chunks)
             while True:
                 try:
@@ -203,7 +297,7 @@ class OpenAIModel(Model):
                 except TimeoutError:
                     raise ModelError(
                         f"model {self.name!r} did not finish its reply within {self.timeout:g} s "
-                        "(PODIUM_TIMEOUT bounds a streamed reply's total time)"
+                        "(PODIUM_TIMEOUT bounds the whole call, a streamed reply and retries included)"
                     ) from None
                 model_name = chunk.model or model_name
                 if chunk.usage is not None:
@@ -215,41 +309,71 @@ class OpenAIModel(Model):
                 delta = choice.delta
                 if delta is None:
                     continue
-                if delta.content:
-                    text.append(delta.content)
-                    yield TextDelta(delta.content)
+                shown = delta.content or getattr(delta, "refusal", None)  # a refusal is shown, not dropped
+                if shown:
+                    text.append(shown)
+                    yield TextDelta(shown)
                 for piece in delta.tool_calls or ():
-                    index = piece.index if piece.index is not None else len(calls)
-                    entry = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
-                    fn = piece.function
-                    if piece.id:
-                        entry["id"] = piece.id
-                    if fn is not None and fn.name:
-                        entry["name"] += fn.name
-                    if fn is not None and fn.arguments:
-                        entry["arguments"] += fn.arguments
-                    yield ToolCallDelta(
-                        index=index,
-                        id=piece.id,
-                        name=fn.name if fn is not None else None,
-                        arguments=(fn.arguments or "") if fn is not None else "",
-                    )
+                    yield calls.add(piece)
         except Exception as exc:
-            raise _model_error(exc, self.name) from exc
+            error = self._failure(exc, mid_reply=chunks is not None)
+            raise error from error.__cause__
         finally:
             if chunks is not None:  # also when the consumer stops early: give the connection back
                 await chunks.close()
-        message = AIMessage(
-            content="".join(text),
-            tool_calls=[
-                ToolCall(id=id, name=c["name"], arguments=c["arguments"] or "{}")
-                for id, (_, c) in zip(
-                    _unique_ids([c["id"] for _, c in sorted(calls.items())]), sorted(calls.items()), strict=True
-                )
-            ],
-        )
+        self._check_filter(finish_reason)
+        message = AIMessage(content="".join(text), tool_calls=calls.tool_calls())
         response = ModelResponse(message=message, usage=usage, model_name=model_name, finish_reason=finish_reason)
         yield Done(read_tool_calls(response, request, text_format=self.tool_format == "text"))
+
+
+class _StreamedCalls:
+    """Tool calls assembled from streamed pieces, tolerant of what servers leave out or repeat.
+
+    A piece names its call by ``index``; a piece without one continues the call the last piece went to, unless it
+    carries an id of its own (then it starts a new call). A name that repeats what the call already holds (some
+    proxies send the whole name in every piece) is not appended again.
+    """
+
+    def __init__(self) -> None:
+        self.calls: dict[int, dict[str, str]] = {}
+        self.current: int | None = None
+
+    def add(self, piece: Any) -> ToolCallDelta:
+        """Add one streamed piece; return what it added, as a delta."""
+        fn = piece.function
+        name = (fn.name if fn is not None else None) or ""
+        arguments = (fn.arguments if fn is not None else None) or ""
+        if piece.index is not None:
+            index = piece.index
+        elif self.current is not None and (not piece.id or piece.id == self.calls[self.current]["id"]):
+            index = self.current
+        else:
+            index = max(self.calls, default=-1) + 1
+        self.current = index
+        entry = self.calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+        new_id = piece.id if piece.id and piece.id != entry["id"] else None
+        if new_id:
+            entry["id"] = new_id
+        held = entry["name"]
+        if name == held or not name:
+            added = ""
+        elif held and name.startswith(held):  # the whole name again, after a part of it
+            added = name[len(held) :]
+        else:
+            added = name
+        entry["name"] = held + added
+        entry["arguments"] += arguments
+        return ToolCallDelta(index=index, id=new_id, name=added or None, arguments=arguments)
+
+    def tool_calls(self) -> list[ToolCall]:
+        """The assembled calls in index order, each with a unique id."""
+        ordered = [c for _, c in sorted(self.calls.items())]
+        ids = _unique_ids([c["id"] for c in ordered])
+        return [
+            ToolCall(id=id, name=c["name"], arguments=c["arguments"] or "{}")
+            for id, c in zip(ids, ordered, strict=True)
+        ]
 
 
 def _unique_ids(ids: list[str | None]) -> list[str]:
@@ -265,8 +389,6 @@ def _unique_ids(ids: list[str | None]) -> list[str]:
 
 
 def _env_key() -> str | None:
-    import os
-
     return os.environ.get("OPENAI_API_KEY") or None
 
 
@@ -279,25 +401,7 @@ def _is_openai(base_url: str | None) -> bool:
     return (urlsplit(base_url).hostname or "").lower() in ("api.openai.com", "openai.com")
 
 
-def _model_error(exc: Exception, model: str) -> Exception:
-    import openai
-
-    if isinstance(exc, ModelError):
-        return exc
-    if isinstance(exc, openai.APIStatusError):
-        return ModelHTTPError(exc.status_code, _server_message(exc))
-    if isinstance(exc, openai.APITimeoutError):
-        return ModelError(f"model {model!r} did not answer in time (after retries)")
-    if isinstance(exc, openai.APIConnectionError):
-        return ModelError(f"cannot reach the endpoint of model {model!r}: {exc}")
-    if isinstance(exc, openai.OpenAIError):  # an error event inside a stream, an invalid response ...
-        return ModelError(f"model {model!r} failed: {exc}")
-    return exc
-
-
-def _server_message(exc: Any) -> str:
-    """The ``error.message`` of the server's JSON body, else the client's own description."""
-    body = exc.body
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return str(body["message"])
-    return str(exc.message)
+_NO_API_VERSION = (
+    "model {model!r} uses Azure OpenAI, which needs an API version: set PODIUM_API_VERSION (for example "
+    "2024-10-21) or pass api_version"
+)

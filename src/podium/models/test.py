@@ -12,8 +12,17 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeAlias
 
-from podium.messages import AIMessage, Message, ToolCall, Usage
-from podium.models.base import Done, Model, ModelRequest, ModelResponse, StreamEvent, TextDelta, ToolCallDelta
+from podium.messages import AIMessage, Message, ToolCall
+from podium.models.base import (
+    Done,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    estimate_usage,
+)
 
 __all__ = ["FunctionModel", "Reply", "ScriptedModel", "tool_call"]
 
@@ -27,29 +36,11 @@ def tool_call(name: str, arguments: dict[str, Any] | str | None = None, *, id: s
     return ToolCall(id=id or f"call_{uuid.uuid4().hex[:12]}", name=name, arguments=text)
 
 
-def estimate_tokens(text: str) -> int:
-    """A deterministic token estimate: one token per four characters, at least one for non-empty text."""
-    return (len(text) + 3) // 4
-
-
-def _text_of(message: Message) -> str:
-    if isinstance(message, AIMessage) and message.tool_calls:
-        return message.content + "".join(c.name + c.arguments for c in message.tool_calls)
-    return message.content
-
-
-def _request_tokens(request: ModelRequest) -> int:
-    """Estimated prompt tokens: the messages' text plus a few tokens of framing each, and the tool schemas."""
-    chars = sum(len(_text_of(m)) + 16 for m in request.messages)
-    chars += sum(len(t.name) + len(t.description) + 24 * len(t.parameters.get("properties", ())) for t in request.tools)
-    return (chars + 3) // 4
-
-
 def _to_response(reply: Reply, request: ModelRequest, model_name: str) -> ModelResponse:
     if isinstance(reply, ModelResponse):
         return reply
     message = AIMessage(content=reply) if isinstance(reply, str) else reply
-    usage = Usage(_request_tokens(request), estimate_tokens(_text_of(message)), 1)
+    usage = estimate_usage(request, message)
     return ModelResponse(
         message=message,
         usage=usage,

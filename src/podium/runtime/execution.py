@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from podium.errors import ModelError, ModelRetry, Suspended
 from podium.events import Interrupt, MessageAdded, TokenDelta, ToolStarted
 from podium.messages import AIMessage, ToolCall, ToolMessage, Usage, well_formed
-from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDelta
+from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDelta, cut_off, estimate_usage
 from podium.tools import Injectable, Tool, ToolArgumentsError, ToolReturn, result_to_text
 
 if TYPE_CHECKING:
@@ -22,8 +23,38 @@ if TYPE_CHECKING:
 
 __all__ = ["call_model", "call_tools"]
 
+_log = logging.getLogger("podium.runtime")
+
 ToolContext = Callable[[ToolCall, str], Injectable]
 """Makes the context a tool call runs in, from the call and its step key."""
+
+
+_unmetered: set[str] = set()
+"""Models already warned of reporting no usage (the warning is given once per model and process)."""
+
+
+def _counts_tokens(state: RunState, budgets: Sequence[Budget]) -> bool:
+    """True when the run, or a part of it, has a token limit."""
+    return state.limits.max_tokens is not None or any(b.limits.max_tokens is not None for b in budgets)
+
+
+def _estimated(model: Model, request: ModelRequest, reply: AIMessage) -> Usage:
+    if model.name not in _unmetered:
+        _unmetered.add(model.name)
+        _log.warning(
+            "model %r reports no token usage; token limits count it at an estimate of four characters a token",
+            model.name,
+        )
+    return estimate_usage(request, reply)
+
+
+def _cut_off_text(model: Model, request: ModelRequest) -> str:
+    cap = request.settings.max_tokens or getattr(model, "max_tokens", None)
+    limit = f" of {cap} tokens" if isinstance(cap, int) else ""
+    return (
+        f"the reply of model {model.name!r} was cut off at its length limit{limit} (finish_reason 'length'), so it "
+        "is no answer; raise the cap: PODIUM_MAX_TOKENS, or the agent's ModelSettings(max_tokens=...)"
+    )
 
 
 def _storable(value: object) -> str:
@@ -50,7 +81,11 @@ async def call_model(
     Raises:
         LimitReached: the run's model-call or token budget is spent, or one of ``budgets`` (the calling context's
             and its ancestors' own) is.
-        ModelError: a streaming model ended without its final response.
+        ModelError: a streaming model ended without its final response, or the reply was cut off by the length
+            limit with no tool call in it (text cut short is never an answer; it is counted, not recorded).
+
+    When a token limit applies and the model reports no usage (a server that ignores ``include_usage``), the call
+    is counted at an estimate of four characters a token, with a warning once per model, so the limit still holds.
     """
     done = state.journal.get(key)
     if isinstance(done, MessageAdded) and isinstance(done.message, AIMessage):
@@ -80,9 +115,13 @@ async def call_model(
     reply.content = well_formed(reply.content)  # half an emoji must not make the reply unstorable
     for call in reply.tool_calls:
         call.arguments = well_formed(call.arguments)
+    if response.usage.total_tokens == 0 and _counts_tokens(state, budgets):
+        response.usage = _estimated(model, request, reply)
     state.count_model_call(response.usage)
     for budget in budgets:
         budget.count(response.usage)
+    if cut_off(reply) and not reply.tool_calls:  # spent, but never an answer (a cut-off call goes to its agent)
+        raise ModelError(_cut_off_text(model, request))
     await state.record(
         MessageAdded(message=response.message, namespace=namespace, usage=response.usage, key=key, path=path)
     )
