@@ -29,7 +29,7 @@ from podium.orchestration.master import as_master_tool
 from podium.store._rows import message_from_row
 from podium.testing import ScriptedModel
 
-SIGNALS = {"ModelRetry", "Suspended", "LimitReached"}
+SIGNALS = {"ModelRetry", "QuestionDeclined", "Suspended", "LimitReached"}
 
 
 def test_every_error_is_a_podium_error_and_no_signal_is() -> None:

@@ -71,3 +71,71 @@ def test_the_hint_says_how_to_answer() -> None:
     assert Expectation(type="choice", options=["a", "b c", "d"]).hint() == "a, 'b c' or d"
     assert Expectation(type="pattern", pattern="x+", description="some x").hint() == "some x"
     assert Expectation(type="pattern", pattern="x+").hint() == "text matching x+"
+
+
+@pytest.mark.parametrize(
+    ("text", "fit"),
+    [
+        ("yeah", "yes"),
+        ("sure, go ahead", "yes"),
+        ("ok", "yes"),
+        ("y", "yes"),
+        ("nope", "no"),
+        ("nah", "no"),
+        ("n", "no"),
+        ("never mind", "no"),
+        ("cancel", "no"),
+        ("yes but make it 'pack warm socks'", None),  # a change asked for: no plain yes
+        ("thanks", None),
+    ],
+)
+def test_a_yes_or_no_question_takes_yes_and_no_as_people_say_them(text: str, fit: str | None) -> None:
+    assert Expectation(type="choice", options=["yes", "no"]).fit(text) == fit
+    assert Expectation(type="choice", options=["Yes", "No"]).fit(text) == (fit and fit.capitalize())
+
+
+def _day_planner() -> object:
+    """A ReAct agent whose tool asks museums or beaches; its model says what the tool answered."""
+    from podium import AIMessage, ReactAgent, ToolMessage
+    from podium.testing import FunctionModel, tool_call
+
+    async def plan_day(ctx: RunContext[object], city: str) -> str:
+        """Plan a day in a city.
+
+        Args:
+            city: the city.
+        """
+        choice = Expectation(type="choice", options=["museums", "beaches"])
+        return f"A day of {await ctx.ask(f'Do you prefer museums or beaches in {city}?', expectation=choice)}"
+
+    def reply(messages: list[object], request: object) -> AIMessage:
+        last = messages[-1]
+        if isinstance(last, ToolMessage):
+            return AIMessage(content=f"[{'error' if last.is_error else 'ok'}] {last.content}")
+        return AIMessage(tool_calls=[tool_call("plan_day", {"city": "Lisbon"})])
+
+    return ReactAgent("planner", FunctionModel(reply), [plan_day])
+
+
+async def test_an_answer_that_declines_ends_the_tool_call_and_the_model_hears_it() -> None:
+    agent = _day_planner()
+    runtime = Runtime(MemoryStore())
+    asked = await runtime.run(agent, "plan my day")  # type: ignore[arg-type]
+    done = await runtime.resume(agent, asked.thread_id, "never mind")  # type: ignore[arg-type]
+    assert done.status == "completed"
+    assert done.output.startswith("[error] The user declined to answer the question 'Do you prefer museums")
+    assert "Do not ask it again" in done.output
+
+
+async def test_an_emergency_said_while_a_question_waits_is_answered_first_and_the_question_stays() -> None:
+    from podium.human import EMERGENCY_REPLY
+
+    agent = _day_planner()
+    runtime = Runtime(MemoryStore())
+    asked = await runtime.run(agent, "plan my day")  # type: ignore[arg-type]
+    urgent = await runtime.resume(agent, asked.thread_id, "help, my friend collapsed and isn't breathing")  # type: ignore[arg-type]
+    assert urgent.status == "interrupted"
+    (again,) = urgent.interrupts
+    assert again.prompt == f"{EMERGENCY_REPLY}\n\nDo you prefer museums or beaches in Lisbon?"
+    done = await runtime.resume(agent, asked.thread_id, "beaches")  # type: ignore[arg-type]
+    assert done.output == "[ok] A day of beaches"

@@ -28,6 +28,7 @@ Every failure the library raises derives from :class:`PodiumError`::
 Control-flow signals are not failures and do not derive from :class:`PodiumError`::
 
     ModelRetry (Exception)       a tool asks the model to try again with the given advice
+    └── QuestionDeclined         the human declined a tool's question ("never mind"): the model is told
     Suspended (BaseException)    the run waits for the human; the runtime ends it as ``interrupted``
     LimitReached (BaseException) the run reached one of its limits; the runtime ends it as ``limit_exceeded``
 
@@ -54,6 +55,7 @@ __all__ = [
     "ModelRequestsBlocked",
     "ModelRetry",
     "PodiumError",
+    "QuestionDeclined",
     "RunNotFound",
     "StepLimitExceeded",
     "StoreCorrupt",
@@ -235,6 +237,19 @@ class ModelRetry(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class QuestionDeclined(ModelRetry):
+    """The human declined to answer a tool's question ("never mind", "cancel", "skip it"): the tool call ends here,
+    and the model is told so, to answer what the human says next instead of asking again."""
+
+    def __init__(self, question: str, said: str) -> None:
+        super().__init__(
+            f"The user declined to answer the question {question!r} (they said {said!r}). Do not ask it again; "
+            "acknowledge it and help with whatever they ask next."
+        )
+        self.question = question
+        self.said = said
 
 
 class Suspended(BaseException):

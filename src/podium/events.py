@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from podium import _codec
 from podium.errors import UsageError
+from podium.human import yes_or_no
 from podium.messages import MESSAGE_TYPES, Message, Usage
 
 if TYPE_CHECKING:
@@ -76,8 +77,9 @@ class Expectation:
 
         A ``choice`` takes an option given alone (case and end punctuation aside), its number, or the one option the
         text names as a word ("Yes, please" is ``yes``; "yes or no" names two and fits neither), and answers with
-        the option as written; a ``pattern`` needs a match of ``pattern`` in the text; ``text`` takes anything. The
-        text itself is the answer of a pattern or a text.
+        the option as written; a choice of yes or no also takes yes and no as people say them ("yeah", "sure, go
+        ahead", "nope", and "never mind" for no: :func:`podium.human.yes_or_no`). A ``pattern`` needs a match of
+        ``pattern`` in the text; ``text`` takes anything. The text itself is the answer of a pattern or a text.
         """
         said = text.strip()
         if not said:
@@ -89,6 +91,13 @@ class Expectation:
                     return option
             if bare.isdigit() and 1 <= int(bare) <= len(self.options):
                 return self.options[int(bare) - 1]
+            sides = {o.strip().lower(): o for o in self.options}
+            if "yes" in sides and "no" in sides:  # a yes-or-no question: "yeah", "sure", "nope", "never mind" too
+                verdict = yes_or_no(said)
+                if verdict is not None:
+                    return sides["yes" if verdict else "no"]
+                if re.match(r"(?:yes|yeah|yep|ok(?:ay)?|sure)\b.*\b(?:but|except|instead|rather|change)\b", bare):
+                    return None  # "yes, but make it Tuesday" is no plain yes: asked again, not taken as one
             named = [o for o in self.options if re.search(rf"(?<!\w){re.escape(o.strip().lower())}(?!\w)", bare)]
             return named[0] if len(named) == 1 else None
         if self.type == "pattern" and self.pattern:

@@ -18,7 +18,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from podium.errors import LeaseLost, Suspended, UsageError
+from podium.errors import LeaseLost, QuestionDeclined, Suspended, UsageError
 from podium.events import (
     Artifact,
     Event,
@@ -30,6 +30,7 @@ from podium.events import (
     SideChannel,
     StepRecorded,
 )
+from podium.human import EMERGENCY_REPLY, declines, emergency
 from podium.messages import Message, ToolCall, ToolMessage, Usage, valid_history
 from podium.models.base import Model, ModelRequest, ModelResponse
 from podium.runtime.execution import call_model, call_tools
@@ -291,7 +292,11 @@ class RunContext(Injectable, Generic[DepsT]):
 
         In a context that checks answers (the tools of a ReAct agent: ``call_tools(check_answers=True)``), an answer
         that does not fit ``expectation`` (:meth:`Expectation.fit`: "And in Fahrenheit?" to a yes/no question) is
-        not returned: the question is asked again, saying how to answer, and a choice returns the option chosen.
+        not returned: the question is asked again, saying how to answer, and a choice returns the option chosen. An
+        answer that declines the question ("never mind", "cancel": :func:`podium.human.declines`) raises
+        :class:`~podium.errors.QuestionDeclined`, which ends the tool call and tells the model. An answer describing
+        an emergency (:func:`podium.human.emergency`) is never taken: the question is asked again after
+        :data:`podium.human.EMERGENCY_REPLY`.
         """
         key = self._next_key()
         if self._on_ask is not None:
@@ -301,12 +306,20 @@ class RunContext(Injectable, Generic[DepsT]):
         journal = self._state.journal
         asked, attempt, question = key, 1, prompt
         while isinstance(answer := journal.get(asked + "!"), InterruptAnswered):
-            if not self._check_answers or expectation is None:
-                return answer.answer
-            fit = expectation.fit(answer.answer)
+            said = answer.answer
+            if not self._check_answers:
+                return said
+            attempt += 1  # if it is not taken: the same question again, under a key of its own
+            if emergency(said):  # said while a question waits: the person is sent to emergency services first
+                asked, question = f"{key}~{attempt}", f"{EMERGENCY_REPLY}\n\n{prompt}"
+                continue
+            if expectation is None:
+                return said
+            fit = expectation.fit(said)
             if fit is not None:
                 return fit
-            attempt += 1  # an answer that does not fit: the same question again, under a key of its own
+            if declines(said):
+                raise QuestionDeclined(prompt, said)
             asked, question = f"{key}~{attempt}", f"{prompt} (Please answer {expectation.hint()}.)"
         raised = journal.get(asked)
         if isinstance(raised, InterruptRaised):

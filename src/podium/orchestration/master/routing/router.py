@@ -37,6 +37,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium.events import Expectation
+from podium.human import EMERGENCY_REPLY
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, discrimination_cue, harm_cue
 from podium.orchestration.master.routing.rules import (
@@ -113,12 +114,6 @@ def _roots(text: str) -> set[str]:
 
 _ASKING_INFO = re.compile(r"^\s*(?:what|when|where|which|how|who|whose|why)\b", re.IGNORECASE)
 
-EMERGENCY_REPLY = (
-    "This sounds like an emergency. Please call your local emergency number now (000, 911, 112 or 999), or go to the "
-    "nearest emergency department; if you are thinking of ending your life, call a crisis line. I can't help with "
-    "it here."
-)
-"""What the router says to a message describing an emergency (see ``rules.emergency``)."""
 
 _SMALL_TALK_REPLIES = {
     "thanks": "You're welcome.",

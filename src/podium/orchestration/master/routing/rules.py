@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from podium.events import Expectation
+from podium.human import cancels, emergency, straight
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, INTENTS
 from podium.orchestration.master.routing.scoring import SemanticIndex
 from podium.orchestration.master.routing.text import STOPWORDS, stem, words
@@ -63,25 +64,6 @@ is are the a an of for"""
 _ASKING = frozenset(stem(w) for w in _ASKING_WORDS.split())
 
 
-_CANCEL = re.compile(
-    r"\b(?:cancel\w*|stop|stopp\w*|forget|never\s*mind|nevermind|nvm|abort\w*|quit|scrap\w*|"
-    r"drop\s+(?:it|this|that|the)|skip\s+(?:it|this|that)|give\s+up|changed?\s+(?:my|our)\s+minds?|no\s+longer|"
-    r"any\s*more|(?:don'?t|do\s+not|doesn'?t)\s+(?:want|need|bother)|leave\s+it|(?:let'?s|let\s+us)\s+not|"
-    r"later|no\s+need|done\s+with\s+(?:this|it|that))\b",
-    re.IGNORECASE,
-)
-
-_EMERGENCY = re.compile(
-    r"\b(?:can'?t|cannot|can\s+not|unable\s+to|struggling\s+to|hard\s+to|trouble)\s+breath\w*|\bnot\s+breathing|"
-    r"\bchest\s+pains?|\bheart\s+attack|\bhaving\s+a\s+stroke|\bseizures?\b|\bunconscious|\bunresponsive|"
-    r"\bpassed\s+out|\bwon'?t\s+wake\s+up|\bbleeding\s+(?:heavily|badly|a\s+lot|profusely|everywhere)|\boverdos\w*|"
-    r"\b(?:swallow|swallowed|swallowing|drank|ate)\s+(?:\w+\s+){0,3}(?:bleach|pills|tablets|poison\w*|detergent|"
-    r"batter(?:y|ies)|chemicals?|cleaning\s+products?|rat\s+bait|antifreeze)|\bsuicid\w*|"
-    r"\bkill(?:ing)?\s+(?:my|him|her|them)sel(?:f|ves)|\bend\s+(?:my\s+life|it\s+all)\b|"
-    r"\bwant\s+to\s+die|\bself[-\s]?harm\w*|\banaphyla\w*|\ballergic\s+reaction",
-    re.IGNORECASE,
-)
-
 _REPEAT = re.compile(
     r"\b(?:repeat|say\s+(?:that|it)\s+again|come\s+again|pardon|what\s+(?:was|is)\s+(?:the|your)\s+question|"
     r"what\s+(?:were|are)\s+you\s+asking|what\s+did\s+you\s+(?:ask|say|want|need)|"
@@ -113,49 +95,26 @@ _EVERYTHING = re.compile(
 )
 
 
-def _straight(text: str) -> str:
-    """``text`` with typographic apostrophes made straight (phones type "don’t")."""
-    return text.replace("\u2019", "'")
-
-
 def cancels_everything(text: str) -> bool:
     """True when a message that cancels says to drop every task ("cancel everything", "forget all of it")."""
     return cancels(text) and _EVERYTHING.search(text) is not None
 
 
-def cancels(text: str) -> bool:
-    """True when ``text`` says to stop or drop something ("cancel", "never mind", "nvm", "forget it", "I changed my
-    mind", "no longer", "not any more").
-
-    The abandon intent needs such a word besides its similarity to the intent's examples: a message that is only
-    close to them ("thank you", "yes please", "I'll collect it") leaves the pending task as it is.
-    """
-    return _CANCEL.search(_straight(text)) is not None
-
-
-def emergency(text: str) -> str | None:
-    """The words of ``text`` that describe an emergency (someone cannot breathe, chest pain, a poisoning, an
-    overdose, thoughts of suicide), or ``None``. No task of an assistant should handle those: the person is sent
-    to emergency services first."""
-    found = _EMERGENCY.search(_straight(text))
-    return " ".join(found.group(0).split()) if found else None
-
-
 def asks_to_repeat(text: str) -> bool:
     """True when a short message asks what the question was ("can you repeat that?", "what were you asking me?")."""
-    return len(words(text)) <= 12 and _REPEAT.search(_straight(text)) is not None
+    return len(words(text)) <= 12 and _REPEAT.search(straight(text)) is not None
 
 
 def is_question(text: str) -> bool:
     """True when ``text`` is put as a question (a question mark, or a question word or auxiliary verb first)."""
-    return "?" in text or _QUESTION_START.match(_straight(text)) is not None
+    return "?" in text or _QUESTION_START.match(straight(text)) is not None
 
 
 def small_talk(text: str) -> str | None:
     """What a message that only greets, thanks, acknowledges or says goodbye does: ``"thanks"``, ``"goodbye"``,
     ``"greeting"`` or ``"ack"`` ("thanks a lot!", "ok", "good morning", "bye", or only symbols: "?", an emoji);
     ``None`` for anything else."""
-    said = words(_straight(text))
+    said = words(straight(text))
     if len(said) > 8 or any(w not in _SMALL_TALK for w in said):
         return None
     kinds = set(said)
@@ -295,7 +254,7 @@ def _share(option: str, said: list[str]) -> float:
 
 def affirmed(text: str) -> str:
     """The clauses of ``text`` that are not negated ("No, I'm not a partner, I'm staff" gives "I'm staff")."""
-    return " ".join(c for c in _CLAUSE.split(_straight(text)) if c.strip() and not _NEGATION.search(c.lower()))
+    return " ".join(c for c in _CLAUSE.split(straight(text)) if c.strip() and not _NEGATION.search(c.lower()))
 
 
 def _initials(option: str) -> str:
@@ -313,7 +272,7 @@ def _choice(options: list[str], text: str) -> str | None:
         return abbreviated[0]
     said: list[str] = []
     negated: list[str] = []
-    for clause in _CLAUSE.split(_straight(text)):
+    for clause in _CLAUSE.split(straight(text)):
         (negated if _NEGATION.search(clause.lower()) else said).extend(_stems(clause))
     scored: list[tuple[float, str]] = []
     refused: list[str] = []

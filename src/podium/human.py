@@ -1,0 +1,142 @@
+"""What people say that every agent reads the same way: an emergency, yes and no in their many forms, and "never mind".
+
+These are the agent-independent parts of reading a person: the master agent's router screens every message with
+:func:`emergency` and :func:`cancels`; a question asked with :meth:`podium.RunContext.ask` takes "yeah" or "nope"
+for yes or no (:meth:`podium.Expectation.fit` uses :func:`yes_or_no`), is declined by "never mind"
+(:func:`declines`), and answers an emergency with :data:`EMERGENCY_REPLY` before asking again. An app's own
+offline stand-ins use them too, so that no assistant answers "my friend isn't breathing" with the weather.
+
+They are phrase lists, not a model: they catch the common ways of saying these things in English and nothing more.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["EMERGENCY_REPLY", "cancels", "declines", "emergency", "straight", "yes_or_no"]
+
+EMERGENCY_REPLY = (
+    "This sounds like an emergency. Please call your local emergency number now (000, 911, 112 or 999), or go to the "
+    "nearest emergency department; if you are thinking of ending your life, call a crisis line. I can't help with "
+    "it here."
+)
+"""What an assistant says to a message describing an emergency (:func:`emergency`)."""
+
+_SOMEONE = r"(?:i'?m|i\s+am|i've\s+been|i\s+have\s+been|he'?s|she'?s|they'?re|we'?re|is|are|was|were|been|got|get)"
+
+_EMERGENCY = re.compile(
+    # breathing, the heart, consciousness
+    r"\b(?:can'?t|cannot|can\s+not|unable\s+to|struggling\s+to|hard\s+to|trouble|difficulty)\s+breath\w*|"
+    r"\b(?:not|isn'?t|aren'?t|wasn'?t|stopped|stops|no\s+longer)\s+breathing|\bchoking\b|"
+    r"\bchest\s+pains?|\bpains?\s+in\s+(?:my|his|her|the)\s+chest|\bheart\s+attack|\bcardiac\s+arrest|"
+    r"\bhaving\s+a\s+stroke|\b(?:face|mouth|smile)\s+(?:is\s+)?droop\w*|\bdroop\w*\s+face|"
+    r"\b(?:can'?t|cannot|unable\s+to)\s+(?:lift|raise|move|feel)\s+(?:my|his|her|their|one)\s+(?:arm|leg|side)|"
+    r"\bslurr\w*\s+(?:speech|words|(?:his|her|my|their)\s+words)|\bseizures?\b|\bconvuls\w*|\bunconscious|"
+    r"\bunresponsive|\bpassed\s+out|\b(?:he|she|they|i|friend|dad|mom|mum|father|mother|husband|wife|partner|son|"
+    r"daughter|someone|somebody|man|woman|person|child|baby|kid|boy|girl)\s+(?:has\s+|just\s+|suddenly\s+)?collapsed|"
+    r"\bwon'?t\s+wake\s+up|\bcan'?t\s+wake\s+(?:him|her|them)|"
+    # blood and injuries
+    rf"\bbleeding\s+(?:heavily|badly|a\s+lot|profusely|everywhere|out)|\b{_SOMEONE}\s+bleeding\b|"
+    rf"\b{_SOMEONE}\s+(?:badly\s+|seriously\s+|really\s+)?(?:hurt|injured|wounded|stabbed|shot)\b|"
+    r"\b(?:badly|seriously|critically)\s+(?:hurt|injured|burn(?:ed|t))|\bbroken\s+(?:neck|back|skull)|"
+    # poisonings, overdoses, self-harm
+    r"\boverdos\w*|\b(?:swallow(?:ed|ing)?|drank|drunk|ate|eaten|took|taken|taking)\s+(?:\w+\s+){0,3}"
+    r"(?:bleach|poison\w*|detergent|batter(?:y|ies)|chemicals?|cleaning\s+products?|rat\s+bait|antifreeze)|"
+    r"\b(?:swallow(?:ed|ing)?|took|taken|taking|ate|eaten)\s+(?:too\s+many|a\s+(?:whole|full)\s+(?:bottle|packet|box)"
+    r"\s+of|an?\s+(?:entire|handful\s+of|lot\s+of)|all\s+(?:of\s+)?(?:my|the|his|her|their))\s+(?:\w+\s+){0,2}"
+    r"(?:pills|tablets|meds|medicines?|medications?|capsules|painkillers|paracetamol|sleeping\s+\w+)|"
+    r"\btoo\s+many\s+(?:pills|tablets|painkillers|sleeping\s+pills)|\bsuicid\w*|"
+    r"\bkill(?:ing)?\s+(?:my|him|her|them)sel(?:f|ves)|\bend\s+(?:my\s+life|it\s+all)\b|\bwant\s+to\s+die|"
+    r"\bself[-\s]?harm\w*|\bhurt(?:ing)?\s+myself|\banaphyla\w*|\ballergic\s+reaction|"
+    # fire, gas, violence
+    r"\b(?:is|are|was|been|caught|set)\s+on\s+fire|\b(?:house|home|flat|apartment|building|kitchen|car)\s+"
+    r"(?:is\s+)?(?:burning|ablaze)|\bgas\s+leak|\bsmell\s+(?:of\s+)?gas\b|"
+    r"\b(?:threaten\w*|going|gonna|trying)\s+to\s+(?:hurt|kill|attack|stab|shoot)\s+(?:me|us|him|her|them|my)|"
+    r"\b(?:being|been|was|got)\s+(?:attacked|assaulted|stabbed|shot|raped)|\b(?:attacking|hitting|beating)\s+me\b|"
+    r"\b(?:has|have|with|holding)\s+a\s+(?:gun|knife|weapon)\b|\bbreaking\s+into\s+(?:my|our|the)\s+(?:house|home|flat)|"
+    r"\bsomeone\s+(?:is\s+)?in\s+my\s+(?:house|home|flat)|\bcall\s+(?:an\s+)?(?:ambulance|911|999|112|000)\b",
+    re.IGNORECASE,
+)
+
+_CANCEL = re.compile(
+    r"\b(?:cancel\w*|stop|stopp\w*|forget|never\s*mind|nevermind|nvm|abort\w*|quit|scrap\w*|"
+    r"drop\s+(?:it|this|that|the)|skip\s+(?:it|this|that)|give\s+up|changed?\s+(?:my|our)\s+minds?|no\s+longer|"
+    r"any\s*more|(?:don'?t|do\s+not|doesn'?t)\s+(?:want|need|bother)|leave\s+it|(?:let'?s|let\s+us)\s+not|"
+    r"later|no\s+need|done\s+with\s+(?:this|it|that))\b",
+    re.IGNORECASE,
+)
+
+_DECLINE = re.compile(
+    r"^\s*(?:oh\s+|ok(?:ay)?[,\s]+|actually[,\s]+|um+[,\s]+)?(?:no[,\s]+)?(?:cancel(?:\s+(?:it|that|this))?|"
+    r"stop(?:\s+(?:it|that|this))?|never\s*mind|nevermind|nvm|forget\s+(?:it|that|this|about\s+it)|skip(?:\s+it)?|"
+    r"abort|quit|leave\s+it|don'?t\s+bother|not\s+now|no\s+thanks?(?:\s+you)?|i\s+changed\s+my\s+mind)"
+    r"[\s.!,]*(?:please|thanks|thank\s+you)?[\s.!]*$",
+    re.IGNORECASE,
+)
+
+_YES = frozenset(
+    {
+        *("yes", "y", "ye", "yea", "yeah", "yeh", "yep", "yup", "ya", "yas", "yessir", "sure", "ok", "okay", "k"),
+        *("kk", "alright", "right", "correct", "affirmative", "absolutely", "definitely", "certainly", "indeed"),
+        *("agreed", "fine", "please"),
+    }
+)
+_POLITE = r"please|thanks|thank\s+you|cheers|mate|then|oh|well|um+|ah"
+_YES_PHRASES = re.compile(
+    r"^(?:(?:yes|yeah|yep|yup|sure(?:\s+thing)?|ok(?:ay)?|alright|of\s+course|please\s+do|go\s+ahead|do\s+it|"
+    r"sounds\s+good|that'?s\s+(?:right|correct|fine)|why\s+not|by\s+all\s+means|for\s+sure|i\s+do|i\s+would|"
+    r"no\s+problem|yes\s+please|"
+    rf"let'?s\s+do\s+it|go\s+for\s+it|{_POLITE})[\s,.!]*)+$",
+    re.IGNORECASE,
+)
+_NO = frozenset(["no", "n", "nope", "nah", "nay", "negative", "never"])
+_NO_PHRASES = re.compile(
+    r"^(?:(?:no|nope|nah|no\s+way|not\s+really|not\s+at\s+all|not\s+now|i\s+don'?t|i\s+do\s+not|don'?t|do\s+not|"
+    r"no\s+thanks?(?:\s+you)?|better\s+not|rather\s+not|i'?d\s+rather\s+not|definitely\s+not|absolutely\s+not|"
+    rf"of\s+course\s+not|{_POLITE})[\s,.!]*)+$",
+    re.IGNORECASE,
+)
+
+
+def straight(text: str) -> str:
+    """``text`` with typographic apostrophes made straight (phones type "don’t")."""
+    return text.replace("\u2019", "'")
+
+
+def emergency(text: str) -> str | None:
+    """The words of ``text`` that describe an emergency (someone cannot breathe, is unconscious, bleeding or hurt;
+    chest pain or the signs of a stroke; a poisoning or an overdose; thoughts of suicide or self-harm; a fire, a gas
+    leak, an attack or a threat), or ``None``. No task of an assistant should handle those: the person is sent to
+    emergency services first (:data:`EMERGENCY_REPLY`)."""
+    found = _EMERGENCY.search(straight(text))
+    return " ".join(found.group(0).split()) if found else None
+
+
+def cancels(text: str) -> bool:
+    """True when ``text`` says to stop or drop something ("cancel", "never mind", "nvm", "forget it", "I changed my
+    mind", "no longer", "not any more"), anywhere in it."""
+    return _CANCEL.search(straight(text)) is not None
+
+
+def declines(text: str) -> bool:
+    """True when ``text``, as a whole, declines to answer a question: "never mind", "cancel", "stop", "skip it",
+    "forget it", "not now", "no thanks" (a word or two of politeness aside), and nothing more."""
+    return _DECLINE.match(straight(text)) is not None
+
+
+def yes_or_no(text: str) -> bool | None:
+    """``True`` when ``text`` says yes ("y", "yeah", "sure", "ok", "go ahead", "yes please"), ``False`` when it says
+    no ("n", "nope", "nah", "not now", "no thanks", and a decline: "never mind", "cancel"), ``None`` otherwise
+    (anything more than that: "yes but make it Tuesday" is neither)."""
+    said = straight(text).strip().lower().rstrip(".!")
+    if not said:
+        return None
+    if said in _YES:
+        return True
+    if not re.sub(rf"\b(?:{_POLITE})\b|[\s,.!]", "", said):  # politeness alone ("thanks") says neither
+        return None
+    if _YES_PHRASES.match(said):
+        return True
+    if said in _NO or _NO_PHRASES.match(said) or declines(said):
+        return False
+    return None
