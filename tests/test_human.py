@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from podium.human import declines, emergency, yes_or_no
+from podium.human import declines, emergency, joined_codes, yes_or_no
 
 
 @pytest.mark.parametrize(
@@ -74,3 +74,29 @@ def test_yes_and_no(text: str, verdict: bool | None) -> None:
 def test_declining_is_the_whole_message() -> None:
     assert declines("never mind") and declines("Cancel that, thanks") and declines("no thanks")
     assert not declines("cancel my appointment on Tuesday") and not declines("stop by the museum")
+
+
+@pytest.mark.parametrize(
+    ("text", "joined"),
+    [
+        ("P 123 456", "P123456"),
+        ("my number is 0412 345 678", "my number is 0412345678"),
+        ("123-ABH", "123ABH"),
+        ("call 123 to book", "call 123 to book"),  # words stay apart
+        ("in 2 weeks", "in 2 weeks"),
+    ],
+)
+def test_codes_typed_with_gaps_are_joined(text: str, joined: str) -> None:
+    assert joined_codes(text) == joined
+
+
+def test_a_pattern_question_takes_a_code_typed_with_gaps() -> None:
+    from podium import Expectation
+    from podium.orchestration.master import fit_expectation
+
+    patient = Expectation(type="pattern", pattern=r"\b[Pp][- ]?\d{6}\b")
+    assert patient.fit("it's P 123 456") == "it's P123456"
+    assert fit_expectation(patient, "it's P 123 456") == "P123456"
+    claim = Expectation(type="pattern", pattern=r"\b\d{3}[A-Z]{3}\b")
+    assert claim.fit("123-ABH") == "123ABH" and fit_expectation(claim, "my claim is 123-ABH") == "123ABH"
+    assert patient.fit("I don't have one") is None

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from podium import _codec
 from podium.errors import UsageError
-from podium.human import yes_or_no
+from podium.human import joined_codes, yes_or_no
 from podium.messages import MESSAGE_TYPES, Message, Usage
 
 if TYPE_CHECKING:
@@ -79,7 +79,9 @@ class Expectation:
         text names as a word ("Yes, please" is ``yes``; "yes or no" names two and fits neither), and answers with
         the option as written; a choice of yes or no also takes yes and no as people say them ("yeah", "sure, go
         ahead", "nope", and "never mind" for no: :func:`podium.human.yes_or_no`). A ``pattern`` needs a match of
-        ``pattern`` in the text; ``text`` takes anything. The text itself is the answer of a pattern or a text.
+        ``pattern`` in the text, or in the text with the gaps people type inside codes taken out ("P 123 456":
+        :func:`podium.human.joined_codes`, then the answer); ``text`` takes anything. The text itself is the answer
+        of a pattern or a text.
         """
         said = text.strip()
         if not said:
@@ -102,7 +104,10 @@ class Expectation:
             return named[0] if len(named) == 1 else None
         if self.type == "pattern" and self.pattern:
             try:
-                return text if re.search(self.pattern, text) else None
+                if re.search(self.pattern, text):
+                    return text
+                joined = joined_codes(text)  # "P 123 456" for P123456: the code as written, gaps taken out
+                return joined if joined != text and re.search(self.pattern, joined) else None
             except re.error:
                 return text  # a pattern that does not compile checks nothing
         return text

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EMERGENCY_REPLY", "cancels", "declines", "emergency", "straight", "yes_or_no"]
+__all__ = ["EMERGENCY_REPLY", "cancels", "declines", "emergency", "joined_codes", "straight", "yes_or_no"]
 
 EMERGENCY_REPLY = (
     "This sounds like an emergency. Please call your local emergency number now (000, 911, 112 or 999), or go to the "
@@ -96,6 +96,16 @@ _NO_PHRASES = re.compile(
     rf"of\s+course\s+not|{_POLITE})[\s,.!]*)+$",
     re.IGNORECASE,
 )
+
+
+_CODE_GAPS = re.compile(r"(?<=\d)[ -](?=\d)|(?<=\b[A-Za-z])[ -](?=\d)|(?<=\d)-(?=[A-Za-z])")
+
+
+def joined_codes(text: str) -> str:
+    """``text`` with the spaces and dashes people put inside numbers and codes taken out: "P 123 456" is
+    "P123456", "0412 345 678" is "0412345678", "123-ABH" is "123ABH" (a pattern that did not match the text as
+    typed may match this)."""
+    return _CODE_GAPS.sub("", text)
 
 
 def straight(text: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from podium.events import Expectation
-from podium.human import cancels, emergency, straight
+from podium.human import cancels, emergency, joined_codes, straight
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, INTENTS
 from podium.orchestration.master.routing.scoring import SemanticIndex
 from podium.orchestration.master.routing.text import STOPWORDS, stem, words
@@ -306,7 +306,7 @@ def fit_expectation(expectation: Expectation | None, text: str) -> str | None:
     if expectation.pattern is None:
         return text.strip()
     try:
-        found = re.search(expectation.pattern, text)
+        found = re.search(expectation.pattern, text) or re.search(expectation.pattern, joined_codes(text))
     except re.error:
         return None
     return found.group(0) if found else None
