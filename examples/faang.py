@@ -94,7 +94,9 @@ CAPABILITIES = (
 _HEADCOUNT = re.compile(
     r"\b(head\s?-?\s?counts?|employees?|employ\w*|staff\w*|workforce|workers|people|persons|jobs|size)\b"
 )
-_EXCEPT = re.compile(r"\b(?:all but|without|except|excluding|but not|other than|minus|leave out|leaving out|not counting)\b")
+_EXCEPT = re.compile(
+    r"\b(?:all but|without|except|excluding|but not|other than|minus|leave out|leaving out|not counting)\b"
+)
 _UNKNOWN_COMPANY = re.compile(
     r"\b(?:at|of|does|do|for|by)\s+(?!(?:the|faang|these|those|them|all|each|every|big|tech|their|its|it|"
     r"companies|company|firms|20\d\d|you|me|us|people|employees|staff|workers)\b)([a-z][\w&.-]*)"
