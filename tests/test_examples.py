@@ -180,3 +180,61 @@ async def test_faang_replays_its_recorded_question_exactly_and_the_stand_in_answ
     assert first.output == faang.FINAL_ANSWER and model.fallback_replies == 0  # the seed's recording, whole
     again = await runtime.run(agent, faang.QUESTION.upper(), thread_id="t")
     assert again.status == "completed" and again.output == faang.FINAL_ANSWER and model.fallback_replies > 0
+
+
+async def test_trip_follow_ups_use_the_conversation() -> None:
+    assert await talk(["How's the weather in Paris today?", "should I bring an umbrella?"]) == [
+        "Today in Paris: 18 °C, light rain.",
+        "Yes, take an umbrella. Today in Paris: 18 °C, light rain.",  # the city just discussed
+    ]
+    assert await talk(["weather in Tokyo", "will it rain?"]) == [
+        "Today in Tokyo: 21 °C, clear.",
+        "No umbrella needed. Today in Tokyo: 21 °C, clear.",
+    ]
+    assert await talk(["compare oslo and tokyo", "which one is warmer?", "and which is colder?"]) == [
+        "Side by side — Oslo: 9 °C, cloudy. Tokyo: 21 °C, clear.",
+        "Tokyo is warmer: 21 °C, against 9 °C in Oslo.",
+        "Oslo is colder: 9 °C, against 21 °C in Tokyo.",
+    ]
+    # the answer to the helper's own question is the note
+    assert await talk(["Save a note", "pack socks", "yes"]) == [
+        "What should the note say? For example: 'Save a note: pack sunglasses'.",
+        "Save this note to your trip notebook: 'pack socks'?",
+        "Done: Saved to the trip notebook: pack socks",
+    ]
+    assert await talk(["Save a note", "never mind"]) == [
+        "What should the note say? For example: 'Save a note: pack sunglasses'.",
+        "All right, no note.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        ("yeah", "Done: Saved to the trip notebook: buy sim card"),
+        ("ok", "Done: Saved to the trip notebook: buy sim card"),
+        ("Sure!", "Done: Saved to the trip notebook: buy sim card"),
+        ("y", "Done: Saved to the trip notebook: buy sim card"),
+        ("nope", "Fine, I did not save it."),
+        ("n", "Fine, I did not save it."),
+        ("never mind", "Fine, I did not save it."),
+        ("cancel", "Fine, I did not save it."),
+        ("forget the note", "Fine, I did not save it."),
+    ],
+)
+async def test_trip_confirmation_takes_what_people_say_for_yes_and_no(answer: str, said: str) -> None:
+    assert await talk(["save a note: buy sim card", answer]) == [
+        "Save this note to your trip notebook: 'buy sim card'?",
+        said,
+    ]
+
+
+async def test_trip_confirmation_asks_about_a_changed_note() -> None:
+    assert await talk(["save a note: pack socks", "yes but make it 'pack warm socks'", "yes"]) == [
+        "Save this note to your trip notebook: 'pack socks'?",
+        "Save this note to your trip notebook instead: 'pack warm socks'?",
+        "Done: Saved to the trip notebook: pack warm socks",
+    ]
+    # the question still shows as the plain choice, and an answer beside it is still asked again
+    assert trip.Confirmation().to_dict() == {"type": "choice", "options": ["yes", "no"]}
+    assert trip.Confirmation().fit("And in Fahrenheit?") is None
