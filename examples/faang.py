@@ -2,7 +2,10 @@
 
 Run it with ``podium chat faang`` and ask "what's the combined headcount of the FAANG companies in 2024?".
 Offline it replays ``cassettes/faang.json``, built from the model responses of the seed's trace, and answers
-1,977,586; with ``PODIUM_MODEL`` set it talks to a real model.
+1,977,586; what the cassette does not hold is answered by the rule-based stand-in below (the app's
+``offline_fallback``): the 2024 headcount of the FAANG companies or of any of them ("Apple and Meta", "all but
+Amazon"), greetings and thanks, and for anything else a plain sentence saying what it cannot do offline. With
+``PODIUM_MODEL`` set it talks to a real model.
 
 The app uses the ``shared`` context policy, in which the model requests are those of the seed's trace (the
 langgraph-supervisor layout). With a real model, ``PODIUM_FAANG_CONTEXT=scoped`` switches to Podium's default
@@ -15,12 +18,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 from podium import AIMessage, HumanMessage, Message, Model, ModelRequest, ReactAgent, Runtime, ToolCall, ToolMessage
 from podium.app import App
 from podium.orchestration.supervisor import ContextPolicy, Supervisor, create_supervisor
+from podium.testing import FunctionModel, tool_call
 
 CASSETTE = Path(__file__).parent / "cassettes" / "faang.json"
 
@@ -76,10 +81,190 @@ def build(model: Model, context: ContextPolicy | None = None) -> Supervisor:
     )
 
 
+# --- the stand-in model: answers offline what the cassette cannot ---------------------------------------------
+
+COMPANIES = {"Meta": ("meta", "facebook"), "Apple": ("apple",), "Amazon": ("amazon",), "Netflix": ("netflix",),
+             "Alphabet": ("alphabet", "google")}  # fmt: skip
+"""The FAANG companies in the seed's order, each with the words naming it."""
+CAPABILITIES = (
+    "Offline I know the 2024 headcount of the FAANG companies (Meta, Apple, Amazon, Netflix and Alphabet): ask, for "
+    'example, "What\'s the combined headcount of the FAANG companies in 2024?", "How many people work at Apple?" '
+    'or "What is the combined headcount of Apple and Meta?". Set PODIUM_MODEL to ask a real model anything else.'
+)
+_HEADCOUNT = re.compile(
+    r"\b(head\s?-?\s?counts?|employees?|employ\w*|staff\w*|workforce|workers|people|persons|jobs|size)\b"
+)
+_EXCEPT = re.compile(
+    r"\b(?:all but|without|except|excluding|but not|other than|minus|leave out|leaving out|not counting)\b"
+)
+_UNKNOWN_COMPANY = re.compile(
+    r"\b(?:at|of|does|do|for|by)\s+(?!(?:the|faang|these|those|them|all|each|every|big|tech|their|its|it|"
+    r"companies|company|firms|20\d\d|you|me|us|people|employees|staff|workers)\b)([a-z][\w&.-]*)"
+)
+_FIGURE = re.compile(r"\b(Meta|Apple|Amazon|Netflix|Alphabet)(?: has| had)?:? ([\d,]+) employees")
+_FOUND = re.compile(r"\*\*(?P<label>[^*]+)\*\*: (?P<count>[\d,]+) employees")
+_FOLDED = "\n\nDone so far:"
+_USER_REQUEST = "\n\nThe user's request:"
+
+
+def _listing(names: list[str]) -> str:
+    """'Apple, Meta and Amazon'."""
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def _companies(text: str) -> list[str]:
+    """The FAANG companies ``text`` names, in the order it names them."""
+    found = {m.start(): name for name, words in COMPANIES.items() for w in words for m in re.finditer(rf"\b{w}", text)}
+    return list(dict.fromkeys(found[at] for at in sorted(found)))
+
+
+def _request(text: str, previous: list[str] | None) -> list[str] | str | None:
+    """What a user message asks: the companies whose 2024 headcount it wants, a sentence saying why that cannot be
+    answered offline, or ``None`` when it is not about headcounts (``previous``: the companies the last headcount
+    question was about, for follow-ups such as "and without Amazon?")."""
+    words = text.lower().replace("’", "'")
+    cut = _EXCEPT.search(words)
+    named = _companies(words[: cut.start()] if cut else words)
+    excluded = _companies(words[cut.end() :]) if cut else []
+    faang = re.search(r"\bfaang\b|\ball (?:five|5|of them|but)\b", words) is not None
+    if not (_HEADCOUNT.search(words) or faang) and (previous is None or not (named or excluded)):
+        return None
+    year = re.search(r"\b(?:19|20)\d\d\b", words)
+    if year is not None and year[0] != "2024":
+        return f"Offline I only have the headcounts of 2024, not {year[0]}. {CAPABILITIES}"
+    unknown = _UNKNOWN_COMPANY.search(words)
+    if not named and not faang and not excluded and unknown is not None:
+        return f"Offline I only know the FAANG companies' headcounts, not {unknown[1]}'s. {CAPABILITIES}"
+    base = named or (list(COMPANIES) if faang or previous is None else previous)
+    chosen = [c for c in base if c not in excluded]
+    return chosen or f"That leaves no company to count. {CAPABILITIES}"
+
+
+def _user_texts(messages: list[Message]) -> list[str]:
+    """The user's messages (without the notes a scoped context adds to them)."""
+    return [
+        m.content.split(_FOLDED)[0].split(_USER_REQUEST)[0]
+        for m in messages
+        if isinstance(m, HumanMessage) and m.name is None
+    ]
+
+
+def _asked(messages: list[Message]) -> list[str] | str | None:
+    """What the conversation's last user message asks (see :func:`_request`), read after the ones before it."""
+    previous: list[str] | None = None
+    asked: list[str] | str | None = None
+    for text in _user_texts(messages):
+        asked = _request(text, previous)
+        previous = asked if isinstance(asked, list) else previous
+    return asked
+
+
+def _turn(messages: list[Message]) -> list[Message]:
+    """The current turn: the messages from the last user message on."""
+    start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage) and m.name is None), default=0)
+    return messages[start:]
+
+
+def _small_talk(text: str) -> str:
+    """A reply to a greeting, thanks, a goodbye, a question about the team, or anything else."""
+    bare = text.lower().strip(" ?!.,")
+    if re.match(r"(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|day))\b", bare):
+        return f"Hello! I am a supervisor with a research expert and a math expert. {CAPABILITIES}"
+    if re.search(r"\b(thanks|thank you|thx|cheers)\b", bare):
+        return "You're welcome! Anything else about the FAANG companies' headcounts?"
+    if re.match(r"(bye|goodbye|see you)\b", bare):
+        return "Goodbye!"
+    if re.search(r"\b(help|what can you do|who are you|what are you|what do you do|what do you know)\b", bare):
+        return f"I am a supervisor with a research expert and a math expert. {CAPABILITIES}"
+    return f"I cannot answer that offline. {CAPABILITIES}"
+
+
+def _reports(turn: list[Message]) -> dict[str, str]:
+    """What each expert has answered in this turn: its own answer in the shared history, a scoped handoff's result,
+    or a line of a scoped context's "Done so far" note."""
+    said: dict[str, str] = {}
+    for m in turn:
+        if isinstance(m, AIMessage) and m.name in ("research_expert", "math_expert") and m.content:
+            if not m.tool_calls and not m.metadata.get("handoff_back"):
+                said[m.name] = m.content
+        elif isinstance(m, ToolMessage) and m.name.startswith("transfer_to_") and not m.content.startswith("Success"):
+            said[m.name.removeprefix("transfer_to_")] = m.content
+        elif isinstance(m, HumanMessage) and _FOLDED in m.content:
+            for line in m.content.split(_FOLDED, 1)[1].splitlines():
+                if line.startswith("transfer_to_") and ") -> " in line:
+                    said[line.split("(")[0].removeprefix("transfer_to_")] = line.split(") -> ", 1)[1]
+    return said
+
+
+def _supervisor(messages: list[Message], request: ModelRequest) -> AIMessage:
+    asked = _asked(messages)
+    if asked is None:
+        return AIMessage(content=_small_talk((_user_texts(messages) or [""])[-1]))
+    if isinstance(asked, str):
+        return AIMessage(content=asked)
+    scoped = any(t.parameters.get("required") for t in request.tools)
+    said = _reports(_turn(messages))
+    if "research_expert" not in said:
+        task = {"task": f"Find the 2024 headcount of {_listing(asked)}."} if scoped else {}
+        return AIMessage(tool_calls=[tool_call("transfer_to_research_expert", task)])
+    if len(asked) > 1 and "math_expert" not in said:
+        figures = "; ".join(f"{m[1]}: {m[2]} employees" for m in _FIGURE.finditer(said["research_expert"]))
+        task = {"task": f"Add up these 2024 headcounts: {figures}."} if scoped else {}
+        return AIMessage(tool_calls=[tool_call("transfer_to_math_expert", task)])
+    return AIMessage(content=said.get("math_expert") or said["research_expert"])
+
+
+def _research_expert(messages: list[Message]) -> AIMessage:
+    turn = _turn(messages)
+    results = [m.content for m in turn if isinstance(m, ToolMessage) and m.name == "web_search"]
+    folded = [m.content.split(_FOLDED, 1)[1] for m in turn if isinstance(m, HumanMessage) and _FOLDED in m.content]
+    results += [note.rsplit("web_search(", 1)[1].split(") -> ", 1)[-1] for note in folded if "web_search(" in note]
+    asked = _asked(messages)
+    wanted = asked if isinstance(asked, list) else list(COMPANIES)
+    if not results:
+        return AIMessage(tool_calls=[tool_call("web_search", {"query": f"{_listing(wanted)} headcount 2024"})])
+    found = {
+        name: m["count"] for m in _FOUND.finditer(results[-1]) for name in _companies(m["label"].lower())[:1]
+    }  # "Facebook (Meta)" is Meta
+    known = [f"{name} has {found[name]} employees" for name in wanted if name in found]
+    missing = [name for name in wanted if name not in found]
+    text = f"In 2024 {_listing(known)}." if known else "The search found no headcounts."
+    return AIMessage(content=text + (f" The search did not say for {_listing(missing)}." if missing else ""))
+
+
+def _math_expert(messages: list[Message]) -> AIMessage:
+    turn = _turn(messages)
+    texts = [m.content for m in turn if isinstance(m, (HumanMessage, AIMessage)) and _FIGURE.search(m.content)]
+    figures = {m[1]: float(m[2].replace(",", "")) for m in _FIGURE.finditer(texts[-1])} if texts else {}
+    if len(figures) < 2:
+        return AIMessage(content="I need at least two headcounts to add up.")
+    done = [float(v) for m in turn if isinstance(m, HumanMessage) for v in re.findall(r"\) -> (-?[\d.]+)", m.content)]
+    done += [float(m.content) for m in turn if isinstance(m, ToolMessage) and m.name == "add" and not m.is_error]
+    values = list(figures.values())
+    if len(done) < len(values) - 1:
+        return AIMessage(
+            tool_calls=[tool_call("add", {"a": done[-1] if done else values[0], "b": values[len(done) + 1]})]
+        )
+    who = "the FAANG companies" if len(figures) == len(COMPANIES) else _listing(list(figures))
+    return AIMessage(content=f"The combined headcount of {who} in 2024 is {done[-1]:,.0f}.")
+
+
+def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
+    """A rule-based stand-in for the three agents' model, told apart by the tools they are offered: it answers
+    offline what the cassette cannot (the headcounts of the search result, added up with the math tools)."""
+    tools = {t.name for t in request.tools}
+    if "transfer_to_research_expert" in tools:
+        return _supervisor(messages, request)
+    if "web_search" in tools:
+        return _research_expert(messages)
+    return _math_expert(messages)
+
+
 app = App(
     name="faang",
     build=build,
     cassette=CASSETTE,
+    offline_fallback=FunctionModel(stand_in, name="stand-in", keep=0),  # it serves: keeps no requests
     welcome="A supervisor with a research expert and a math expert. Ask: " + QUESTION,
 )
 

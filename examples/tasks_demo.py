@@ -12,7 +12,8 @@ cassette does not hold with the rule-based stand-in below (the app's ``offline_f
 offline); with ``PODIUM_MODEL`` set it talks to a real model. Try: "What is 12 times 7?", "What is 1250 plus 380?",
 "What's 15% of 240?", "Plan a day in Lisbon" (the planner asks whether you prefer museums or beaches: answer one of
 them), "Plan a day in Oslo". Offline, the stand-in does every calculation with the calculator's tools (sums,
-differences, products, quotients, percentages, numbers in words) and says so plainly when it cannot.
+differences, products, quotients, percentages, numbers in words) and says so plainly when it cannot; a follow-up
+("minus 30?", "and divided by 4?") applies to the previous result, and the answer to "Which city?" is planned.
 
 The weather table is a stand-in for a real weather service. Re-record the cassette (from the rule-based stand-in
 below, or a real model when ``PODIUM_MODEL`` is set) with ``python -m examples.tasks_demo --record``.
@@ -229,6 +230,8 @@ def _calculation(text: str) -> _Expression | str:
     while tokens and tokens[-1] in _TRAILING:
         tokens.pop()
     found = _spelled_out(tokens) if tokens and tokens[0] in _FORMS else _Reader(tokens).whole()
+    if isinstance(found, float):  # a number alone ("minus 30") is no calculation: never "30 = -30"
+        return f"{text.strip()!r} needs two numbers, for example 'What is 50 minus 30?'. {ARITHMETIC}"
     return found if found is not None else f"I could not read a calculation in {text.strip()!r}. {ARITHMETIC}"
 
 
@@ -363,6 +366,32 @@ def _number(value: float) -> str:
     return str(int(value)) if value.is_integer() else str(value)
 
 
+_RESULT = re.compile(r" = (?P<value>-?\d+(?:\.\d+)?)\.$")
+"""The result at the end of the calculator's answer ("1250 + 380 = 1630.")."""
+_ASK_CITY = "Which city?"
+_CANCEL = re.compile(r"(?:no|cancel|stop|never ?mind|forget it|nothing)\b")
+
+
+def _follow_up(text: str, messages: list[Message]) -> str | None:
+    """A calculation continuing the previous result ("minus 30?" after "1250 + 380 = 1630." is "1630 minus 30"),
+    a sentence asking for both numbers when there is none, or ``None`` when ``text`` does not start with an operation.
+    """
+    tokens = _tokens(text)
+    while tokens and tokens[0] in _LEADING:
+        tokens.pop(0)
+    if not tokens or not isinstance(tokens[0], str) or tokens[0] not in _SIGNS:
+        return None
+    fresh = _calculation(text)
+    if tokens[0] == "-" and isinstance(fresh, _Operation):  # "-5 plus 3": a calculation of its own
+        return None
+    said = [m.content for m in messages if isinstance(m, HumanMessage) and m.name == "calculator"]
+    previous = next((found for found in map(_RESULT.search, reversed(said)) if found is not None), None)
+    if previous is None:
+        return f"{text.strip()}: of what? Give me both numbers, for example 'What is 50 minus 30?'."
+    rest = " ".join(_number(t) if isinstance(t, float) else t for t in tokens)
+    return f"TO[calculator]: {previous['value']} {rest}"
+
+
 def _coordinator(messages: list[Message]) -> AIMessage:
     last = messages[-1]
     if isinstance(last, HumanMessage) and last.name in ("calculator", "planner"):
@@ -371,8 +400,18 @@ def _coordinator(messages: list[Message]) -> AIMessage:
     words = text.lower().strip(" ?!.,")
     if re.search(r"\bplan\b", words):
         return AIMessage(content=f"TO[planner]: {text}")
+    follow_up = _follow_up(text, messages[:-1])
+    if follow_up is not None:
+        return AIMessage(content=follow_up if follow_up.startswith("TO[") else f"DONE {follow_up}")
     if _looks_like_arithmetic(text):
         return AIMessage(content=f"TO[calculator]: {text}")
+    asked = next((m.content for m in reversed(messages[:-1]) if isinstance(m, AIMessage)), "")
+    if asked.startswith(f"DONE {_ASK_CITY}"):  # the answer to the planner's "Which city?"
+        if _CANCEL.match(words):
+            return AIMessage(content="DONE All right: no plan.")
+        city = (places(text) or [text.strip(" ?!.")])[0]
+        if re.fullmatch(r"[^\W\d_][\w' -]{0,40}", city):
+            return AIMessage(content=f"TO[planner]: Plan a day in {city[0].upper() + city[1:]}")
     if re.match(r"(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|day))\b", words):
         return AIMessage(content=f"DONE Hello! I am a small desk of tasks. {HELP}")
     if re.search(r"\b(who are you|what are you|what can you do|help)\b", words):
@@ -420,7 +459,7 @@ def _planner(messages: list[Message]) -> AIMessage:
     request = next(m.content for m in messages if isinstance(m, HumanMessage))
     cities = places(request)
     if not cities:
-        return AIMessage(content="DONE Which city? Say, for example, 'Plan a day in Lisbon'.")
+        return AIMessage(content=f"DONE {_ASK_CITY} Say, for example, 'Plan a day in Lisbon'.")
     city, last = cities[0], messages[-1]
     answers = [m.content for m in messages[2:] if isinstance(m, HumanMessage) and m.name is None]
     if isinstance(last, HumanMessage) and last.name == "researcher":

@@ -4,7 +4,9 @@ Run it with ``podium chat trip``. Offline it replays ``cassettes/trip.json``, an
 not hold with the rule-based stand-in below (the app's ``offline_fallback``: any city of its table, an unknown one,
 a conversion of the city this conversation is about, a note, small talk); with ``PODIUM_MODEL`` set it talks to a
 real model. Try: "What's the weather in Lisbon?", "And in Fahrenheit?", "Compare Paris and Oslo",
-"Save a note: pack sunglasses for Lisbon" (it asks you to confirm: answer yes or no).
+"Save a note: pack sunglasses for Lisbon" (it asks you to confirm: yes or no, "sure", "nope", "never mind", or
+"yes but make it ..."). Offline follow-ups are about the conversation's city ("should I bring an umbrella?", "which
+one is warmer?"), and the answer to "What should the note say?" is the note.
 
 The weather table and the notebook are stand-ins for real services: they say what a real one would do.
 Re-record the cassette (from the stand-in below, or a real model when ``PODIUM_MODEL`` is set) with
@@ -73,17 +75,57 @@ def celsius_to_fahrenheit(celsius: float) -> float:
     return round(celsius * 9 / 5 + 32, 1)
 
 
+_YES = re.compile(
+    r"(?:y|yes|yeah|yea|yep|yup|sure|ok|okay|alright|all right|of course|absolutely|definitely|certainly|"
+    r"confirm(?:ed)?|"
+    r"correct|right|go ahead|do it|please do|save it|please|yes please|sounds good|perfect|great)"
+)
+_NO = re.compile(
+    r"(?:n|no|nope|nah|no thanks|no thank you|don't|do not|dont|never ?mind|cancel|stop|forget it|forget (?:the|that) "
+    r"note|skip(?: it)?|not now|no need|don't save it|do not save it|discard(?: it)?)"
+)
+_EDIT = re.compile(
+    r"^(?:y\w*|ok\w*|sure)\b[\s,]*(?:but|and|just)?\s*(?:make it|change it to|call it|say|write|instead)\s*[:,]?\s*"
+    r"['\"‘“]?(?P<text>.+?)['\"’”]?\s*(?:instead)?[.!]?$",
+    re.IGNORECASE,
+)
+
+
+class Confirmation(Expectation):
+    """A yes/no question that also takes what people say for yes and no ("sure", "nope", "never mind"), and a yes
+    that changes the note ("yes but make it 'pack warm socks'", answered as the text itself).
+
+    It is shown as the plain choice between yes and no (its JSON form is that choice's); only the check differs.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(type="choice", options=["yes", "no"])
+
+    def fit(self, text: str) -> str | None:
+        """'yes', 'no', a changing yes as said, or ``None`` (then the question is asked again)."""
+        bare = re.sub(r"[\s.!,]+$", "", text.strip().lower()).replace("’", "'")
+        if _EDIT.match(text.strip()):
+            return text.strip()
+        if _YES.fullmatch(bare):
+            return "yes"
+        if _NO.fullmatch(bare):
+            return "no"
+        return Expectation.fit(self, text)
+
+
 async def save_trip_note(ctx: RunContext[Any], text: str) -> str:
     """Save a note in the user's trip notebook, after they confirm.
 
     Args:
         text: the note to save.
     """
-    answer = await ctx.ask(
-        f"Save this note to your trip notebook: {text!r}?",
-        expectation=Expectation(type="choice", options=["yes", "no"]),
-    )
-    if answer.strip().lower() not in ("yes", "y"):
+    answer = await ctx.ask(f"Save this note to your trip notebook: {text!r}?", expectation=Confirmation())
+    edit = _EDIT.match(answer)
+    while edit is not None:  # "yes, but make it ...": the changed note is confirmed in turn
+        text = edit["text"].strip()
+        answer = await ctx.ask(f"Save this note to your trip notebook instead: {text!r}?", expectation=Confirmation())
+        edit = _EDIT.match(answer)
+    if answer != "yes":
         return "The user declined; nothing was saved."
     # A real notebook service would store the note here; this stand-in only reports it.
     return f"Saved to the trip notebook: {text}"
@@ -259,7 +301,7 @@ def _after_tools(human: str, messages: list[Message], results: list[ToolMessage]
     if name == "get_weather" and readings and _target_unit(human.lower()) == "fahrenheit":
         return AIMessage(tool_calls=[tool_call("celsius_to_fahrenheit", {"celsius": c}) for _, c in readings])
     if name == "get_weather" and len(results) == 1:
-        return AIMessage(content=describe_weather(results[0].content))
+        return AIMessage(content=_advice(human, results[0].content) + describe_weather(results[0].content))
     if name == "get_weather":
         return AIMessage(content="Side by side — " + " ".join(_side_by_side(results)))
     if name == "celsius_to_fahrenheit":
@@ -291,6 +333,40 @@ def _fahrenheit(messages: list[Message], results: list[ToolMessage]) -> str:
     return " ".join(f"{readings[c]}: {f} °F." if c in readings else f"{c:g} °C is {f} °F." for c, f in pairs)
 
 
+_RAIN_QUESTION = re.compile(r"\b(umbrella|raincoat|rain\w*|wet)\b")
+_WARMER = re.compile(r"\b(?:(warm|hot)(?:er|est)|(cold|cool|chill)(?:er|est))\b")
+_ASK_NOTE = "What should the note say?"
+_CANCEL = re.compile(r"(?:no|nope|cancel|stop|never ?mind|forget it|nothing|skip it)\b")
+
+
+def _advice(human: str, result: str) -> str:
+    """Whether to take an umbrella, when the question was about rain, before the weather it follows from."""
+    if not _RAIN_QUESTION.search(human.lower()) or _UNKNOWN.match(result):
+        return ""
+    wet = re.search(r"\b(rain|drizzle|shower|storm|thunder|snow)", result.lower()) is not None
+    return "Yes, take an umbrella. " if wet else "No umbrella needed. "
+
+
+def _warmer(words: str, messages: list[Message]) -> str | None:
+    """Which of the cities this conversation compared is warmer (or colder), when ``words`` asks it."""
+    asked = _WARMER.search(words)
+    readings = _readings(_latest_weather(messages))
+    if asked is None or len(readings) < 2:
+        return None
+    ordered = sorted(readings, key=lambda reading: reading[1], reverse=asked[1] is not None)
+    (city, celsius), others = ordered[0], ordered[1:]
+    if any(c == celsius for _, c in others):
+        return "They are equally " + ("warm" if asked[1] else "cold") + f": {celsius:g} °C."
+    rest = _listing([f"{c:g} °C in {other}" for other, c in others])
+    return f"{city} is {'warmer' if asked[1] else 'colder'}: {celsius:g} °C, against {rest}."
+
+
+def _previous_reply(messages: list[Message]) -> str:
+    """What the helper said last, before the current human message."""
+    last_human = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=0)
+    return next((m.content for m in reversed(messages[:last_human]) if isinstance(m, AIMessage)), "")
+
+
 def _small_talk(words: str) -> str:
     """A reply to a greeting, thanks, a goodbye, a question about the helper, or anything else."""
     bare = words.strip(" ?!.,")
@@ -300,6 +376,8 @@ def _small_talk(words: str) -> str:
         return "You're welcome! Anything else for your trip?"
     if re.match(r"(bye|goodbye|see you)\b", bare):
         return "Goodbye, and have a good trip!"
+    if re.match(r"(stop|cancel|never ?mind|forget (it|that|the note))\b", bare):
+        return "All right. Anything else for your trip?"
     if re.fullmatch(r"yes|no|y|n|yeah|yep|nope|sure|ok|okay", bare):
         return f"There is no question waiting for an answer. {CAPABILITIES}"
     if re.search(r"\b(help|what can you do|who are you|what are you|what do you do)\b", bare):
@@ -323,7 +401,7 @@ def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
     if note is not None:
         text = note[1].strip()
         if not text:
-            return AIMessage(content="What should the note say? For example: 'Save a note: pack sunglasses'.")
+            return AIMessage(content=f"{_ASK_NOTE} For example: 'Save a note: pack sunglasses'.")
         return AIMessage(tool_calls=[tool_call("save_trip_note", {"text": text})])
     if _target_unit(words) is not None:
         return _convert(human, messages)
@@ -332,9 +410,27 @@ def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
     # an unknown place is a city asked about when the message or the conversation is about the weather
     if cities and (weather or any(c.lower() in WEATHER for c in cities) or _latest_weather(messages)):
         return AIMessage(tool_calls=[tool_call("get_weather", {"city": c}) for c in cities])
-    if weather:
+    if _previous_reply(messages).startswith(_ASK_NOTE):  # the answer to "What should the note say?"
+        if _CANCEL.match(words.strip(" .!")):
+            return AIMessage(content="All right, no note.")
+        return AIMessage(tool_calls=[tool_call("save_trip_note", {"text": human.strip()})])
+    compared = _warmer(words, messages)
+    if compared is not None:
+        return AIMessage(content=compared)
+    if weather:  # a follow-up ("should I bring an umbrella?") is about the city the conversation is about
+        latest = [r for _, r in _latest_cities(messages)]
+        if latest:
+            return AIMessage(tool_calls=[tool_call("get_weather", {"city": c}) for c in latest])
         return AIMessage(content="Which city? I know the weather in Lisbon, Paris, Oslo and Tokyo.")
     return AIMessage(content=_small_talk(words))
+
+
+def _latest_cities(messages: list[Message]) -> list[tuple[int, str]]:
+    """The cities the conversation's latest weather was about (known or not), each with its place in the reply."""
+    said = " ".join(_latest_weather(messages))
+    found = [(m.start(), m["city"]) for m in _READING.finditer(said)]
+    found += [(m.start(), m["city"]) for m in re.finditer(r"(?:N|n)o weather data for (?P<city>[^;.]+)", said)]
+    return sorted({city: (at, city) for at, city in found}.values())
 
 
 app = App(

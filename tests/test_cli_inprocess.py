@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,20 @@ def test_a_conversation_whose_run_stops_at_a_limit_exits_1(runner: CliRunner, tm
     ended = [json.loads(line) for line in chat.output.splitlines() if '"run_ended"' in line]
     assert [e["status"] for e in ended] == ["limit_exceeded"]
     assert chat.exit_code == 1
+
+
+def test_chat_shows_a_supervisor_s_answer_once_and_no_hand_back_bookkeeping(runner: CliRunner) -> None:
+    question = "what's the combined headcount of the FAANG companies in 2024?"
+    chat = runner.invoke(cli, ["chat", "faang", "--store", "memory"], input=question + "\n")
+    assert chat.exit_code == 0, chat.output
+    answer = "The combined headcount of the FAANG companies in 2024 is 1,977,586."
+    replies = [line for line in chat.output.splitlines() if re.match(r"\w+> ", line)]
+    assert replies == [f"supervisor> {answer}"]  # the top-level agent's answer, once
+    assert "Transferring back" not in chat.output and "transfer_back_to_supervisor" not in chat.output
+    assert "  research_expert: The individual headcounts" in chat.output  # a worker's report, indented
+    assert f"  math_expert: {answer}" in chat.output
+    # --jsonl keeps every event, the bookkeeping too
+    jsonl = runner.invoke(cli, ["chat", "faang", "--jsonl", "--store", "memory"], input=question + "\n")
+    said = [json.loads(line) for line in jsonl.output.splitlines() if line.startswith("{")]
+    backs = [e for e in said if e["kind"] == "message" and e["message"]["metadata"].get("handoff_back")]
+    assert len(backs) == 4  # two experts, each an AI message and its tool result

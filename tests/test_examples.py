@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from examples import trip
+from examples import faang, trip
 from podium import Runtime, Settings, UsageError
 from podium.app import App, load_app
-from podium.testing import ReplayModel
+from podium.testing import FunctionModel, ReplayModel
 
 
 async def test_trip_replays_its_whole_script_offline() -> None:
@@ -58,10 +58,10 @@ def test_tools_are_honest_stand_ins() -> None:
     assert trip.celsius_to_fahrenheit(100) == 212.0
 
 
-async def talk(lines: list[str]) -> list[str | None]:
-    """What the offline trip app says to ``lines``, sent one by one in one conversation (a question's prompt when
-    a turn ends waiting for an answer); a failed run fails the test."""
-    app = load_app("trip")
+async def talk(lines: list[str], app_name: str = "trip") -> list[str | None]:
+    """What an offline app says to ``lines``, sent one by one in one conversation (a question's prompt when a turn
+    ends waiting for an answer); a failed run fails the test."""
+    app = load_app(app_name)
     agent = app.build(app.model(Settings.load(env={})))
     runtime, thread, said = Runtime(), None, []
     for line in lines:
@@ -130,3 +130,111 @@ def test_an_app_model_offline_replays_its_cassette_falling_back_on_its_stand_in(
     assert alone.model(Settings.load(env={})) is trip.app.offline_fallback
     with pytest.raises(UsageError, match="no cassette"):
         App(name="bare", build=trip.build).model(Settings.load(env={}))
+
+
+async def test_faang_offline_answers_any_headcount_question_and_says_what_it_cannot_do() -> None:
+    said = await talk(
+        [
+            "hi",
+            "What is the combined headcount of FAANG companies in 2024",  # the advertised question, reworded
+            "thanks",
+            "whats the combined headcount of apple and meta",
+            "and without Meta?",
+            "how many people work at Netflix and Google?",
+            "the combined headcount of all but Amazon",
+            "how many employees does Microsoft have?",
+            "what was the headcount in 2019?",
+            "what's the capital of France?",
+        ],
+        "faang",
+    )
+    assert said == [
+        f"Hello! I am a supervisor with a research expert and a math expert. {faang.CAPABILITIES}",
+        "The combined headcount of the FAANG companies in 2024 is 1,977,586.",
+        "You're welcome! Anything else about the FAANG companies' headcounts?",
+        "The combined headcount of Apple and Meta in 2024 is 231,317.",
+        "In 2024 Apple has 164,000 employees.",
+        "The combined headcount of Netflix and Alphabet in 2024 is 195,269.",
+        "The combined headcount of Meta, Apple, Netflix and Alphabet in 2024 is 426,586.",
+        f"Offline I only know the FAANG companies' headcounts, not microsoft's. {faang.CAPABILITIES}",
+        f"Offline I only have the headcounts of 2024, not 2019. {faang.CAPABILITIES}",
+        f"I cannot answer that offline. {faang.CAPABILITIES}",
+    ]
+
+
+@pytest.mark.parametrize("context", ["shared", "scoped"])
+async def test_faang_stand_in_adds_up_with_the_math_tools_in_either_context(context: str) -> None:
+    model = FunctionModel(faang.stand_in)
+    result = await Runtime().run(faang.build(model, context), "headcount of Amazon, Netflix and Apple?")  # type: ignore[arg-type]
+    assert result.output == "The combined headcount of Amazon, Netflix and Apple in 2024 is 1,729,000."
+    adds = [r for r in model.requests if r.tools[0].name == "add"]
+    assert len(adds) == 3  # two add calls, then the answer from their last result
+
+
+async def test_faang_replays_its_recorded_question_exactly_and_the_stand_in_answers_the_rest() -> None:
+    app = load_app("faang")
+    model = app.model(Settings.load(env={}))
+    assert isinstance(model, ReplayModel) and model.fallback is app.offline_fallback
+    runtime, agent = Runtime(), app.build(model)
+    first = await runtime.run(agent, faang.QUESTION, thread_id="t")
+    assert first.output == faang.FINAL_ANSWER and model.fallback_replies == 0  # the seed's recording, whole
+    again = await runtime.run(agent, faang.QUESTION.upper(), thread_id="t")
+    assert again.status == "completed" and again.output == faang.FINAL_ANSWER and model.fallback_replies > 0
+
+
+async def test_trip_follow_ups_use_the_conversation() -> None:
+    assert await talk(["How's the weather in Paris today?", "should I bring an umbrella?"]) == [
+        "Today in Paris: 18 °C, light rain.",
+        "Yes, take an umbrella. Today in Paris: 18 °C, light rain.",  # the city just discussed
+    ]
+    assert await talk(["weather in Tokyo", "will it rain?"]) == [
+        "Today in Tokyo: 21 °C, clear.",
+        "No umbrella needed. Today in Tokyo: 21 °C, clear.",
+    ]
+    assert await talk(["compare oslo and tokyo", "which one is warmer?", "and which is colder?"]) == [
+        "Side by side — Oslo: 9 °C, cloudy. Tokyo: 21 °C, clear.",
+        "Tokyo is warmer: 21 °C, against 9 °C in Oslo.",
+        "Oslo is colder: 9 °C, against 21 °C in Tokyo.",
+    ]
+    # the answer to the helper's own question is the note
+    assert await talk(["Save a note", "pack socks", "yes"]) == [
+        "What should the note say? For example: 'Save a note: pack sunglasses'.",
+        "Save this note to your trip notebook: 'pack socks'?",
+        "Done: Saved to the trip notebook: pack socks",
+    ]
+    assert await talk(["Save a note", "never mind"]) == [
+        "What should the note say? For example: 'Save a note: pack sunglasses'.",
+        "All right, no note.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        ("yeah", "Done: Saved to the trip notebook: buy sim card"),
+        ("ok", "Done: Saved to the trip notebook: buy sim card"),
+        ("Sure!", "Done: Saved to the trip notebook: buy sim card"),
+        ("y", "Done: Saved to the trip notebook: buy sim card"),
+        ("nope", "Fine, I did not save it."),
+        ("n", "Fine, I did not save it."),
+        ("never mind", "Fine, I did not save it."),
+        ("cancel", "Fine, I did not save it."),
+        ("forget the note", "Fine, I did not save it."),
+    ],
+)
+async def test_trip_confirmation_takes_what_people_say_for_yes_and_no(answer: str, said: str) -> None:
+    assert await talk(["save a note: buy sim card", answer]) == [
+        "Save this note to your trip notebook: 'buy sim card'?",
+        said,
+    ]
+
+
+async def test_trip_confirmation_asks_about_a_changed_note() -> None:
+    assert await talk(["save a note: pack socks", "yes but make it 'pack warm socks'", "yes"]) == [
+        "Save this note to your trip notebook: 'pack socks'?",
+        "Save this note to your trip notebook instead: 'pack warm socks'?",
+        "Done: Saved to the trip notebook: pack warm socks",
+    ]
+    # the question still shows as the plain choice, and an answer beside it is still asked again
+    assert trip.Confirmation().to_dict() == {"type": "choice", "options": ["yes", "no"]}
+    assert trip.Confirmation().fit("And in Fahrenheit?") is None

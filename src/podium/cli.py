@@ -35,7 +35,15 @@ StoreOption = Annotated[
 
 
 class _Printer:
-    """Shows events for a person (or as JSON lines for scripts)."""
+    """Shows events for a person (or as JSON lines for scripts, every event as it is).
+
+    For a person, a reply is what an agent says in the thread's history (``namespace`` ""), under its own path:
+    the top-level agent, or the swarm agent the conversation was handed to; it is printed as ``name> text``. A
+    worker's answer that a shared history also holds under its supervisor's path (a supervisor's expert, say) is the
+    worker reporting to the agent above it, not a reply: it is printed dimmed and indented
+    (``  research_expert: ...``), like tool calls. Hand-back bookkeeping
+    (``transfer_back_to_...``, marked ``handoff_back``) and messages of nested histories are not printed.
+    """
 
     def __init__(self, jsonl: bool) -> None:
         self.jsonl = jsonl
@@ -63,11 +71,17 @@ class _Printer:
         c = self.console
         if isinstance(event, MessageAdded):
             message = event.message
+            if message.metadata.get("handoff_back"):
+                return  # bookkeeping: the worker has already reported, and control goes back up
             if isinstance(message, AIMessage):
                 for call in message.tool_calls:
                     c.print(f"[dim]  → {escape(call.name)}({escape(call.arguments)})[/dim]")
-                if message.content and event.namespace == "":
+                if not message.content or event.namespace != "":
+                    return
+                if message.name is None or not event.path or message.name == event.path[-1]:  # the speaker's own
                     c.print(f"[bold cyan]{escape(message.name or 'assistant')}>[/bold cyan] {escape(message.content)}")
+                else:
+                    c.print(f"[dim]  {escape(message.name)}: {escape(message.content)}[/dim]")
             elif isinstance(message, ToolMessage):
                 style = "red" if message.is_error else "dim"
                 c.print(f"[{style}]  ← {escape(message.name)}: {escape(message.content[:300])}[/{style}]")

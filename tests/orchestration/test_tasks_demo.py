@@ -163,3 +163,51 @@ async def test_the_planner_asks_again_for_an_answer_that_is_not_an_option() -> N
         "beaches. I have no weather data for Berlin; I know Lisbon, Paris, Oslo and Tokyo.",
         f"Hello! I am a small desk of tasks. {tasks_demo.HELP}",
     ]
+
+
+async def converse(lines: list[str]) -> list[str]:
+    """What the offline demo says to ``lines`` in one conversation (a question's prompt when a turn waits)."""
+    app = load_app("tasks-demo")
+    task = app.build(app.model(Settings.load(env={})))
+    runtime, thread, said = Runtime(), None, []
+    for line in lines:
+        ran = await runtime.send(task, line, thread_id=thread)
+        assert ran.status in ("completed", "interrupted"), (line, ran.reason)
+        thread = ran.thread_id
+        said.append(ran.output if ran.status == "completed" else ran.interrupts[0].prompt)
+    return said
+
+
+async def test_a_calculation_follow_up_applies_to_the_previous_result() -> None:
+    said = await converse(["what is 1250 plus 380", "minus 30?", "and divided by 4?", "now times 2", "hello", "+ 5"])
+    assert said == [
+        "1250 + 380 = 1630.",
+        "1630 - 30 = 1600.",
+        "1600 ÷ 4 = 400.",
+        "400 × 2 = 800.",
+        f"Hello! I am a small desk of tasks. {tasks_demo.HELP}",
+        "800 + 5 = 805.",  # the last result, also after other turns
+    ]
+
+
+@pytest.mark.parametrize("line", ["minus 30", "minus 30?", "and divided by 4?"])
+async def test_a_follow_up_with_no_previous_result_asks_for_both_numbers_never_a_false_equation(line: str) -> None:
+    [said] = await converse([line])
+    assert said == f"{line}: of what? Give me both numbers, for example 'What is 50 minus 30?'."
+    # the calculator alone, handed a number without a calculation, says so too
+    assert tasks_demo._calculation("minus 30") == (
+        f"'minus 30' needs two numbers, for example 'What is 50 minus 30?'. {ARITHMETIC}"
+    )
+
+
+async def test_the_answer_to_which_city_plans_that_city() -> None:
+    assert await converse(["plan a day", "Lisbon", "museums"]) == [
+        "Which city? Say, for example, 'Plan a day in Lisbon'.",
+        "Do you prefer museums or beaches in Lisbon?",
+        "Your day in Lisbon: a walk through the old town in the morning, lunch by the river, the afternoon at the "
+        "museums. Today in Lisbon: 24 °C, sunny.",
+    ]
+    assert await converse(["plan a day", "never mind"]) == [
+        "Which city? Say, for example, 'Plan a day in Lisbon'.",
+        "All right: no plan.",
+    ]
