@@ -24,6 +24,7 @@ from pathlib import Path
 
 from podium import AIMessage, HumanMessage, Message, Model, ModelRequest, ReactAgent, Runtime, ToolCall, ToolMessage
 from podium.app import App
+from podium.human import EMERGENCY_REPLY, emergency
 from podium.orchestration.supervisor import ContextPolicy, Supervisor, create_supervisor
 from podium.testing import FunctionModel, tool_call
 
@@ -254,6 +255,9 @@ def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
     offline what the cassette cannot (the headcounts of the search result, added up with the math tools)."""
     tools = {t.name for t in request.tools}
     if "transfer_to_research_expert" in tools:
+        last = messages[-1] if messages else None
+        if isinstance(last, HumanMessage) and emergency(last.content):  # sent to emergency services first
+            return AIMessage(content=EMERGENCY_REPLY)
         return _supervisor(messages, request)
     if "web_search" in tools:
         return _research_expert(messages)

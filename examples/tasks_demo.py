@@ -42,6 +42,7 @@ from podium import (
     ToolMessage,
 )
 from podium.app import App
+from podium.human import EMERGENCY_REPLY, declines, emergency
 from podium.orchestration.tasks import ResponderAgent, Task, with_guidance
 from podium.testing import FunctionModel, RecordingModel, tool_call
 
@@ -397,6 +398,8 @@ def _coordinator(messages: list[Message]) -> AIMessage:
     if isinstance(last, HumanMessage) and last.name in ("calculator", "planner"):
         return AIMessage(content=f"DONE {last.content}")
     text = last.content if isinstance(last, HumanMessage) else ""
+    if emergency(text):  # no task of the desk's: the person is sent to emergency services first
+        return AIMessage(content=f"DONE {EMERGENCY_REPLY}")
     words = text.lower().strip(" ?!.,")
     if re.search(r"\bplan\b", words):
         return AIMessage(content=f"TO[planner]: {text}")
@@ -470,7 +473,9 @@ def _planner(messages: list[Message]) -> AIMessage:
         )
     if not answers:
         return AIMessage(content=f"@user Do you prefer museums or beaches in {city}?")
-    if re.fullmatch(r"(cancel|stop|never ?mind|forget it)[.!]?", answers[-1].strip().lower()):
+    if emergency(answers[-1]):  # said instead of an answer: the plan can wait
+        return AIMessage(content=f"DONE {EMERGENCY_REPLY}")
+    if declines(answers[-1]):
         return AIMessage(content=f"DONE All right: no plan for {city}.")
     if _preference(answers[-1]) is None:
         return AIMessage(content=f"@user Please answer museums or beaches: which do you prefer in {city}?")

@@ -36,6 +36,7 @@ from podium import (
     ToolMessage,
 )
 from podium.app import App
+from podium.human import EMERGENCY_REPLY, emergency
 from podium.testing import FunctionModel, RecordingModel, tool_call
 
 CASSETTE = Path(__file__).parent / "cassettes" / "trip.json"
@@ -75,15 +76,10 @@ def celsius_to_fahrenheit(celsius: float) -> float:
     return round(celsius * 9 / 5 + 32, 1)
 
 
-_YES = re.compile(
-    r"(?:y|yes|yeah|yea|yep|yup|sure|ok|okay|alright|all right|of course|absolutely|definitely|certainly|"
-    r"confirm(?:ed)?|"
-    r"correct|right|go ahead|do it|please do|save it|please|yes please|sounds good|perfect|great)"
-)
-_NO = re.compile(
-    r"(?:n|no|nope|nah|no thanks|no thank you|don't|do not|dont|never ?mind|cancel|stop|forget it|forget (?:the|that) "
-    r"note|skip(?: it)?|not now|no need|don't save it|do not save it|discard(?: it)?)"
-)
+_SAVE = re.compile(r"(?:save it|confirm(?:ed)?|perfect|great)")
+"""Yes in this question's own words (yes, "yeah", "sure, go ahead" are every yes-or-no question's)."""
+_DISCARD = re.compile(r"(?:forget (?:the|that) note|(?:don'?t|do not) save it|discard(?: it)?|no need)")
+"""No in this question's own words (no, "nope", "never mind" are every yes-or-no question's)."""
 _EDIT = re.compile(
     r"^(?:y\w*|ok\w*|sure)\b[\s,]*(?:but|and|just)?\s*(?:make it|change it to|call it|say|write|instead)\s*[:,]?\s*"
     r"['\"‘“]?(?P<text>.+?)['\"’”]?\s*(?:instead)?[.!]?$",
@@ -106,9 +102,9 @@ class Confirmation(Expectation):
         bare = re.sub(r"[\s.!,]+$", "", text.strip().lower()).replace("’", "'")
         if _EDIT.match(text.strip()):
             return text.strip()
-        if _YES.fullmatch(bare):
+        if _SAVE.fullmatch(bare):
             return "yes"
-        if _NO.fullmatch(bare):
+        if _DISCARD.fullmatch(bare):
             return "no"
         return Expectation.fit(self, text)
 
@@ -396,6 +392,8 @@ def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
                 break
             results.insert(0, m)
         return _after_tools(human, messages, results)
+    if emergency(human):  # never the weather: the person is sent to emergency services first
+        return AIMessage(content=EMERGENCY_REPLY)
     words = human.lower()
     note = _NOTE.match(human.strip())
     if note is not None:

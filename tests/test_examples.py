@@ -238,3 +238,35 @@ async def test_trip_confirmation_asks_about_a_changed_note() -> None:
     # the question still shows as the plain choice, and an answer beside it is still asked again
     assert trip.Confirmation().to_dict() == {"type": "choice", "options": ["yes", "no"]}
     assert trip.Confirmation().fit("And in Fahrenheit?") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("trip", "I'm in Lisbon and having chest pains"),
+        ("tasks-demo", "I want to kill myself"),
+        ("faang", "help, my friend collapsed and isn't breathing"),
+        ("clinic-desk", "I took too many pills"),
+        ("smart-investigator", "my house is on fire right now"),
+    ],
+)
+async def test_every_example_sends_an_emergency_to_emergency_services_offline(name: str, said: str) -> None:
+    """No example answers an emergency with its own task (the weather, a refill, a capability list)."""
+    from podium import MemoryStore
+    from podium.human import EMERGENCY_REPLY
+
+    app = load_app(name)
+    result = await Runtime(MemoryStore()).send(app.build(app.model(Settings())), said)
+    assert result.status == "completed" and result.output.startswith(EMERGENCY_REPLY)
+
+
+async def test_an_emergency_said_at_the_tasks_demo_question_ends_the_planning_with_the_emergency_reply() -> None:
+    from podium import MemoryStore
+    from podium.human import EMERGENCY_REPLY
+
+    app = load_app("tasks-demo")
+    agent, runtime = app.build(app.model(Settings())), Runtime(MemoryStore())
+    asked = await runtime.send(agent, "plan a day in Lisbon")
+    assert asked.status == "interrupted" and "museums or beaches" in asked.interrupts[0].prompt
+    urgent = await runtime.send(agent, "help, my friend collapsed and isn't breathing", thread_id=asked.thread_id)
+    assert urgent.status == "completed" and urgent.output == EMERGENCY_REPLY
