@@ -116,3 +116,18 @@ def test_chat_loads_apps_only_from_the_examples_package_and_says_from_where(tmp_
     assert ran.returncode == 2 and "no app 'evil'" in ran.stderr and "planted" not in ran.stderr
     trip = podium("chat", "trip", stdin="\n", data=tmp_path)
     assert f"app 'trip' loaded from {ROOT / 'examples' / 'trip.py'}" in trip.stderr
+
+
+def test_pretty_chat_prints_plan_updates_as_prose_and_jsonl_keeps_them_as_data(tmp_path: Path) -> None:
+    stdin = "Onboard Jessica Smith, who starts next week\nsure\nstop\n"
+    result = podium("chat", "plan-service", stdin=stdin, data=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "▣ plan v1 (in progress), 6 steps: 1. HrAgent: Create the HR record of an employee for Jessica" in (
+        result.stdout
+    )
+    assert "▣ step 1 approved" in result.stdout and "▣ step 2 rejected (stopped by the human)" in result.stdout
+    assert "{'kind'" not in result.stdout and "[create_employee_record]" not in result.stdout
+    assert "Plan stopped at step 2 of 6: 1 done, 1 rejected, 4 not run." in result.stdout
+    data = lines(podium("chat", "plan-service", "--jsonl", stdin=stdin, data=tmp_path / "j").stdout)
+    changes = [e["content"] for e in data if e.get("kind") == "artifact" and e.get("title") == "plan"]
+    assert changes[0]["kind"] == "plan" and {"kind": "step", "status": "approved"}.items() <= changes[2].items()

@@ -88,7 +88,7 @@ class _Printer:
         elif isinstance(event, SideChannel):
             c.print(f"[yellow]  ⋯ {escape(event.text)}[/yellow]")
         elif isinstance(event, Artifact):
-            c.print(f"[magenta]  ▣ artifact {escape(event.title)}:[/magenta] {escape(str(event.content))}")
+            c.print(f"[magenta]  ▣[/magenta] {escape(_artifact_text(event))}")
         elif isinstance(event, InterruptRaised):
             interrupt = event.interrupt
             choices = ""
@@ -99,6 +99,18 @@ class _Printer:
             c.print(f"[red]error: {escape(event.message)}[/red]")
         elif isinstance(event, RunEnded) and event.status not in ("completed", "interrupted", "failed"):
             c.print(f"[red]run {event.status}: {escape(event.reason)}[/red]")
+
+
+def _artifact_text(event: Artifact) -> str:
+    """An artifact as a person reads it: a plan's changes as prose, other data as compact JSON, never a repr."""
+    from podium.orchestration.plan.record import describe
+
+    said = describe(event.title, event.content)
+    if said is not None:
+        return said
+    content = event.content
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
+    return f"{event.title}: {text}" if event.title else text
 
 
 def _read_lines(interactive: bool) -> Any:

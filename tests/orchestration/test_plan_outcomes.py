@@ -98,11 +98,22 @@ async def test_a_destructive_task_is_confirmed_before_anything_is_planned() -> N
     assert stopped.output == "Plan rejected: stopped by the human at the planner's question; nothing was done"
     assert (await _record(runtime, asked.thread_id)).plans[0].overall_status == "rejected"
 
+    # confirmed, the task names nobody the matching tools need: the planner asks instead of planning steps
     again = await runtime.run(plans, task)
+    asked = await runtime.resume(plans, again.thread_id, "confirm")
+    assert asked.interrupts[0].data["kind"] == "clarification"
+    assert "I need to know who it is for" in asked.interrupts[0].prompt
+    first, second = (await _record(runtime, again.thread_id)).plans
+    assert (first.overall_status, second.steps) == ("superseded", [])
+
+    task = "Remove all system access of Tom Baker without telling him"
+    again = await runtime.run(plans, task)
+    assert again.interrupts[0].prompt == concern(task)
     confirmed = await runtime.resume(plans, again.thread_id, "confirm")
     assert confirmed.status == "interrupted" and confirmed.interrupts[0].data["kind"] == "approval"
     first, second = (await _record(runtime, again.thread_id)).plans
-    assert (first.overall_status, second.planner, len(second.steps) > 0) == ("superseded", "offline", True)
+    assert (first.overall_status, second.planner) == ("superseded", "offline")
+    assert [s.tool for s in second.steps] == ["remove_system_access"]
 
 
 async def test_an_unmappable_task_gets_a_question_not_a_plan() -> None:
@@ -113,6 +124,6 @@ async def test_an_unmappable_task_gets_a_question_not_a_plan() -> None:
     (plan,) = (await _record(runtime, asked.thread_id)).plans
     assert plan.steps == [] and plan.overall_status == "in_progress"
     replanned = await runtime.resume(plans, asked.thread_id, "reset the password of Ada Lovelace")
-    assert "[reset_password]" in replanned.interrupts[0].prompt
+    assert "Reset a user's password for Ada Lovelace." in replanned.interrupts[0].prompt
     stopped = await runtime.resume(plans, replanned.thread_id, "reject all")
     assert stopped.output == "Plan rejected: nothing was done (step rejected)"

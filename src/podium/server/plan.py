@@ -30,8 +30,10 @@ from podium.orchestration.plan import (
     SessionRecord,
     agent_messages,
     answer_for,
+    is_stop,
     is_verdict,
 )
+from podium.orchestration.plan.agent import asks_help
 from podium.server._executor import Job
 from podium.server._records import create_thread, owned_thread, run_extra, update_thread
 from podium.server._state import ServerState
@@ -129,7 +131,9 @@ async def _taken(state: ServerState, run_id: str, interrupt_id: str, after: int)
 async def input_task(body: InputTask, request: Request, principal: Run) -> dict[str, Any]:
     """Plan a task in a session (created when new); answers once the plan is stored (4xx when planning failed)."""
     state, user = _state(request), principal.user
-    name, _ = _plan_app(state)
+    name, plans = _plan_app(state)
+    if asks_help(body.description) or is_stop(body.description):  # "help", "stop": answered, never planned
+        raise HTTPException(422, f"{body.description.strip()!r} is not a task: {plans.not_a_task(body.description)}")
     if is_verdict(body.description):  # a stray "approve all" is not a task (verdicts go to their own endpoints)
         raise HTTPException(
             422,
@@ -159,6 +163,8 @@ async def input_task(body: InputTask, request: Request, principal: Run) -> dict[
         await asyncio.sleep(0.01)
     if plan.overall_status == "failed":
         raise HTTPException(422, f"planning failed: {plan.reason} (plan {plan.id}, session {session_id})")
+    if plan.overall_status == "rejected":  # refused outright (a request to hide what is done)
+        raise HTTPException(422, f"{plan.reason} (plan {plan.id}, session {session_id})")
     # the plan is stored a moment before its run pauses for the planner's question: answer once the run has paused,
     # so a clarification sent right after this reply is taken (not refused as arriving while the session acts)
     if plan.human_clarification_request:

@@ -14,6 +14,7 @@ from podium.orchestration.plan.agent import PlanAndExecute
 from podium.orchestration.plan.catalogue import Catalogue, CatalogueTool, Specialist, words
 from podium.orchestration.plan.caution import concern
 from podium.orchestration.plan.offline import OfflineAgentModel, OfflinePlanner, facts
+from podium.orchestration.plan.outcome import cannot_do_step
 from podium.orchestration.plan.planner import DoneStep, LLMPlanner, Planner, PlanRequest, check_draft
 from podium.orchestration.plan.record import (
     RECORD_KEY,
@@ -21,6 +22,8 @@ from podium.orchestration.plan.record import (
     Verdict,
     agent_messages,
     answer_for,
+    describe,
+    is_stop,
     is_verdict,
     parse_verdict,
 )
@@ -85,9 +88,12 @@ __all__ = [
     "Verdict",
     "agent_messages",
     "answer_for",
+    "cannot_do_step",
     "check_draft",
     "concern",
+    "describe",
     "facts",
+    "is_stop",
     "is_verdict",
     "parse_verdict",
     "words",

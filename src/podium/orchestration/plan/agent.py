@@ -22,13 +22,22 @@ import uuid
 from typing import Any
 
 from podium.agents.base import Agent, AgentResult
+from podium.agents.react import ReactAgent
 from podium.errors import PodiumError
 from podium.events import Expectation
 from podium.messages import AIMessage, HumanMessage
 from podium.orchestration.plan.catalogue import Catalogue
-from podium.orchestration.plan.caution import concern
+from podium.orchestration.plan.caution import concern, refusal
+from podium.orchestration.plan.outcome import CANNOT_DO, cannot_do_step, not_done
 from podium.orchestration.plan.planner import DoneStep, Planner, PlanRequest
-from podium.orchestration.plan.record import SessionRecord, Verdict, feedback_status, is_verdict, parse_verdict
+from podium.orchestration.plan.record import (
+    SessionRecord,
+    Verdict,
+    feedback_status,
+    is_stop,
+    is_verdict,
+    parse_verdict,
+)
 from podium.orchestration.plan.types import (
     AgentMessage,
     PlanDraft,
@@ -39,17 +48,26 @@ from podium.orchestration.plan.types import (
     StepStatus,
 )
 from podium.runtime.context import RunContext
+from podium.tools import Tool
 
-__all__ = ["PlanAndExecute"]
+__all__ = ["PlanAndExecute", "asks_help"]
 
 _VERDICT = Expectation(
     type="pattern",
-    pattern=r"(?i)^\s*(\{|approve|yes|y\b|ok|go|all|reject|no|n\b|skip|edit:|clarify:)",
-    description="approve, approve all, reject, reject all, edit: <new action>, or clarify: <information>",
+    pattern=r"(?i)^\s*(\{|approve|yes|y\b|ok|sure|yep|yeah|fine|go|do it|all|reject|no|n\b|nope|skip|edit:|clarify:|"
+    r"stop|cancel|abort|quit|never ?mind|forget it)",
+    description="approve, approve all, reject, reject all, edit: <new action>, clarify: <information>, or stop",
 )
 _CAUTION = "caution check"
 """The ``planner`` of a plan version that only asks the human to confirm a questioned task."""
-_STOP = frozenset({"stop", "cancel", "no", "n", "abort", "quit", "drop it", "stop it", "cancel it", "never mind"})
+_REFUSAL = "refusal"
+"""The ``planner`` of a plan version refused outright (:func:`~podium.orchestration.plan.caution.refusal`)."""
+_HELP = re.compile(
+    r"^(?:hi |hello |hey )?(?:can you |could you )?(?:please )?(?:help|help me|help please|what can you do|"
+    r"what can you do for me|what do you do|what are you|who are you|what is this|what can i ask|what can i do|"
+    r"what can i say|how does this work|how does it work|how do i use this|how do i use you|what are my options|"
+    r"what are the options|commands|options)(?: here)?$"
+)
 _CONFIRM_WORDS = frozenset({"confirm", "confirmed", "yes", "y", "proceed", "go", "ok", "okay", "sure"})
 _CONFIRM_FILL = frozenset({"ahead", "i", "please", "do", "it", "plan", "anyway"})
 
@@ -59,8 +77,13 @@ def _words(text: str) -> list[str]:
 
 
 def _stops(answer: str) -> bool:
-    """The human's answer to the planner's question drops the task."""
-    return " ".join(_words(answer)) in _STOP
+    """The human's answer to the planner's question drops the task ("stop", "no", "never mind")."""
+    return is_stop(answer) or " ".join(_words(answer)) in ("no", "n", "nope", "no thanks")
+
+
+def asks_help(text: str) -> bool:
+    """The human asks what the service does ("help", "what can you do?") rather than giving a task."""
+    return bool(_HELP.match(" ".join(_words(text))))
 
 
 def _confirms(answer: str) -> bool:
@@ -85,10 +108,36 @@ class PlanAndExecute(Agent):
         self.planner = planner
         self.catalogue = catalogue
         self.description = description or "Plans a task, asks the human about each step, and runs approved ones."
+        for specialist in catalogue.specialists.values():  # how a model-driven specialist says it could not act
+            agent = specialist.agent
+            if isinstance(agent, ReactAgent) and CANNOT_DO not in agent.current_tools():
+                agent.toolsets.append(_Outcome())
+
+    def not_a_task(self, text: str) -> str:
+        """The answer to "help" or "stop" when no plan waits (neither is planned as a task)."""
+        if is_stop(text):
+            return f"Nothing is planned or running, so there is nothing to stop. {self.describe()}"
+        return self.describe()
+
+    def describe(self) -> str:
+        """What the service does and how to answer it (the reply to "help" or "what can you do?")."""
+        fallback = self.catalogue.fallback
+        roles = [s.description.partition(":")[0] for s in self.catalogue.specialists.values() if s.name != fallback]
+        team = ", ".join(roles) or fallback
+        return (
+            f"I plan tasks for a team of agents ({team}, and a general one for the rest) and ask you about each "
+            "step before it runs. Type a task: what should be done, for whom and by when (for example 'Onboard Ada "
+            "Lovelace, who starts next week'). At each step answer approve (or yes, ok, sure), approve all, reject "
+            "(or no, skip), reject all, edit: <new action>, clarify: <information>, or stop to end the plan."
+        )
 
     async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
         record = SessionRecord(Session(id=ctx.thread_id), [])  # this run's plans; the log holds the session's
         added = [await ctx.add_message(input)]
+        if asks_help(input.content) or is_stop(input.content):  # no plan waits here: nothing to plan or stop
+            reply = self.not_a_task(input.content)
+            added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
+            return AgentResult(output=reply, messages=added, data={"plan_id": None, "status": "no_plan"})
         if is_verdict(input.content):  # no plan waits for a verdict here (it would have resumed that run)
             reply = (
                 "No plan is waiting for approval, so there is nothing to approve or reject, and "
@@ -100,12 +149,17 @@ class PlanAndExecute(Agent):
         request = PlanRequest(task=input.content)
         plan = await self._plan(ctx, record, request, None)
         while True:
-            if plan.overall_status == PlanStatus.failed:
+            if plan.overall_status != PlanStatus.in_progress:  # failed, or refused
                 break
             if plan.human_clarification_request:
                 kind = "confirmation" if plan.planner == _CAUTION else "clarification"
-                answer = await ctx.ask(plan.human_clarification_request, data={"plan_id": plan.id, "kind": kind})
+                question = plan.human_clarification_request
+                answer = await ctx.ask(question, data={"plan_id": plan.id, "kind": kind})
+                while asks_help(answer):  # "what can you do?" is not information for the plan: answer, ask again
+                    await self._human(ctx, record, plan, None, answer)
+                    answer = await ctx.ask(f"{self.describe()}\n\n{question}", data={"plan_id": plan.id, "kind": kind})
                 await self._human(ctx, record, plan, None, answer)
+                request.questions.append(question)
                 if _stops(answer):
                     reason = "stopped by the human at the planner's question; nothing was done"
                     await record.set_plan(ctx, plan, PlanStatus.rejected, reason)
@@ -130,9 +184,13 @@ class PlanAndExecute(Agent):
         version = previous.version + 1 if previous else 1
         planner_ctx = ctx.child(f"planner-v{version}", namespace=f"{ctx.namespace}/planner/{ctx.run_id}/{version}")
         failure = ""
-        question = None if request.confirmed else concern(request.text())
+        refused = refusal(request.text())
+        question = None if request.confirmed or refused else concern(request.text())
         draft: PlanDraft | None
-        if question is not None:  # nothing is planned until the human confirms
+        if refused is not None:  # concealment is refused outright: no confirm path, no plan
+            draft = PlanDraft(initial_goal=request.task, steps=[], summary="")
+            shown = 0
+        elif question is not None:  # nothing is planned until the human confirms
             draft = PlanDraft(initial_goal=request.task, steps=[], summary="", human_clarification_request=question)
             shown = 0
         else:
@@ -151,7 +209,7 @@ class PlanAndExecute(Agent):
             initial_goal=draft.initial_goal if draft else request.task,
             summary=draft.summary if draft else "",
             human_clarification_request=draft.human_clarification_request if draft else None,
-            planner=_CAUTION if question is not None else self.planner.name,
+            planner=_REFUSAL if refused is not None else _CAUTION if question is not None else self.planner.name,
             tools_shown=shown,
         )
         if draft:
@@ -164,6 +222,7 @@ class PlanAndExecute(Agent):
                     order=n,
                     action=s.action,
                     agent=s.agent,
+                    tool=s.tool,
                 )
                 for n, s in enumerate(draft.steps, 1)
             ]
@@ -174,13 +233,17 @@ class PlanAndExecute(Agent):
                     await record.move(ctx, step, StepStatus.cancelled)
         if draft is None:  # stored failed at once: a reader never sees it "in progress" first
             plan.overall_status, plan.reason = PlanStatus.failed, failure
+        elif refused is not None:
+            plan.overall_status, plan.reason = PlanStatus.rejected, refused
         await record.add_plan(ctx, plan)
         if draft is None:
             content = f"Planning failed: {failure}"
+        elif refused is not None:
+            content = refused
         elif question is not None:
             content = question
         else:
-            steps = "; ".join(f"{s.order}. {s.agent}: {s.action}" for s in plan.steps)
+            steps = "; ".join(f"{s.order}. {s.agent}: {s.action.rstrip('. ')}" for s in plan.steps)
             content = f"Plan v{version}: {plan.summary} {steps}".strip()
         await record.say(
             ctx,
@@ -199,6 +262,12 @@ class PlanAndExecute(Agent):
             if verdict.clarification is not None:
                 request.clarifications.append(verdict.clarification)
                 return await self._plan(ctx, record, request, plan)
+            if verdict.stop:  # this step is rejected; the ones after it are never asked about
+                await record.move(ctx, step, StepStatus.rejected, human_feedback="stopped by the human")
+                for later in plan.steps[step.order :]:
+                    await record.move(ctx, later, StepStatus.cancelled)
+                await self._finish(ctx, record, plan, stopped=step)
+                return None
             if verdict.all:
                 standing = Verdict(approved=verdict.approved, all=True)
             feedback = {"human_feedback": verdict.feedback, "human_approval_status": feedback_status(verdict.approved)}
@@ -211,10 +280,20 @@ class PlanAndExecute(Agent):
         await self._finish(ctx, record, plan)
         return None
 
-    async def _finish(self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps) -> None:
-        """Store the outcome of a plan whose every step was decided: ``completed``, or ``rejected`` if nothing ran."""
+    async def _finish(
+        self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, *, stopped: Step | None = None
+    ) -> None:
+        """Store the outcome of a plan whose every step was decided: ``completed``, or ``rejected`` if nothing ran
+        (``stopped``: the step at which the human stopped the plan)."""
         done = sum(1 for s in plan.steps if s.status == StepStatus.completed)
         rejected = sum(1 for s in plan.steps if s.status == StepStatus.rejected)
+        if stopped is not None:
+            left = sum(1 for s in plan.steps if s.status == StepStatus.cancelled)
+            reason = f"stopped by the human at step {stopped.order} of {len(plan.steps)}: "
+            reason += f"{done} done" if done else "nothing done"
+            reason += f", {rejected} rejected" + (f", {left} not run" if left else "")
+            await record.set_plan(ctx, plan, PlanStatus.completed if done else PlanStatus.rejected, reason)
+            return
         if done:
             reason = f"{done} of {len(plan.steps)} steps done, {rejected} rejected" if rejected else ""
             await record.set_plan(ctx, plan, PlanStatus.completed, reason)
@@ -231,20 +310,21 @@ class PlanAndExecute(Agent):
         await record.set_plan(ctx, plan, PlanStatus.rejected, reason)
 
     async def _verdict(self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step) -> Verdict:
-        prompt = f"Step {step.order} of {len(plan.steps)} ({step.agent}): {step.action}. Approve?"
+        action = step.action.rstrip(". ")
+        prompt = f"Step {step.order} of {len(plan.steps)} ({step.agent}): {action}. Approve?"
         while True:
             answer = await ctx.ask(
                 prompt, expectation=_VERDICT, data={"plan_id": plan.id, "step_id": step.id, "kind": "approval"}
             )
             verdict = parse_verdict(answer)
             if verdict is not None and verdict.step_id not in (None, step.id):  # sent for a step decided meanwhile
-                prompt = f"That verdict was for another step. Step {step.order} of {len(plan.steps)}: {step.action}."
+                prompt = f"That verdict was for another step. Step {step.order} of {len(plan.steps)}: {action}."
                 continue
             if verdict is not None:
                 if said := verdict.said():
                     await self._human(ctx, record, plan, step, said)
                 return verdict
-            prompt = f"Please answer {_VERDICT.description}. Step {step.order}: {step.action}."
+            prompt = f"Please answer {_VERDICT.description}. Step {step.order}: {action}."
 
     async def _human(
         self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step | None, text: str
@@ -265,31 +345,37 @@ class PlanAndExecute(Agent):
         earlier = self._done(record, plan)
         if earlier:
             lines.append("Done so far, in order:")
-            lines += [f"{n}. {d.agent}: {d.action} -> {d.result}" for n, d in enumerate(earlier, 1)]
+            lines += [f"{n}. {d.agent}: {d.action.rstrip('. ')} -> {d.result}" for n, d in enumerate(earlier, 1)]
         if step.human_feedback:
             lines.append(f"The human's feedback on this step: {step.human_feedback}")
+        if step.tool and not step.updated_action:  # the planner's choice; an edited action may need another tool
+            lines.append(f"Tool: {step.tool}")
         lines.append(f"Action: {step.updated_action or step.action}")
         inner = ctx.child(f"step-{step.id}", namespace=f"{ctx.namespace}/steps/{step.id}")
         request = HumanMessage(content="\n".join(lines))
 
         async def attempt() -> dict[str, str]:
             try:
-                return {"output": (await specialist.agent.invoke(inner, request)).output}
+                result = await specialist.agent.invoke(inner, request)
             except Exception as exc:  # the step fails with its error; the human may re-plan from here
                 return {"error": f"{type(exc).__name__}: {exc}"}
+            reason = not_done(result.messages)  # the agent said it could not act: never a success
+            if reason is not None:
+                return {"error": reason, "output": result.output}
+            return {"output": result.output}
 
         # journaled: a run executed again (a restart, an answer) does not retry a step that already failed
         outcome = await ctx.step(attempt)
         if "error" in outcome:
             error = outcome["error"]
-            await record.move(ctx, step, StepStatus.failed, error=error)
+            await record.move(ctx, step, StepStatus.failed, error=error, agent_reply=outcome.get("output") or None)
             await record.say(
                 ctx,
                 AgentMessage(
                     session_id=plan.session_id,
                     plan_id=plan.id,
                     step_id=step.id,
-                    content=f"Failed: {error}",
+                    content=outcome.get("output") or f"Failed: {error}",
                     source=specialist.name,
                 ),
             )
@@ -316,7 +402,12 @@ class PlanAndExecute(Agent):
             chain.insert(0, current)
             current = record.plan(current.supersedes) if current.supersedes else None
         return [
-            DoneStep(action=s.updated_action or s.action, agent=s.agent, result=s.agent_reply or "")
+            DoneStep(
+                action=s.updated_action or s.action,
+                agent=s.agent,
+                result=s.agent_reply or "",
+                tool=None if s.updated_action else s.tool,
+            )
             for p in chain
             for s in p.steps
             if s.status == StepStatus.completed
@@ -333,7 +424,7 @@ class PlanAndExecute(Agent):
             data={"plan_id": plan.id, "step_id": step.id, "kind": "replan"},
         )
         text = answer.strip()
-        if text.lower() in ("stop", "no", "n", "cancel"):
+        if _stops(text):
             return None
         extra = text.partition(":")[2].strip() if text.lower().startswith("replan") else text
         if extra:
@@ -344,6 +435,10 @@ class PlanAndExecute(Agent):
 
     @staticmethod
     def _closing(plan: PlanWithSteps) -> str:
+        if (plan.reason or "").startswith("stopped by the human at step"):
+            return f"Plan stopped {(plan.reason or '').removeprefix('stopped by the human ')}."
+        if plan.planner == _REFUSAL:
+            return plan.reason or "I will not plan this."
         if plan.overall_status == PlanStatus.completed:
             done = sum(1 for s in plan.steps if s.status == StepStatus.completed)
             rejected = sum(1 for s in plan.steps if s.status == StepStatus.rejected)
@@ -351,6 +446,13 @@ class PlanAndExecute(Agent):
             head += f", {rejected} rejected" if rejected else ""
             return f"{head}. {plan.summary}".strip()
         return f"Plan {plan.overall_status.value}: {plan.reason or 'stopped'}"
+
+
+class _Outcome:
+    """The toolset giving a model-driven specialist the ``cannot_do_step`` tool (a :class:`Toolset`)."""
+
+    def list_tools(self) -> list[Tool]:
+        return [cannot_do_step]
 
 
 async def _ids(count: int) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["concern"]
+__all__ = ["concern", "destructive_verbs", "refusal"]
 
 _VERBS = (
     r"delet(?:e|es|ed|ing|ion)",
@@ -54,4 +54,39 @@ def concern(task: str) -> str | None:
     return (
         f"Please confirm first: this task looks destructive ({', '.join(repr(f) for f in found)}) and may not be "
         "undone. Reply 'confirm' to plan it anyway (each step will still need your approval), or 'stop' to drop it."
+    )
+
+
+_CONCEALED = re.compile(
+    r"\bso\s+(?:that\s+)?(?:nobody|no\s*one|no-one|none\s+of\s+them)\s+(?:will\s+|would\s+|can\s+|could\s+|ever\s+)?"
+    r"(?:notices?|finds?\s+out|knows?|sees?|realises?|realizes?|can\s+tell)\b|"
+    r"\bso\s+(?:that\s+)?(?:\w+\s+){1,2}(?:won't|will\s+not|doesn't|does\s+not|don't|do\s+not|can't|cannot|never)\s+"
+    r"(?:ever\s+)?(?:notice|know|find\s+out|see|realise|realize|trace\s+it)\b|"
+    r"\bcover(?:s|ed|ing)?\s+(?:it\s+|this\s+|that\s+|everything\s+|them\s+)?up\b|"
+    r"\bcover(?:ing)?\s+(?:up\s+)?(?:my|our|his|her|their|the)\s+tracks\b|"
+    r"\b(?:hide|hiding|hid|destroy|destroying|bury|burying|get\s+rid\s+of|tamper\s+with)\s+(?:all\s+)?(?:the\s+|any\s+)?"
+    r"(?:evidence|traces?|paper\s+trail|audit\s+trail)\b|"
+    r"\bwithout\s+(?:leaving\s+)?(?:a\s+|any\s+)?traces?\b|"
+    r"\bwithout\s+(?:anyone|anybody|someone)\s+(?:noticing|knowing|finding\s+out)\b|\bunder\s+the\s+radar\b",
+    re.IGNORECASE,
+)
+"""Asking that what is done stay hidden: "so nobody notices", "so HR won't find out", "cover it up", "hide the
+evidence", "without a trace"."""
+
+
+def destructive_verbs(task: str) -> list[str]:
+    """The destructive verbs ``task`` uses ("delete", "wiping"), lower-cased, in order."""
+    return [m.group(0).lower() for m in _DESTRUCTIVE.finditer(task)]
+
+
+def refusal(task: str) -> str | None:
+    """Why ``task`` is refused outright, or ``None``: it asks to hide what is done ("so nobody notices", "cover it
+    up", "hide the evidence"). Such a request gets no confirm path: the concealment is the harm, whatever the steps."""
+    found = _CONCEALED.search(task)
+    if found is None:
+        return None
+    return (
+        f"I will not plan this: it asks to do something so that it stays hidden ({found.group(0).strip()!r}). "
+        "Work done here is recorded and visible to the people it concerns. If something needs doing openly, "
+        "describe it without hiding it."
     )

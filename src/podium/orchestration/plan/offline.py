@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 from podium.messages import AIMessage, HumanMessage, ToolCall, ToolMessage, Usage
 from podium.models.base import Model, ModelRequest, ModelResponse
 from podium.orchestration.plan.catalogue import CatalogueTool, words
+from podium.orchestration.plan.caution import destructive_verbs
+from podium.orchestration.plan.outcome import CANNOT_DO
 from podium.orchestration.plan.planner import Planner, PlanRequest
 from podium.orchestration.plan.types import PlanDraft, PlannedStep
 
@@ -145,7 +147,8 @@ class OfflinePlanner(Planner):
                 summary="More information is needed before planning.",
                 human_clarification_request="What should be done, for whom and by when?",
             )
-        done = {m.group(1) for d in request.done if (m := _TOOL_MARK.search(d.action))}
+        done = {d.tool for d in request.done if d.tool}
+        done |= {m.group(1) for d in request.done if (m := _TOOL_MARK.search(d.action))}
         parts = [request.task, *request.clarifications]
         detail: dict[str, str] = {}
         for part in parts:  # a clarification's person or date replaces the task's
@@ -164,12 +167,64 @@ class OfflinePlanner(Planner):
             )
             summary = "No tool fits the task."
             return PlanDraft(initial_goal=request.task, steps=[], summary=summary, human_clarification_request=question)
-        steps = [PlannedStep(action=self._action(entry, detail), agent=entry.agent) for entry in chosen]
+        unable = self._unable(request, chosen)
+        if unable is not None:
+            return PlanDraft(
+                initial_goal=request.task,
+                steps=[],
+                summary="No tool does what the task asks.",
+                human_clarification_request=unable,
+            )
+        missing = self._missing(chosen, detail)
+        if missing:
+            question = (
+                f"To plan {request.task.strip()!r} I need to know {_listed(missing)}. Please say it "
+                "(for example 'for Ada Lovelace, 5 hours'), or 'stop'."
+            )
+            if question not in request.questions:  # asked once: an answer that still lacks them plans anyway
+                summary = "More information is needed before planning."
+                return PlanDraft(
+                    initial_goal=request.task, steps=[], summary=summary, human_clarification_request=question
+                )
+        steps = [
+            PlannedStep(action=self._action(entry, detail), agent=entry.agent, tool=entry.tool.name) for entry in chosen
+        ]
         if not steps:  # every fitting tool was used by a completed step: hand the rest to the fallback
             steps = [PlannedStep(action=request.text(), agent=self.catalogue.fallback)]
         agents = list(dict.fromkeys(step.agent for step in steps))
-        summary = f"{len(steps)} steps by {', '.join(agents)}."
+        count = f"{len(steps)} step" + ("s" if len(steps) > 1 else "")
+        summary = f"{count} by {', '.join(agents)}."
         return PlanDraft(initial_goal=request.task, steps=steps, summary=summary)
+
+    def _unable(self, request: PlanRequest, chosen: list[CatalogueTool]) -> str | None:
+        """A plain answer when the task asks to destroy something ("delete", "wipe") and no kept tool does that:
+        the tools its other words match would do something else than what was asked."""
+        verbs = destructive_verbs(request.text())
+        if not verbs:
+            return None
+        able = {w for entry in chosen for w in words(f"{entry.tool.name} {entry.tool.description}")}
+        if any(set(words(verb)) & able for verb in verbs):
+            return None
+        asked = _and(sorted(set(verbs)), "or")
+        return (
+            f"None of the agents can {asked} anything, so I did not plan {request.task.strip()!r}: the tools its "
+            "other words match would do something else than you asked. Say what else should be done, or 'stop'."
+        )
+
+    @staticmethod
+    def _missing(chosen: list[CatalogueTool], detail: dict[str, str]) -> list[str]:
+        """What the chosen tools require that the task does not say: "who", "when", "how many ..."."""
+        found: list[str] = []
+        for entry in chosen:
+            properties: dict[str, Any] = entry.tool.parameters.get("properties", {})
+            for name in entry.tool.parameters.get("required", ()):
+                need = _needs(name, properties.get(name, {}))
+                if need in (None, "date") or need in detail:  # a date is often implied ("today"): not asked for
+                    continue
+                said = "who it is for" if need == "name" else f"the {name.replace('_', ' ')}"
+                if said not in found:
+                    found.append(said)
+        return found
 
     def _choose(self, text: str, done: set[str]) -> list[CatalogueTool] | None:
         """The tools to plan as steps, in order (``done`` names the tools completed steps already used); ``None``
@@ -204,12 +259,25 @@ class OfflinePlanner(Planner):
 
     @staticmethod
     def _action(entry: CatalogueTool, detail: dict[str, str]) -> str:
+        """The tool's description as an instruction, with the person, date and numbers the task names."""
         text = _sentence(entry.tool.description)
+        # "... when onboarding someone who starts" says when to use the tool, not what to do
+        head = re.split(r"\s+(?:when|who|if)\s+", text, maxsplit=1)[0]
+        if len(head.split()) >= 3:
+            text = head
+        extra = []
         if "name" in detail:
-            text += f" for {detail['name']}"
+            extra.append(f"for {detail['name']}")
         if "date" in detail:
-            text += f" ({detail['date']})"
-        return f"{text} [{entry.tool.name}]"
+            extra.append(detail["date"])
+        properties: dict[str, Any] = entry.tool.parameters.get("properties", {})
+        if "number" in detail:
+            extra += [
+                f"{name.replace('_', ' ')}: {detail['number']}"
+                for name in entry.tool.parameters.get("required", ())
+                if _needs(name, properties.get(name, {})) == "number"
+            ]
+        return f"{text} {', '.join(extra)}".strip() + "."
 
     async def plan(self, ctx: RunContext[Any], request: PlanRequest) -> tuple[PlanDraft, int]:
         return self.draft(request), min(self.tool_limit, len(self.catalogue.tools))
@@ -222,36 +290,52 @@ class _Missing(Exception):
     """A required argument the step's text does not give (a person, a date, a number)."""
 
 
+def _needs(name: str, schema: dict[str, Any]) -> str | None:
+    """Which fact an argument needs from the text (``name``: a person, ``date``, ``number``), or ``None``."""
+    kind = schema.get("type")
+    if "enum" in schema or kind in ("boolean", "array", "object"):
+        return None
+    if kind in ("integer", "number"):
+        return "number"
+    if "name" in name or name in _PEOPLE:
+        return None if name in ("name", "product_name", "brand_name") else "name"  # a thing's name, not a person's
+    if "date" in name or name.endswith(("_on", "_day")) or name in ("when", "deadline", "day"):
+        return "date"
+    if "email" in name:
+        return "name"
+    return None
+
+
 def _value(name: str, schema: dict[str, Any], text: str, detail: dict[str, str]) -> Any:
     kind = schema.get("type")
     if "enum" in schema:
         lowered = text.lower()
         return next((v for v in schema["enum"] if str(v).lower() in lowered), schema["enum"][0])
-    if kind in ("integer", "number"):
-        if "number" not in detail:
-            raise _Missing(name)
-        return int(float(detail["number"])) if kind == "integer" else float(detail["number"])
     if kind == "boolean":
         return True
     if kind == "array":
         return [text]
     if kind == "object":
         return {}
-    if "name" in name or name in _PEOPLE:
-        if name in ("name", "product_name", "brand_name"):  # a thing's name, not a person's
-            return text
-        if "name" not in detail:
-            raise _Missing(name)
-        return detail["name"]
-    if "date" in name or name.endswith(("_on", "_day")) or name in ("when", "deadline", "day"):
-        if "date" not in detail:
-            raise _Missing(name)
-        return detail["date"]
+    need = _needs(name, schema)
+    if need is None:
+        return text
+    if need not in detail:
+        raise _Missing(name)
+    if need == "number":
+        return int(float(detail["number"])) if kind == "integer" else float(detail["number"])
     if "email" in name:
-        if "name" not in detail:
-            raise _Missing(name)
         return detail["name"].lower().replace(" ", ".") + "@example.com"
-    return text
+    return detail[need]
+
+
+def _and(items: list[str], last: str = "and") -> str:
+    """``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+def _listed(missing: list[str]) -> str:
+    return _and(missing)
 
 
 def _arguments(spec: ToolSpec, text: str) -> dict[str, Any]:
@@ -277,7 +361,12 @@ def _arguments(spec: ToolSpec, text: str) -> dict[str, Any]:
 
 
 class OfflineAgentModel(Model):
-    """A specialist's model with no network: call the step's tool, then report its result."""
+    """A specialist's model with no network: call the step's tool, then report its result.
+
+    When it cannot act (a detail the tool needs is missing, or the tool failed) and the agent has the plan's
+    ``cannot_do_step`` tool (:mod:`~podium.orchestration.plan.outcome`), it calls that tool with the reason, as a
+    model would, so the step ends ``failed``; without it, it answers the reason as text.
+    """
 
     name = "offline"
 
@@ -285,30 +374,46 @@ class OfflineAgentModel(Model):
         """Call the tool the last request names (or fits best), or answer with the last tool's result."""
         last = request.messages[-1] if request.messages else HumanMessage(content="")
         if isinstance(last, ToolMessage):
-            message = AIMessage(content=last.content if not last.is_error else f"I could not do it: {last.content}")
+            message = self._after(last, request.tools)
         else:
             message = self._call(last.content, request.tools)
         return ModelResponse(message=message, usage=Usage(0, 0, 1), model_name=self.name, finish_reason="stop")
 
     @staticmethod
+    def _after(last: ToolMessage, tools: list[ToolSpec]) -> AIMessage:
+        if last.name == CANNOT_DO:
+            reason = last.content.partition("(")[2].rpartition(")")[0] or last.content
+            return AIMessage(content=f"I could not do this step: {reason}.")
+        if not last.is_error:
+            return AIMessage(content=last.content)
+        reason = f"{last.name} failed: {last.content}"
+        if any(t.name == CANNOT_DO for t in tools):
+            return _calling(CANNOT_DO, {"reason": reason}, last.tool_call_id + CANNOT_DO)
+        return AIMessage(content=f"I could not do it: {last.content}")
+
+    @staticmethod
     def _call(content: str, tools: list[ToolSpec]) -> AIMessage:
         action = content.rsplit("Action:", 1)[-1].strip()
-        if not tools:
+        usable = [t for t in tools if t.name != CANNOT_DO]
+        if not usable:
             return AIMessage(content=f"Done: {action}")
-        named = re.search(r"\[([A-Za-z0-9_-]+)\]", action)
-        spec = next((t for t in tools if named and t.name == named.group(1)), None)
+        planned = re.search(r"^Tool: ([A-Za-z0-9_-]+)$", content, re.MULTILINE)
+        named = planned or re.search(r"\[([A-Za-z0-9_-]+)\]", action)
+        spec = next((t for t in usable if named and t.name == named.group(1)), None)
         if spec is None:
             wanted = set(words(action))
-            spec = max(tools, key=lambda t: len(wanted & set(words(f"{t.name} {t.description}"))))
+            spec = max(usable, key=lambda t: len(wanted & set(words(f"{t.name} {t.description}"))))
         text = re.sub(r"\s*\[[A-Za-z0-9_-]+\]", "", action)
         try:
-            arguments = json.dumps(_arguments(spec, text))
+            arguments = _arguments(spec, text)
         except _Missing as exc:
-            return AIMessage(content=f"I could not do this step: {spec.name} needs {exc}, which the step does not say.")
-        return AIMessage(
-            tool_calls=[
-                ToolCall(
-                    id=f"call_{uuid.uuid5(uuid.NAMESPACE_URL, content).hex[:12]}", name=spec.name, arguments=arguments
-                )
-            ]
-        )
+            reason = f"{spec.name} needs {exc}, which the step does not say"
+            if len(usable) < len(tools):
+                return _calling(CANNOT_DO, {"reason": reason}, content + CANNOT_DO)
+            return AIMessage(content=f"I could not do this step: {reason}.")
+        return _calling(spec.name, arguments, content)
+
+
+def _calling(name: str, arguments: dict[str, Any], seed: str) -> AIMessage:
+    call_id = f"call_{uuid.uuid5(uuid.NAMESPACE_URL, seed).hex[:12]}"
+    return AIMessage(tool_calls=[ToolCall(id=call_id, name=name, arguments=json.dumps(arguments))])

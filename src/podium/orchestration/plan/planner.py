@@ -32,6 +32,8 @@ class DoneStep:
     action: str
     agent: str
     result: str
+    tool: str | None = None
+    """The tool the step was planned for, if the planner named one."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -48,6 +50,8 @@ class PlanRequest:
     """The step that failed and its error, when re-planning after a failure."""
     confirmed: bool = False
     """The human confirmed a task the caution check (:mod:`~podium.orchestration.plan.caution`) asked about."""
+    questions: list[str] = field(default_factory=list)
+    """The planner's questions the human already answered, oldest first (a planner asks each one once)."""
 
     def text(self) -> str:
         """Everything the human said, for retrieval."""

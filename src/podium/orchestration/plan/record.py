@@ -49,6 +49,8 @@ __all__ = [
     "Verdict",
     "agent_messages",
     "answer_for",
+    "describe",
+    "is_stop",
     "is_verdict",
     "parse_verdict",
 ]
@@ -196,6 +198,46 @@ class SessionRecord:
         await ctx.emit(Artifact(content=message.model_dump(mode="json"), title="agent_message"))
 
 
+def describe(title: str, content: Any) -> str | None:
+    """A plan artifact (``plan`` or ``agent_message``) as a line of prose for a person, or ``None`` for another.
+
+    The terminal chat prints this instead of the stored dict; the stored and ``--jsonl`` forms stay data.
+    """
+    if not isinstance(content, dict):
+        return None
+    if title == "agent_message":
+        return f"{content.get('source') or 'agent'}: {content.get('content', '')}"
+    if title != "plan" or "kind" not in content:
+        return None
+    kind = content["kind"]
+    if kind == "plan":
+        plan = content.get("plan") or {}
+        steps = plan.get("steps") or []
+        head = f"plan v{content.get('version')} ({content.get('status', '').replace('_', ' ')})"
+        if not steps:
+            return f"{head}: {content.get('reason') or plan.get('human_clarification_request') or 'no steps'}"
+        listed = "; ".join(
+            f"{s.get('order')}. {s.get('agent')}: {str(s.get('action', '')).rstrip('. ')}" for s in steps
+        )
+        return f"{head}, {len(steps)} step{'s' if len(steps) > 1 else ''}: {listed}"
+    if kind == "plan_status":
+        reason = content.get("reason")
+        return f"plan v{content.get('version')} {content.get('status', '').replace('_', ' ')}" + (
+            f": {reason}" if reason else ""
+        )
+    if kind == "step":
+        status = str(content.get("status", "")).replace("_", " ")
+        said = {"awaiting feedback": "waits for your verdict", "action requested": "is running"}.get(status, status)
+        line = f"step {content.get('order')} {said}"
+        fields = content.get("fields") or {}
+        if content.get("error"):
+            line += f": {content['error']}"
+        elif fields.get("human_feedback"):
+            line += f" ({fields['human_feedback']})"
+        return line
+    return None
+
+
 def agent_messages(events: list[Event]) -> list[AgentMessage]:
     """The agent messages among a thread's stored events, in time order."""
     return [
@@ -216,6 +258,8 @@ class Verdict:
     """New information: re-plan with it."""
     step_id: str | None = None
     """The step the verdict was sent for (a verdict the server sends names it); ``None``: whichever waits."""
+    stop: bool = False
+    """The human stopped the plan ("stop", "cancel", "never mind"): no remaining step runs."""
 
     def said(self) -> str:
         """What the human said with the verdict, as readable text (the human's agent message)."""
@@ -225,8 +269,42 @@ class Verdict:
         return "\n".join(lines)
 
 
-_YES = ("approve", "approved", "yes", "y", "ok", "okay", "go")
-_NO = ("reject", "rejected", "no", "n", "skip")
+_YES = frozenset({"approve", "approved", "yes", "y", "ok", "okay", "go", "sure", "yep", "yeah", "yup", "fine"})
+_YES_FILL = frozenset({"ahead", "please", "do", "it", "that", "this", "one", "step", "for", "sounds", "good", "lgtm"})
+_NO = frozenset({"reject", "rejected", "no", "n", "skip", "nope", "nah", "decline", "declined"})
+_NO_FILL = frozenset(
+    {"thanks", "thank", "you", "please", "that", "this", "one", "step", "it", "don", "dont", "t", "do"}
+)
+_STOP_WORDS = (
+    "stop",
+    "cancel",
+    "abort",
+    "quit",
+    "halt",
+    "end",
+    "never mind",
+    "nevermind",
+    "forget it",
+    "forget about it",
+    "drop it",
+    "stop it",
+    "cancel it",
+    "stop the plan",
+    "cancel the plan",
+    "stop everything",
+    "cancel everything",
+    "stop all",
+    "cancel all",
+    "no stop",
+    "no cancel",
+)
+_STOP = frozenset(_STOP_WORDS)
+"""Whole answers that end the plan (at a step's question, the planner's question, or after a failure)."""
+
+
+def is_stop(answer: str) -> bool:
+    """Whether ``answer`` asks to stop the plan as a whole ("stop", "cancel", "never mind", "forget it")."""
+    return " ".join(re.findall(r"[a-z]+", answer.lower())) in _STOP
 
 
 def parse_verdict(answer: str) -> Verdict | None:
@@ -249,8 +327,10 @@ def parse_verdict(answer: str) -> Verdict | None:
             updated_action=data.get("updated_action") or None,
             step_id=step_id if isinstance(step_id, str) else None,
         )
+    if is_stop(text):
+        return Verdict(approved=False, all=True, stop=True)
     head, _, rest = text.partition(":")
-    head_words = head.lower().split()
+    head_words = re.findall(r"[a-z]+", head.lower())
     comment = rest.strip() or None
     if not head_words:
         return None
@@ -259,10 +339,15 @@ def parse_verdict(answer: str) -> Verdict | None:
     if head_words[0] in ("clarify", "clarification") and comment:
         return Verdict(clarification=comment)
     every = head_words[-1] == "all"
+    rest_words = set(head_words[1:]) - {"all"}
     if head_words[0] in _YES or head_words == ["all"]:
-        return Verdict(all=every, feedback=comment)
-    if head_words[0] in _NO:
+        if head_words[0] in ("approve", "approved") or rest_words <= _YES | _YES_FILL:  # not "ok but change it"
+            return Verdict(all=every, feedback=comment)
+        return None
+    if head_words[0] in _NO and (head_words[0] in ("reject", "rejected") or rest_words <= _NO | _NO_FILL):
         return Verdict(approved=False, all=every, feedback=comment)
+    if head_words in (["go", "ahead"], ["do", "it"], ["looks", "good"], ["sounds", "good"], ["lgtm"]):
+        return Verdict(feedback=comment)
     return None
 
 

@@ -140,6 +140,8 @@ class Step(_Record):
     """What to do."""
     agent: str
     """Which agent does it."""
+    tool: str | None = None
+    """The tool the planner meant the step for, when it named one (the agent is told; the action stays prose)."""
     status: StepStatus = StepStatus.planned
     agent_reply: str | None = None
     """The agent's answer once it ran."""
@@ -307,6 +309,7 @@ class PlannedStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
     action: str = Field(min_length=1, description="What to do, in one sentence, with the details the agent needs.")
     agent: str = Field(min_length=1, description="The name of the agent that does it.")
+    tool: str | None = Field(None, description="The agent's tool the step is for, if one fits, else null.")
 
 
 class PlanDraft(BaseModel):

@@ -1,0 +1,193 @@
+"""The plan service as a person talks to it: steps its agent could not do, missing details, refusals, human words
+for verdicts and stopping, help, and the terminal's prose (the conversational probe's P2, P4, P10, P11)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.orchestration.plan_support import agent
+
+from examples.plan_service import app
+from podium import Artifact, Runtime
+from podium.messages import AIMessage, ToolMessage
+from podium.orchestration.plan import (
+    OfflineAgentModel,
+    OfflinePlanner,
+    PlanRequest,
+    SessionRecord,
+    describe,
+    parse_verdict,
+)
+from podium.orchestration.plan.outcome import CANNOT_DO
+from podium.settings import Settings
+from podium.testing import FunctionModel, tool_call
+
+
+async def _record(runtime: Runtime, thread: str) -> SessionRecord:
+    return SessionRecord.from_events(thread, await runtime.store.read_events(thread))
+
+
+def _offline() -> Any:
+    return app.build(app.model(Settings.load(env={})))
+
+
+def _planner() -> OfflinePlanner:
+    from examples.plan_service import catalogue
+
+    return OfflinePlanner(catalogue(OfflineAgentModel()))
+
+
+async def test_a_step_its_offline_agent_could_not_do_is_failed_and_never_counted_done() -> None:
+    runtime, plans = Runtime(), _offline()
+    asked = await runtime.run(plans, "record overtime hours")
+    assert asked.interrupts[0].data["kind"] == "clarification"  # asked first (see the planner test below)
+    planned = await runtime.resume(plans, asked.thread_id, "I am not sure")  # asked once: planned anyway
+    assert planned.interrupts[0].data["kind"] == "approval"
+    failed = await runtime.resume(plans, asked.thread_id, "approve")
+    assert failed.interrupts[0].data["kind"] == "replan"
+    assert "record_overtime needs employee_name, hours" in failed.interrupts[0].prompt
+    plan = (await _record(runtime, asked.thread_id)).plans[-1]
+    assert [(s.status, s.error) for s in plan.steps] == [
+        ("failed", "record_overtime needs employee_name, hours, which the step does not say")
+    ]
+    assert plan.overall_status == "failed"
+    stopped = await runtime.resume(plans, asked.thread_id, "stop")
+    assert stopped.output.startswith("Plan failed: step 1 failed: record_overtime needs")
+    assert "steps done" not in stopped.output
+
+
+async def test_a_model_driven_specialist_says_it_could_not_act_with_the_cannot_do_step_tool() -> None:
+    def model(messages: list[Any], request: Any) -> AIMessage | str:
+        assert CANNOT_DO in [t.name for t in request.tools]  # the plan gave every ReactAgent specialist the tool
+        if isinstance(messages[-1], ToolMessage):
+            return "Sorry, I need the person's name."
+        return AIMessage(tool_calls=[tool_call(CANNOT_DO, {"reason": "the step names no person"})])
+
+    runtime, plans = Runtime(), agent(model=FunctionModel(model))
+    first = await runtime.run(plans, "Onboard Ada Lovelace")
+    failed = await runtime.resume(plans, first.thread_id, "approve")
+    assert failed.interrupts[0].data["kind"] == "replan"
+    (plan,) = (await _record(runtime, first.thread_id)).plans
+    assert (plan.steps[0].status, plan.steps[0].error) == ("failed", "the step names no person")
+    assert plan.steps[0].agent_reply == "Sorry, I need the person's name."
+    assert plan.overall_status == "failed" and plan.reason == "step 1 failed: the step names no person"
+
+
+def test_the_offline_planner_asks_for_the_details_the_tools_require() -> None:
+    planner = _planner()
+    draft = planner.draft(PlanRequest(task="record overtime hours"))
+    assert draft.steps == []
+    question = draft.human_clarification_request or ""
+    assert "I need to know who it is for and the hours" in question
+    answered = planner.draft(PlanRequest(task="record overtime hours", clarifications=["for Ada Lovelace, 5 hours"]))
+    assert [(s.tool, s.action) for s in answered.steps] == [
+        ("record_overtime", "Record overtime hours worked by an employee for Ada Lovelace, hours: 5.")
+    ]
+    again = planner.draft(PlanRequest(task="record overtime hours", clarifications=["no idea"], questions=[question]))
+    assert [s.tool for s in again.steps] == ["record_overtime"]  # asked once, then planned: the step will say why
+
+
+def test_a_destructive_task_no_tool_does_is_told_so_not_planned_as_other_work() -> None:
+    planner = _planner()
+    for task, verb in [("delete all employee records", "delete"), ("Wipe every backup of the payroll", "wipe")]:
+        draft = planner.draft(PlanRequest(task=task, confirmed=True))
+        assert draft.steps == [], task
+        assert (draft.human_clarification_request or "").startswith(f"None of the agents can {verb} anything")
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "delete all employee records and wipe the backups so nobody notices",
+        "change the overtime records so HR won't find out",
+        "cover up the missing laptops",
+        "hide the evidence of the data leak",
+    ],
+)
+async def test_a_request_to_hide_what_is_done_is_refused_without_a_confirm_path(task: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    result = await runtime.run(plans, task)
+    assert result.status == "completed" and not result.interrupts
+    assert result.output.startswith("I will not plan this")
+    (plan,) = (await _record(runtime, result.thread_id)).plans
+    assert (plan.overall_status, plan.steps, plan.planner) == ("rejected", [], "refusal")
+
+
+@pytest.mark.parametrize(
+    ("answer", "approved", "stop"),
+    [
+        ("sure", True, False),
+        ("ok", True, False),
+        ("go ahead", True, False),
+        ("yes please", True, False),
+        ("yep, do it", True, False),
+        ("no", False, False),
+        ("nope", False, False),
+        ("skip", False, False),
+        ("no, don't do it", False, False),
+        ("stop", False, True),
+        ("Cancel", False, True),
+        ("never mind", False, True),
+        ("forget it", False, True),
+    ],
+)
+def test_common_words_are_verdicts(answer: str, approved: bool, stop: bool) -> None:
+    verdict = parse_verdict(answer)
+    assert verdict is not None and (verdict.approved, verdict.stop) == (approved, stop)
+
+
+def test_a_yes_with_a_change_is_not_taken_as_a_plain_approval() -> None:
+    assert parse_verdict("ok but make it a developer laptop") is None
+
+
+async def test_stop_at_a_step_ends_the_plan_instead_of_asking_again() -> None:
+    runtime, plans = Runtime(), agent()
+    first = await runtime.run(plans, "Onboard Ada Lovelace")
+    await runtime.resume(plans, first.thread_id, "sure")
+    stopped = await runtime.resume(plans, first.thread_id, "never mind")
+    assert stopped.status == "completed"
+    assert stopped.output == "Plan stopped at step 2 of 3: 1 done, 1 rejected, 1 not run."
+    (plan,) = (await _record(runtime, first.thread_id)).plans
+    assert [s.status for s in plan.steps] == ["completed", "rejected", "cancelled"]
+    assert plan.overall_status == "completed"
+
+    second = await runtime.run(plans, "Onboard Ada Lovelace")
+    cancelled = await runtime.resume(plans, second.thread_id, "cancel")
+    assert cancelled.output == "Plan stopped at step 1 of 3: nothing done, 1 rejected, 2 not run."
+    assert (await _record(runtime, second.thread_id)).plans[0].overall_status == "rejected"
+
+
+async def test_help_and_stop_with_nothing_planned_are_answered_not_planned() -> None:
+    runtime, plans = Runtime(), _offline()
+    for text in ("what can you do?", "help", "Help me"):
+        helped = await runtime.run(plans, text)
+        assert helped.status == "completed" and helped.output.startswith("I plan tasks for a team of agents"), text
+        assert (await _record(runtime, helped.thread_id)).plans == []
+    stopped = await runtime.run(plans, "stop")
+    assert stopped.output.startswith("Nothing is planned or running, so there is nothing to stop.")
+    assert (await _record(runtime, stopped.thread_id)).plans == []
+
+
+async def test_help_at_the_planner_s_question_describes_the_service_and_asks_again() -> None:
+    runtime, plans = Runtime(), _offline()
+    asked = await runtime.run(plans, "hello")
+    question = asked.interrupts[0].prompt
+    helped = await runtime.resume(plans, asked.thread_id, "what can you do?")
+    assert helped.status == "interrupted"
+    assert helped.interrupts[0].prompt.startswith("I plan tasks") and helped.interrupts[0].prompt.endswith(question)
+    assert len((await _record(runtime, asked.thread_id)).plans) == 1  # not taken as information: no re-plan
+    planned = await runtime.resume(plans, asked.thread_id, "Onboard Ada Lovelace, who starts next week")
+    assert planned.interrupts[0].prompt.startswith("Step 1 of 6 (HrAgent): Create the HR record of an employee for")
+
+
+async def test_step_texts_read_as_prose_and_plan_artifacts_are_described_in_words() -> None:
+    runtime, plans, events = Runtime(), _offline(), []
+    first = await runtime.run(plans, "Onboard Jessica Smith, who starts next week", on_event=events.append)
+    prompt = first.interrupts[0].prompt
+    assert prompt == "Step 1 of 6 (HrAgent): Create the HR record of an employee for Jessica Smith, next week. Approve?"
+    await runtime.resume(plans, first.thread_id, "approve", on_event=events.append)
+    said = [describe(e.title, e.content) for e in events if isinstance(e, Artifact)]
+    assert said[0] is not None and said[0].startswith("plan v1 (in progress), 6 steps: 1. HrAgent: Create the HR")
+    assert "step 1 waits for your verdict" in said and "step 1 approved" in said and "step 1 is running" in said
+    assert not any(s is None or "{" in s or "[create_employee_record]" in s for s in said)
