@@ -248,6 +248,7 @@ async def test_trip_confirmation_asks_about_a_changed_note() -> None:
         ("faang", "help, my friend collapsed and isn't breathing"),
         ("clinic-desk", "I took too many pills"),
         ("smart-investigator", "my house is on fire right now"),
+        ("plan-service", "I'm having chest pains at my desk"),
     ],
 )
 async def test_every_example_sends_an_emergency_to_emergency_services_offline(name: str, said: str) -> None:

@@ -33,7 +33,9 @@ _EMERGENCY = re.compile(
     r"\b(?:can'?t|cannot|unable\s+to)\s+(?:lift|raise|move|feel)\s+(?:my|his|her|their|one)\s+(?:arm|leg|side)|"
     r"\bslurr\w*\s+(?:speech|words|(?:his|her|my|their)\s+words)|\bseizures?\b|\bconvuls\w*|\bunconscious|"
     r"\bunresponsive|\bpassed\s+out|\b(?:he|she|they|i|friend|dad|mom|mum|father|mother|husband|wife|partner|son|"
-    r"daughter|someone|somebody|man|woman|person|child|baby|kid|boy|girl)\s+(?:has\s+|just\s+|suddenly\s+)?collapsed|"
+    r"daughter|someone|somebody|man|woman|person|child|baby|kid|boy|girl|colleague|co-?worker|boss|neighbou?r|"
+    r"patient|brother|sister|grandma|grandpa|grand(?:mother|father)|uncle|aunt|guy|lady|student|customer)"
+    r"\s+(?:has\s+|just\s+|suddenly\s+)?collapsed|"
     r"\bwon'?t\s+wake\s+up|\bcan'?t\s+wake\s+(?:him|her|them)|"
     # blood and injuries
     rf"\bbleeding\s+(?:heavily|badly|a\s+lot|profusely|everywhere|out)|\b{_SOMEONE}\s+bleeding\b|"

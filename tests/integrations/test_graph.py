@@ -111,4 +111,4 @@ def test_a_plan_agent_is_drawn_with_its_specialists(runner: CliRunner) -> None:
     assert drawn[2] == '    n2["HrAgent<br/><i>ReAct agent</i>"]'
     steps = [line for line in drawn if "|steps for " in line]
     assert len(steps) == 7 and all(line.startswith("    n1 -->|steps for ") for line in steps)
-    assert sum(1 for line in drawn if line.endswith('"])')) == 152  # every stand-in tool, once
+    assert sum(1 for line in drawn if line.endswith('"])')) == 159  # every stand-in tool once, and each cannot_do_step

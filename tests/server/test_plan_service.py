@@ -135,6 +135,8 @@ def test_a_clarification_re_plans_and_a_failed_step_is_failed_then_re_planned(
     ):
         helped = client.post("/input_task", json={"description": "help", "session_id": "s1"})
         assert helped.status_code == 422 and "I plan tasks for a team of agents" in helped.json()["detail"]
+        urgent = client.post("/input_task", json={"description": "my colleague collapsed", "session_id": "s1"})
+        assert urgent.status_code == 422 and "This sounds like an emergency" in urgent.json()["detail"]
         vague = client.post("/input_task", json={"description": "hello", "session_id": "s1"}).json()
         assert vague["status"] == "Plan needs clarification"
         body = {"plan_id": vague["plan_id"], "session_id": "s1", "human_clarification": "Onboard Ada Lovelace"}

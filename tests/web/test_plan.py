@@ -102,7 +102,7 @@ def test_a_clarification_re_plans_and_approve_all_runs_every_step(page: Page, ur
     expect(page.locator("#clarify")).to_be_visible()
     expect(page.locator("#clarify-question")).not_to_be_empty()
     expect(page.locator("#version")).to_have_text("version 1")
-    page.get_by_label("Clarification").fill("Jessica Smith joins as a new employee")
+    page.get_by_label("Clarification").fill("Jessica Smith joins as a new employee on 2026-12-01")
     page.locator("#clarify").get_by_role("button", name="Send").click()
     expect(page.locator("#version")).to_have_text("version 2")
     steps = page.locator("#steps .step")

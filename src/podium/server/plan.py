@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 
 from podium.events import Interrupt
+from podium.human import EMERGENCY_REPLY, emergency
 from podium.orchestration.plan import (
     RECORD_KEY,
     ApprovalRequest,
@@ -132,6 +133,8 @@ async def input_task(body: InputTask, request: Request, principal: Run) -> dict[
     """Plan a task in a session (created when new); answers once the plan is stored (4xx when planning failed)."""
     state, user = _state(request), principal.user
     name, plans = _plan_app(state)
+    if emergency(body.description):  # never planned: the person is sent to emergency services first
+        raise HTTPException(422, f"{body.description.strip()!r} is not a task: {EMERGENCY_REPLY}")
     if asks_help(body.description) or is_stop(body.description):  # "help", "stop": answered, never planned
         raise HTTPException(422, f"{body.description.strip()!r} is not a task: {plans.not_a_task(body.description)}")
     if is_verdict(body.description):  # a stray "approve all" is not a task (verdicts go to their own endpoints)

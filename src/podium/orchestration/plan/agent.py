@@ -25,6 +25,7 @@ from podium.agents.base import Agent, AgentResult
 from podium.agents.react import ReactAgent
 from podium.errors import PodiumError
 from podium.events import Expectation
+from podium.human import EMERGENCY_REPLY, emergency
 from podium.messages import AIMessage, HumanMessage
 from podium.orchestration.plan.catalogue import Catalogue
 from podium.orchestration.plan.caution import concern, refusal
@@ -134,6 +135,9 @@ class PlanAndExecute(Agent):
     async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
         record = SessionRecord(Session(id=ctx.thread_id), [])  # this run's plans; the log holds the session's
         added = [await ctx.add_message(input)]
+        if emergency(input.content):  # no task for a plan: the person is sent to emergency services first
+            added.append(await ctx.add_message(AIMessage(content=EMERGENCY_REPLY, name=self.name)))
+            return AgentResult(output=EMERGENCY_REPLY, messages=added, data={"plan_id": None, "status": "no_plan"})
         if asks_help(input.content) or is_stop(input.content):  # no plan waits here: nothing to plan or stop
             reply = self.not_a_task(input.content)
             added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
