@@ -52,11 +52,11 @@ async def test_never_mind_drops_the_top_task() -> None:
     dropped = await conversation.say("never mind")
     assert dropped.decisions[0]["kind"] == "abandon"
     assert dropped.stacks == [["Flights"]] and dropped.tools_called == []
-    assert dropped.question == f"OK, I stopped the Cars task. {flights.question}"
+    assert dropped.question == f"OK, I stopped the cars task. {flights.question}"
     assert dropped.interrupts[0]["expectation"]["options"] == ["economy", "business"]
     last = await conversation.say("Forget it.")
     assert last.stacks == [[]] and last.result.status == "completed"
-    assert (last.result.output or "").startswith(f"OK, I stopped the Flights task.\n\n{REPEAT}")
+    assert (last.result.output or "").startswith(f"OK, I stopped the flights task.\n\n{REPEAT}")
     nothing = await conversation.say("cancel")
     assert nothing.stacks == [] and (nothing.result.output or "").startswith("There is no task in progress to stop.")
     assert [len(t.calls) for t in tools] == [1, 1, 0]  # abandoned tasks are never resumed
@@ -326,9 +326,9 @@ async def test_going_back_to_a_task_below_asks_its_question_again_and_keeps_the_
     await conversation.say("I also need to rent a car")
     back = await conversation.say("ok, back to the flight")
     assert back.tools_called == []  # nothing was answered: the flight's question is asked again
-    assert back.stacks == [["Cars", "Flights"]] and back.question == f"Back to Flights. {flights.question}"
+    assert back.stacks == [["Cars", "Flights"]] and back.question == f"Back to the flights task. {flights.question}"
     done = await conversation.say("business please")
     assert done.tools_called == ["Flights"] and done.stacks == [["Cars"]]
     assert done.question == f"Flights done with business. {cars.question}"  # the car still waits, then its turn
     last = await conversation.say("where were we?")  # the only task left: its question once more
-    assert last.question == f"Back to Cars. {cars.question}" and last.tools_called == []
+    assert last.question == f"Back to the cars task. {cars.question}" and last.tools_called == []

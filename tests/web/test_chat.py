@@ -80,7 +80,7 @@ def test_the_seed_conversation_turn_by_turn(page: Page, url: str) -> None:
     expect(notes).to_contain_text("Checking partner or internal...")
 
     say(page, DEMO[2])  # I am a Suncorp friend.
-    expect(asked).to_contain_text("'I am a Suncorp friend.' does not fit what SmartStrategy needs")
+    expect(asked).to_contain_text("'I am a Suncorp friend.' does not fit what the smart strategy task needs")
     say(page, DEMO[3])  # I am a partner.
     expect(asked).to_contain_text("the id can be found at www.my_id.com. Please provide your claim id")
     expect(tasks).to_have_count(1)
@@ -89,7 +89,7 @@ def test_the_seed_conversation_turn_by_turn(page: Page, url: str) -> None:
     expect(asked.locator("button.option")).to_have_text(["Home", "Motor"])
     expect(notes).to_contain_text("Obtaining topology...")
     say(page, DEMO[5])  # Personal Injury
-    expect(asked).to_contain_text("'Personal Injury' does not fit what DeclineLetterAssistance needs")
+    expect(asked).to_contain_text("'Personal Injury' does not fit what the decline letter assistance task needs")
     say(page, DEMO[6])  # I want to commit fraud.
     expect(asked).to_contain_text("I can't help with 'I want to commit fraud.'")
 

@@ -34,6 +34,7 @@ from podium.orchestration.master.routing.base import Classifier, Decision, Pendi
 from podium.orchestration.master.routing.llm import CONTROL_TOOLS
 from podium.orchestration.master.routing.router import Router, guardrail
 from podium.orchestration.master.routing.rules import is_abandon
+from podium.orchestration.master.routing.text import spoken
 from podium.orchestration.master.tools import ASK_STATE, MasterTool, as_master_tool, run_tool
 from podium.orchestration.master.types import (
     HUMAN,
@@ -216,7 +217,7 @@ class _Session:
             if decision.reason == "return" and entry is not None and entry.target == HUMAN:
                 self.stack.raise_to_top(entry)  # back to a task left waiting: its question, asked again
                 await self.save()
-                return await self.say(f"Back to {tool}.")
+                return await self.say(f"Back to {spoken(tool)}.")
             restated = decision.text if decision.text.strip() != text.strip() else ""
             if entry is not None:  # the human's own words answer the task; a restatement rides apart
                 expected = entry.task.expectation
@@ -234,7 +235,7 @@ class _Session:
             if not names:
                 return await self.say("There is no task in progress to stop.", menu)
             await self.save()
-            what = f"the {names[0]} task" if len(names) == 1 else "every task (" + ", ".join(names) + ")"
+            what = spoken(names[0]) if len(names) == 1 else "every task (" + ", ".join(map(spoken, names)) + ")"
             return await self.say(f"OK, I stopped {what}.", self.agent.repeat_prompt)
         if decision.kind == "capabilities":
             return await self.say(self.agent.capabilities, _HOW, sep="\n")

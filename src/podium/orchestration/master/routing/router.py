@@ -58,7 +58,7 @@ from podium.orchestration.master.routing.rules import (
     without_return_words,
 )
 from podium.orchestration.master.routing.scoring import Calibration, SemanticIndex
-from podium.orchestration.master.routing.text import content_words, stem, words
+from podium.orchestration.master.routing.text import content_words, spoken, stem, words
 
 if TYPE_CHECKING:
     from podium.orchestration.master.routing.embedding import Embedder
@@ -324,7 +324,7 @@ class Router(Classifier):
             roots = self._roots_of(query.catalog, pending.tool)
             opposite = _contradiction(text, roots) if len(words(text)) >= 3 else None
             if opposite is not None:
-                why = f"it asks to {opposite}, and {pending.tool} does the opposite"
+                why = f"it asks to {opposite}, and {spoken(pending.tool)} does the opposite"
                 return _refuse(text, "contradiction", why, 0.5)
             wanted = describe_expectation(pending.expectation)
             if fit is not None:
@@ -380,7 +380,7 @@ class Router(Classifier):
         if best:
             opposite = _contradiction(text, self._roots_of(query.catalog, best))
             if opposite is not None and score >= cal.route * 0.75:
-                why = f"it asks to {opposite}, and {best} does the opposite"
+                why = f"it asks to {opposite}, and {spoken(best)} does the opposite"
                 if pending is not None:
                     return self._clarify_or_refuse(text, pending, strict, query, why=why, reason="contradiction")
                 return _refuse(text, "contradiction", why, 0.5)
@@ -454,11 +454,12 @@ class Router(Classifier):
             return _refuse(text, reason, why, 0.5)
         if cal is not None and looks_like_request(text) and score < cal.route:
             return _refuse(text, "out_of_scope", "it is outside what I can do here", 0.6)
+        needed = describe_expectation(pending.expectation)
         return Decision(
             kind="clarify",
             reason="no_fit",
             confidence=0.4,
-            text=f"{_quote(text)} does not fit what {pending.tool} needs: {describe_expectation(pending.expectation)}.",
+            text=f"{_quote(text)} does not fit what {spoken(pending.tool)} needs: {needed}.",
             rationale=f"The answer does not fit what {pending.tool} expects, and no other tool matches it.",
         )
 

@@ -14,10 +14,17 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["STOPWORDS", "TfIdfIndex", "content_words", "features", "stem", "words"]
+__all__ = ["STOPWORDS", "TfIdfIndex", "content_words", "features", "spoken", "stem", "words"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def spoken(name: str) -> str:
+    """A tool's name as a person reads it in a reply: "AppointmentBooking" and "appointment_booking" are
+    "the appointment booking task", "Cars" is "the cars task"."""
+    return "the " + " ".join(_CAMEL.sub(" ", name).replace("_", " ").replace("-", " ").lower().split()) + " task"
+
 
 _STOPWORD_TEXT = """
     a about above after again all also am an and any are as at be been being both but by can could did do does
