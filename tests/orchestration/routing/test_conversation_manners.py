@@ -187,3 +187,32 @@ def test_the_request_inside_a_long_story_is_found(embeddings: bool) -> None:
     )
     decision = decide(text, embeddings=embeddings)
     assert (decision.kind, decision.tool) == ("route", "RoomBooking")
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize(
+    ("text", "then"),
+    [
+        ("nevermind, where are you located?", "where are you located?"),
+        ("cancel that and book a study room", "book a study room"),
+        ("forget it. when are you open on Sunday?", "when are you open on Sunday?"),
+    ],
+)
+def test_a_cancel_followed_by_a_request_drops_the_task_and_passes_the_request_on(
+    text: str, then: str, embeddings: bool
+) -> None:
+    decision = decide(text, LOAN_ASKED, embeddings=embeddings)
+    assert (decision.kind, decision.reason, decision.text) == ("abandon", "then", then)
+    assert decide("nevermind", LOAN_ASKED, embeddings=embeddings).reason == ""  # nothing asked after it
+    mine = decide("forget it, I'll renew it myself", LOAN_ASKED, embeddings=embeddings)
+    assert (mine.kind, mine.reason) == ("abandon", "")  # what the person will do is no request
+
+
+async def test_the_desk_stops_the_task_and_answers_what_follows_the_cancel() -> None:
+    agent, runtime = investigator(), Runtime()
+    asked = await runtime.run(agent, "I want to craft a declined letter.")
+    assert asked.interrupts[0].prompt == "Please provide your claim id"
+    moved = await runtime.send(agent, "nevermind, where do I find my claim id", thread_id=asked.thread_id)
+    assert moved.interrupts[0].prompt.startswith("Please tell me if you are an internal employee or a partner")
+    said = [m.content for m in await runtime.store.load_messages(asked.thread_id) if m.kind == "ai"]
+    assert "OK, I stopped the decline letter assistance task." in said

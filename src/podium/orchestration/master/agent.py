@@ -236,6 +236,9 @@ class _Session:
                 return await self.say("There is no task in progress to stop.", menu)
             await self.save()
             what = spoken(names[0]) if len(names) == 1 else "every task (" + ", ".join(map(spoken, names)) + ")"
+            if decision.reason == "then" and decision.text:  # what the message asks after dropping the task
+                await self.ctx.add_message(AIMessage(content=f"OK, I stopped {what}.", name=self.agent.name))
+                return _Human(decision.text)
             return await self.say(f"OK, I stopped {what}.", self.agent.repeat_prompt)
         if decision.kind == "capabilities":
             return await self.say(self.agent.capabilities, _HOW, sep="\n")

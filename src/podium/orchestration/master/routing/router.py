@@ -44,6 +44,7 @@ from podium.orchestration.master.routing.rules import (
     affirmed,
     asks_to_repeat,
     cancels_everything,
+    cancels_then,
     echoes_question,
     emergency,
     fit_expectation,
@@ -309,6 +310,15 @@ class Router(Classifier):
         if guarded is not None:
             return guarded
         strict = pending is not None and pending.expectation is not None and pending.expectation.type != "text"
+        then = cancels_then(text) if pending is not None else None
+        if then is not None:  # "nevermind, where do I find my claim id": the task goes, and what follows is asked
+            return Decision(
+                kind="abandon",
+                reason="then",
+                text=then,
+                confidence=0.8,
+                rationale=f"The message abandons the pending task, then asks {then!r}.",
+            )
         if pending is not None and is_abandon(text):  # "actually, cancel that" ends the task, whatever it does
             every = cancels_everything(text)
             return Decision(

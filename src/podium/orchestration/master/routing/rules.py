@@ -20,6 +20,7 @@ __all__ = [
     "asks_to_repeat",
     "cancels",
     "cancels_everything",
+    "cancels_then",
     "emergency",
     "fit_expectation",
     "harmful_term",
@@ -195,6 +196,40 @@ def says_stop(text: str) -> bool:
     """True when ``text`` says to stop (:func:`cancels`) and is not a longer question about something else ("should
     I stop taking it?")."""
     return cancels(text) and not (is_question(text) and len(words(text)) > 4)
+
+
+_CANCEL_THEN = re.compile(
+    r"^\s*(?:oh\s+|ok(?:ay)?\s+|actually\s+|no\s+)?(?:never\s*mind|nevermind|nvm|cancel(?:\s+(?:that|it|this))?|"
+    r"forget\s+(?:it|that|this|about\s+it)|scrap\s+that|stop(?:\s+that)?|skip\s+(?:it|that)|leave\s+it)"
+    r"\s*(?:[,.;:!-]+|\s+and|\s+(?=(?:what|where|when|how|who|which|can|could|i|please|let'?s)\b))\s*(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+
+
+_ON_MY_OWN = re.compile(
+    r"(?:i'?ll|i\s+will|i'?m\s+(?:going|gonna)|i'?d\s+rather|i\s+can|i\s+(?:have|already)|we'?ll|that'?s)\b",
+    re.IGNORECASE,
+)
+
+
+_ASKS_TO = re.compile(
+    r"(?:please\s+|can\s+you\s+|could\s+you\s+|just\s+)?(?:book|make|write|draft|craft|find|show|tell|give|get|"
+    r"check|renew|reserve|change|add|send|help|look|open|start|create|plan|compare|save|set|update|pay|order|"
+    r"schedule|explain|refill|arrange)\b",
+    re.IGNORECASE,
+)
+
+
+def cancels_then(text: str) -> str | None:
+    """What a message that first drops the pending task asks next ("nevermind, where do I find my claim id" asks
+    "where do I find my claim id"), or ``None`` when it does not start by cancelling or asks nothing more."""
+    found = _CANCEL_THEN.match(straight(text))
+    if found is None:
+        return None
+    rest = found["rest"].strip()
+    if len(words(rest)) < 3 or _ON_MY_OWN.match(rest):  # "forget it, I'll call the pharmacy myself" asks nothing
+        return None
+    return rest if is_question(rest) or looks_like_request(rest) or _ASKS_TO.match(rest) else None
 
 
 def is_abandon(text: str) -> bool:
