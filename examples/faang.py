@@ -24,7 +24,7 @@ from pathlib import Path
 
 from podium import AIMessage, HumanMessage, Message, Model, ModelRequest, ReactAgent, Runtime, ToolCall, ToolMessage
 from podium.app import App
-from podium.human import EMERGENCY_REPLY, emergency
+from podium.human import EMERGENCY_REPLY, emergency, pleasantry
 from podium.orchestration.supervisor import ContextPolicy, Supervisor, create_supervisor
 from podium.testing import FunctionModel, tool_call
 
@@ -168,16 +168,13 @@ def _turn(messages: list[Message]) -> list[Message]:
 
 def _small_talk(text: str) -> str:
     """A reply to a greeting, thanks, a goodbye, a question about the team, or anything else."""
-    bare = text.lower().strip(" ?!.,")
-    if re.match(r"(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|day))\b", bare):
-        return f"Hello! I am a supervisor with a research expert and a math expert. {CAPABILITIES}"
-    if re.search(r"\b(thanks|thank you|thx|cheers)\b", bare):
-        return "You're welcome! Anything else about the FAANG companies' headcounts?"
-    if re.match(r"(bye|goodbye|see you)\b", bare):
-        return "Goodbye!"
-    if re.search(r"\b(help|what can you do|who are you|what are you|what do you do|what do you know)\b", bare):
-        return f"I am a supervisor with a research expert and a math expert. {CAPABILITIES}"
-    return f"I cannot answer that offline. {CAPABILITIES}"
+    replies = {
+        "greeting": f"Hello! I am a supervisor with a research expert and a math expert. {CAPABILITIES}",
+        "thanks": "You're welcome! Anything else about the FAANG companies' headcounts?",
+        "goodbye": "Goodbye!",
+        "capabilities": f"I am a supervisor with a research expert and a math expert. {CAPABILITIES}",
+    }
+    return replies.get(pleasantry(text) or "", f"I cannot answer that offline. {CAPABILITIES}")
 
 
 def _reports(turn: list[Message]) -> dict[str, str]:

@@ -42,7 +42,7 @@ from podium import (
     ToolMessage,
 )
 from podium.app import App
-from podium.human import EMERGENCY_REPLY, declines, emergency
+from podium.human import EMERGENCY_REPLY, declines, emergency, pleasantry
 from podium.orchestration.tasks import ResponderAgent, Task, with_guidance
 from podium.testing import FunctionModel, RecordingModel, tool_call
 
@@ -415,13 +415,13 @@ def _coordinator(messages: list[Message]) -> AIMessage:
         city = (places(text) or [text.strip(" ?!.")])[0]
         if re.fullmatch(r"[^\W\d_][\w' -]{0,40}", city):
             return AIMessage(content=f"TO[planner]: Plan a day in {city[0].upper() + city[1:]}")
-    if re.match(r"(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|day))\b", words):
-        return AIMessage(content=f"DONE Hello! I am a small desk of tasks. {HELP}")
-    if re.search(r"\b(who are you|what are you|what can you do|help)\b", words):
-        return AIMessage(content=f"DONE I am a small desk of tasks. {HELP}")
-    if re.search(r"\b(thanks|thank you|thx|cheers)\b", words):
-        return AIMessage(content="DONE You're welcome!")
-    return AIMessage(content=f"DONE {HELP}")
+    replies = {
+        "greeting": f"Hello! I am a small desk of tasks. {HELP}",
+        "capabilities": f"I am a small desk of tasks. {HELP}",
+        "thanks": "You're welcome!",
+        "goodbye": "Goodbye!",
+    }
+    return AIMessage(content=f"DONE {replies.get(pleasantry(text) or '', HELP)}")
 
 
 def _calculator(messages: list[Message]) -> AIMessage:

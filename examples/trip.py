@@ -36,7 +36,7 @@ from podium import (
     ToolMessage,
 )
 from podium.app import App
-from podium.human import EMERGENCY_REPLY, emergency
+from podium.human import EMERGENCY_REPLY, declines, emergency, pleasantry, yes_or_no
 from podium.testing import FunctionModel, RecordingModel, tool_call
 
 CASSETTE = Path(__file__).parent / "cassettes" / "trip.json"
@@ -365,18 +365,18 @@ def _previous_reply(messages: list[Message]) -> str:
 
 def _small_talk(words: str) -> str:
     """A reply to a greeting, thanks, a goodbye, a question about the helper, or anything else."""
-    bare = words.strip(" ?!.,")
-    if re.match(r"(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|day))\b", bare):
-        return f"Hello! {CAPABILITIES}"
-    if re.search(r"\b(thanks|thank you|thx|cheers)\b", bare):
-        return "You're welcome! Anything else for your trip?"
-    if re.match(r"(bye|goodbye|see you)\b", bare):
-        return "Goodbye, and have a good trip!"
-    if re.match(r"(stop|cancel|never ?mind|forget (it|that|the note))\b", bare):
+    kind = pleasantry(words)
+    if kind in ("greeting", "thanks", "goodbye"):
+        return {
+            "greeting": f"Hello! {CAPABILITIES}",
+            "thanks": "You're welcome! Anything else for your trip?",
+            "goodbye": "Goodbye, and have a good trip!",
+        }[kind]
+    if declines(words) or re.match(r"forget (?:the|that) note\b", words.strip()):
         return "All right. Anything else for your trip?"
-    if re.fullmatch(r"yes|no|y|n|yeah|yep|nope|sure|ok|okay", bare):
+    if yes_or_no(words) is not None:
         return f"There is no question waiting for an answer. {CAPABILITIES}"
-    if re.search(r"\b(help|what can you do|who are you|what are you|what do you do)\b", bare):
+    if kind == "capabilities":
         return f"I am a trip helper. {CAPABILITIES}"
     return f"I cannot help with that. {CAPABILITIES}"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from podium.human import declines, emergency, joined_codes, yes_or_no
+from podium.human import declines, emergency, joined_codes, pleasantry, yes_or_no
 
 
 @pytest.mark.parametrize(
@@ -100,3 +100,20 @@ def test_a_pattern_question_takes_a_code_typed_with_gaps() -> None:
     claim = Expectation(type="pattern", pattern=r"\b\d{3}[A-Z]{3}\b")
     assert claim.fit("123-ABH") == "123ABH" and fit_expectation(claim, "my claim is 123-ABH") == "123ABH"
     assert patient.fit("I don't have one") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Hi there!", "greeting"),
+        ("good morning", "greeting"),
+        ("thanks a lot", "thanks"),
+        ("ok thank you", "thanks"),
+        ("bye", "goodbye"),
+        ("what can you do?", "capabilities"),
+        ("can you help me", "capabilities"),
+        ("what's the weather in Oslo?", None),
+    ],
+)
+def test_pleasantries_are_told_apart_from_requests(text: str, kind: str | None) -> None:
+    assert pleasantry(text) == kind

@@ -13,7 +13,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["EMERGENCY_REPLY", "cancels", "declines", "emergency", "joined_codes", "straight", "yes_or_no"]
+__all__ = [
+    "EMERGENCY_REPLY",
+    "cancels",
+    "declines",
+    "emergency",
+    "joined_codes",
+    "pleasantry",
+    "straight",
+    "yes_or_no",
+]
 
 EMERGENCY_REPLY = (
     "This sounds like an emergency. Please call your local emergency number now (000, 911, 112 or 999), or go to the "
@@ -108,6 +117,22 @@ def joined_codes(text: str) -> str:
     "P123456", "0412 345 678" is "0412345678", "123-ABH" is "123ABH" (a pattern that did not match the text as
     typed may match this)."""
     return _CODE_GAPS.sub("", text)
+
+
+_PLEASANTRIES = (
+    ("greeting", re.compile(r"(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day))\b")),
+    ("thanks", re.compile(r".*\b(?:thanks|thank you|thx|cheers)\b")),
+    ("goodbye", re.compile(r"(?:bye|goodbye|see you)\b")),
+    ("capabilities", re.compile(r".*\b(?:help|what can you do|who are you|what are you|what do you do)\b")),
+)
+
+
+def pleasantry(text: str) -> str | None:
+    """What a message that is no request says, when it starts so (or, for thanks and "what can you do?", holds it):
+    ``"greeting"``, ``"thanks"``, ``"goodbye"`` or ``"capabilities"``; ``None`` otherwise. Stand-in models answer
+    these with their own words."""
+    bare = straight(text).lower().strip(" ?!.,")
+    return next((kind for kind, said in _PLEASANTRIES if said.match(bare)), None)
 
 
 def straight(text: str) -> str:
