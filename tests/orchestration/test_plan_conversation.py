@@ -191,3 +191,21 @@ async def test_step_texts_read_as_prose_and_plan_artifacts_are_described_in_word
     assert said[0] is not None and said[0].startswith("plan v1 (in progress), 6 steps: 1. HrAgent: Create the HR")
     assert "step 1 waits for your verdict" in said and "step 1 approved" in said and "step 1 is running" in said
     assert not any(s is None or "{" in s or "[create_employee_record]" in s for s in said)
+
+
+@pytest.mark.parametrize(
+    ("said", "approved", "every"),
+    [
+        ("aprove", True, False),
+        ("rejct all", False, True),
+        ("don't approve that", False, False),
+        ("please do not run it", False, False),
+        ("of course", True, False),
+        ("no thank you", False, False),
+    ],
+)
+def test_misspelt_negated_and_everyday_verdicts_are_read(said: str, approved: bool, every: bool) -> None:
+    from podium.orchestration.plan.record import parse_verdict
+
+    verdict = parse_verdict(said)
+    assert verdict is not None and (verdict.approved, verdict.all) == (approved, every)

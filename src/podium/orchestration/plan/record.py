@@ -22,6 +22,7 @@ one waiting is not taken (it was sent for a step decided meanwhile).
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from podium.events import Artifact, Event, Interrupt, RunEnded
+from podium.human import yes_or_no
 from podium.orchestration.plan.types import (
     AgentMessage,
     HumanFeedbackStatus,
@@ -348,8 +350,19 @@ def parse_verdict(answer: str) -> Verdict | None:
         return Verdict(approved=False, all=every, feedback=comment)
     if head_words in (["go", "ahead"], ["do", "it"], ["looks", "good"], ["sounds", "good"], ["lgtm"]):
         return Verdict(feedback=comment)
-    return None
+    if _REFUSED.match(text):  # "don't approve that", "please do not run it"
+        return Verdict(approved=False, feedback=comment)
+    typed = difflib.get_close_matches(head_words[0], ("approve", "reject"), n=1, cutoff=0.8)
+    if typed and rest_words <= _YES_FILL | _NO_FILL:  # "aprove", "rejct all"
+        return Verdict(approved=typed[0] == "approve", all=every, feedback=comment)
+    said = yes_or_no(text)  # yes and no as people say them ("of course", "no thank you")
+    return None if said is None else Verdict(approved=said)
 
+
+_REFUSED = re.compile(
+    r"^\s*(?:no[,\s]+)?(?:please\s+)?(?:don'?t|do\s+not|never)\s+(?:approve|do|run|go|proceed|execute)\b",
+    re.IGNORECASE,
+)
 
 # a message made only of these words is a verdict, never a task ("approve all", "looks good", "yes please"); it needs
 # one of _VERDICT_CORE, so "all" alone or "do it" count too, but "approve the purchase of 3 laptops" is a task
