@@ -131,3 +131,17 @@ def test_pretty_chat_prints_plan_updates_as_prose_and_jsonl_keeps_them_as_data(t
     data = lines(podium("chat", "plan-service", "--jsonl", stdin=stdin, data=tmp_path / "j").stdout)
     changes = [e["content"] for e in data if e.get("kind") == "artifact" and e.get("title") == "plan"]
     assert changes[0]["kind"] == "plan" and {"kind": "step", "status": "approved"}.items() <= changes[2].items()
+
+
+def test_serve_on_a_taken_port_stops_before_it_opens_its_store(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        store = tmp_path / "never.db"
+        served = podium("serve", "trip", "--port", str(port), "--store", str(store), data=tmp_path)
+    assert served.returncode == 2
+    assert served.stderr.strip().endswith(f"error: cannot listen on 127.0.0.1:{port}: Address already in use")
+    assert not store.exists()  # nothing opened, nothing resumed

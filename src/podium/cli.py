@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
@@ -336,6 +337,7 @@ def serve(
     import logging
 
     log = configure_logging(log_level)
+    listening: socket.socket | None = None
     try:
         served = _serve_apps(apps or [])
         config = _auth_options(jwt_secret, jwt_public_key, jwks, jwt_audience, jwt_issuer)
@@ -345,6 +347,7 @@ def serve(
             config, said = await startup_auth(config, opened, host)
             log.info(said)
 
+        listening = _listen(host, port)  # before anything is opened or recovered: a taken port ends it here
         _with_store(store, decide)
         opened = open_store(store)
         if workers > 1 and not hasattr(opened, "run_queue"):
@@ -352,7 +355,11 @@ def serve(
                 f"--workers {workers} needs a PostgreSQL store (--store postgresql://...): processes share runs "
                 "through its queue; a SQLite or memory store serves one process"
             )
-    except PodiumError as exc:
+    except BaseException as exc:  # (a refusal of _with_store's comes as typer.Exit)
+        if listening is not None:
+            listening.close()
+        if not isinstance(exc, PodiumError):
+            raise
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     logging.getLogger("podium.server").info("serving %s on http://%s:%d", ", ".join(served), host, port)
@@ -370,6 +377,7 @@ def serve(
         target = store if store is not None else str(Settings.load().store)
         os.environ[ENV] = describe(list(apps or []), target, config, lease_ttl=lease_ttl, max_runs=max_runs)
         options["timeout_worker_healthcheck"] = 60  # a worker importing the apps on a busy host is slow to answer
+        listening.close()  # (uvicorn's supervisor binds the address itself, for its workers to share)
         uvicorn.run("podium.server._workers:create", factory=True, workers=workers, host=host, port=port, **options)
         return
     app = create_app(
@@ -381,7 +389,27 @@ def serve(
         max_runs=max_runs,
         freeze_start_up=True,
     )
-    uvicorn.run(app, host=host, port=port, **options)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, **options))
+    try:
+        server.run(sockets=[listening])
+    except KeyboardInterrupt:  # Ctrl-C (SIGINT): the server has shut down gracefully
+        pass
+    if not server.started:  # the application's start-up failed (what uvicorn.run exits with then)
+        raise typer.Exit(3)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (the server listens on it), or a :class:`PodiumError` saying why not: a
+    server whose port is taken stops before it opens its store or resumes any run."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise PodiumError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
 
 
 keys_cli = typer.Typer(help="API keys of the server: create, list, revoke.", no_args_is_help=True)
