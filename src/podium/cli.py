@@ -79,10 +79,10 @@ class _Printer:
                     c.print(f"[dim]  → {escape(call.name)}({escape(call.arguments)})[/dim]")
                 if not message.content or event.namespace != "":
                     return
-                if message.name is None or not event.path or message.name == event.path[-1]:  # the speaker's own
+                if event.is_reply:  # the speaker's own
                     c.print(f"[bold cyan]{escape(message.name or 'assistant')}>[/bold cyan] {escape(message.content)}")
                 else:
-                    c.print(f"[dim]  {escape(message.name)}: {escape(message.content)}[/dim]")
+                    c.print(f"[dim]  {escape(message.name or 'assistant')}: {escape(message.content)}[/dim]")
             elif isinstance(message, ToolMessage):
                 style = "red" if message.is_error else "dim"
                 c.print(f"[{style}]  ← {escape(message.name)}: {escape(message.content[:300])}[/{style}]")

@@ -246,6 +246,19 @@ class MessageAdded(Event):
     kind: Literal["message"] = "message"
     """Tag of the variant."""
 
+    @property
+    def is_reply(self) -> bool:
+        """Whether this is an agent's reply to the person: an AI message with text in the thread's history, said by
+        the agent whose path it is under (the top agent, or the swarm agent the conversation was handed to). A
+        worker's answer that its supervisor's shared history also holds is the worker reporting to the agent above
+        it, and hand-back bookkeeping (marked ``handoff_back``) is control going back up: neither is a reply."""
+        message = self.message
+        if self.namespace != "" or message.kind != "ai" or not message.content:
+            return False
+        if message.metadata.get("handoff_back"):
+            return False
+        return message.name is None or not self.path or message.name == self.path[-1]
+
 
 @dataclass(slots=True, kw_only=True)
 class StepRecorded(Event):

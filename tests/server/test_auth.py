@@ -200,7 +200,9 @@ async def test_dev_mode_only_on_loopback_when_nothing_is_configured(tmp_path: Pa
 
 
 def test_serve_on_a_public_address_without_auth_refuses_to_start(tmp_path: Path) -> None:
-    done = CliRunner().invoke(cli, ["serve", "trip", "--host", "0.0.0.0", "--store", str(tmp_path / "s.db")])
+    done = CliRunner().invoke(
+        cli, ["serve", "trip", "--host", "0.0.0.0", "--port", "0", "--store", str(tmp_path / "s.db")]
+    )
     assert done.exit_code == 2
     assert "refusing to serve on '0.0.0.0' without authentication" in done.output
 

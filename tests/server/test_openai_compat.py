@@ -210,3 +210,21 @@ def test_an_artifact_follows_the_reply(tmp_path: Path) -> None:
         text = reply.choices[0].message.content or ""
         assert "Letter generated" in text and "claim 31KD77" in text
         assert text.index("Letter generated") < text.index("claim 31KD77 (crime topology")
+
+
+def test_a_supervisor_answers_once_without_its_workers_hand_back_bookkeeping(tmp_path: Path) -> None:
+    """The reply is the supervisor's answer: a worker's report and its transfer back stay in the thread's history
+    (the thread API shows them), not in what an OpenAI client reads."""
+    ask = [{"role": "user", "content": "what's the combined headcount of apple and meta?"}]
+    with (
+        live_server(example_apps("faang"), SQLiteStore(tmp_path / "s.db")) as url,
+        OpenAI(base_url=f"{url}/v1", api_key="dev", max_retries=0) as client,
+    ):
+        whole = client.chat.completions.create(model="faang", messages=ask).choices[0].message.content or ""
+        streamed = "".join(
+            chunk.choices[0].delta.content or ""
+            for chunk in client.chat.completions.create(model="faang", messages=ask, stream=True)
+            if chunk.choices
+        )
+    for reply in (whole, streamed):
+        assert reply == "The combined headcount of Apple and Meta in 2024 is 231,317.", reply

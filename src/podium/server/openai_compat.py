@@ -239,7 +239,7 @@ class _Answer:
             self.usage = self.usage + event.usage
         if isinstance(event, MessageAdded) and isinstance(event.message, AIMessage) and event.namespace == "" and top:
             streamed, self._tokens_since_message = self._tokens_since_message, False
-            if not streamed and event.message.content:
+            if not streamed and event.is_reply:  # (not a worker's report, nor hand-back bookkeeping)
                 return self._add(event.message.content, new_message=True)
         elif isinstance(event, InterruptRaised):
             interrupt = event.interrupt

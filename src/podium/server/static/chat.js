@@ -262,7 +262,8 @@ function apply(event) {
   }
   switch (event.kind) {
     case "message":
-      if (event.namespace === "") addMessage(event.message);
+      // hand-back bookkeeping (a worker's transfer back to its supervisor) is control flow, not conversation
+      if (event.namespace === "" && !event.message.metadata?.handoff_back) addMessage(event.message);
       break;
     case "token":
       if (event.path.length <= 1) addToken(event.text);
