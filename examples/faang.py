@@ -24,7 +24,7 @@ from pathlib import Path
 
 from podium import AIMessage, HumanMessage, Message, Model, ModelRequest, ReactAgent, Runtime, ToolCall, ToolMessage
 from podium.app import App
-from podium.human import EMERGENCY_REPLY, emergency, pleasantry
+from podium.human import EMERGENCY_REPLY, emergency, pleasantry, straight
 from podium.orchestration.supervisor import ContextPolicy, Supervisor, create_supervisor
 from podium.testing import FunctionModel, tool_call
 
@@ -123,7 +123,7 @@ def _request(text: str, previous: list[str] | None) -> list[str] | str | None:
     """What a user message asks: the companies whose 2024 headcount it wants, a sentence saying why that cannot be
     answered offline, or ``None`` when it is not about headcounts (``previous``: the companies the last headcount
     question was about, for follow-ups such as "and without Amazon?")."""
-    words = text.lower().replace("’", "'")
+    words = straight(text).lower()
     cut = _EXCEPT.search(words)
     named = _companies(words[: cut.start()] if cut else words)
     excluded = _companies(words[cut.end() :]) if cut else []

@@ -36,7 +36,7 @@ from podium import (
     ToolMessage,
 )
 from podium.app import App
-from podium.human import EMERGENCY_REPLY, declines, emergency, pleasantry, yes_or_no
+from podium.human import EMERGENCY_REPLY, declines, emergency, pleasantry, straight, yes_or_no
 from podium.testing import FunctionModel, RecordingModel, tool_call
 
 CASSETTE = Path(__file__).parent / "cassettes" / "trip.json"
@@ -99,7 +99,7 @@ class Confirmation(Expectation):
 
     def fit(self, text: str) -> str | None:
         """'yes', 'no', a changing yes as said, or ``None`` (then the question is asked again)."""
-        bare = re.sub(r"[\s.!,]+$", "", text.strip().lower()).replace("’", "'")
+        bare = re.sub(r"[\s.!,]+$", "", straight(text).strip().lower())
         if _EDIT.match(text.strip()):
             return text.strip()
         if _SAVE.fullmatch(bare):

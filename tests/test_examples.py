@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.app_talk import talk
 
 from examples import faang, trip
 from podium import Runtime, Settings, UsageError
@@ -56,20 +57,6 @@ async def test_shipped_cassette_matches_a_fresh_recording(tmp_path: Path) -> Non
 def test_tools_are_honest_stand_ins() -> None:
     assert trip.get_weather("Madrid").startswith("No weather data for Madrid")
     assert trip.celsius_to_fahrenheit(100) == 212.0
-
-
-async def talk(lines: list[str], app_name: str = "trip") -> list[str | None]:
-    """What an offline app says to ``lines``, sent one by one in one conversation (a question's prompt when a turn
-    ends waiting for an answer); a failed run fails the test."""
-    app = load_app(app_name)
-    agent = app.build(app.model(Settings.load(env={})))
-    runtime, thread, said = Runtime(), None, []
-    for line in lines:
-        result = await runtime.send(agent, line, thread_id=thread)
-        assert result.status in ("completed", "interrupted"), (line, result.reason)
-        thread = result.thread_id
-        said.append(result.output if result.status == "completed" else result.interrupts[0].prompt)
-    return said
 
 
 async def test_trip_answers_what_its_cassette_does_not_hold_offline() -> None:
@@ -253,21 +240,15 @@ async def test_trip_confirmation_asks_about_a_changed_note() -> None:
 )
 async def test_every_example_sends_an_emergency_to_emergency_services_offline(name: str, said: str) -> None:
     """No example answers an emergency with its own task (the weather, a refill, a capability list)."""
-    from podium import MemoryStore
     from podium.human import EMERGENCY_REPLY
 
-    app = load_app(name)
-    result = await Runtime(MemoryStore()).send(app.build(app.model(Settings())), said)
-    assert result.status == "completed" and result.output.startswith(EMERGENCY_REPLY)
+    (reply,) = await talk([said], name)
+    assert reply is not None and reply.startswith(EMERGENCY_REPLY)
 
 
 async def test_an_emergency_said_at_the_tasks_demo_question_ends_the_planning_with_the_emergency_reply() -> None:
-    from podium import MemoryStore
     from podium.human import EMERGENCY_REPLY
 
-    app = load_app("tasks-demo")
-    agent, runtime = app.build(app.model(Settings())), Runtime(MemoryStore())
-    asked = await runtime.send(agent, "plan a day in Lisbon")
-    assert asked.status == "interrupted" and "museums or beaches" in asked.interrupts[0].prompt
-    urgent = await runtime.send(agent, "help, my friend collapsed and isn't breathing", thread_id=asked.thread_id)
-    assert urgent.status == "completed" and urgent.output == EMERGENCY_REPLY
+    asked, urgent = await talk(["plan a day in Lisbon", "help, my friend collapsed and isn't breathing"], "tasks-demo")
+    assert asked is not None and "museums or beaches" in asked
+    assert urgent == EMERGENCY_REPLY

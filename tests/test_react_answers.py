@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from podium import Expectation, MemoryStore, RunContext, Runtime, Settings
+from podium import Expectation, MemoryStore, ReactAgent, RunContext, Runtime, Settings
 
 QUESTION = "Save this note to your trip notebook: 'pack sunglasses for Lisbon'?"
 
@@ -94,9 +94,9 @@ def test_a_yes_or_no_question_takes_yes_and_no_as_people_say_them(text: str, fit
     assert Expectation(type="choice", options=["Yes", "No"]).fit(text) == (fit and fit.capitalize())
 
 
-def _day_planner() -> object:
+def _day_planner() -> ReactAgent:
     """A ReAct agent whose tool asks museums or beaches; its model says what the tool answered."""
-    from podium import AIMessage, ReactAgent, ToolMessage
+    from podium import AIMessage, ToolMessage
     from podium.testing import FunctionModel, tool_call
 
     async def plan_day(ctx: RunContext[object], city: str) -> str:
@@ -120,8 +120,8 @@ def _day_planner() -> object:
 async def test_an_answer_that_declines_ends_the_tool_call_and_the_model_hears_it() -> None:
     agent = _day_planner()
     runtime = Runtime(MemoryStore())
-    asked = await runtime.run(agent, "plan my day")  # type: ignore[arg-type]
-    done = await runtime.resume(agent, asked.thread_id, "never mind")  # type: ignore[arg-type]
+    asked = await runtime.run(agent, "plan my day")
+    done = await runtime.resume(agent, asked.thread_id, "never mind")
     assert done.status == "completed"
     assert done.output.startswith("[error] The user declined to answer the question 'Do you prefer museums")
     assert "Do not ask it again" in done.output
@@ -132,10 +132,10 @@ async def test_an_emergency_said_while_a_question_waits_is_answered_first_and_th
 
     agent = _day_planner()
     runtime = Runtime(MemoryStore())
-    asked = await runtime.run(agent, "plan my day")  # type: ignore[arg-type]
-    urgent = await runtime.resume(agent, asked.thread_id, "help, my friend collapsed and isn't breathing")  # type: ignore[arg-type]
+    asked = await runtime.run(agent, "plan my day")
+    urgent = await runtime.resume(agent, asked.thread_id, "help, my friend collapsed and isn't breathing")
     assert urgent.status == "interrupted"
     (again,) = urgent.interrupts
     assert again.prompt == f"{EMERGENCY_REPLY}\n\nDo you prefer museums or beaches in Lisbon?"
-    done = await runtime.resume(agent, asked.thread_id, "beaches")  # type: ignore[arg-type]
+    done = await runtime.resume(agent, asked.thread_id, "beaches")
     assert done.output == "[ok] A day of beaches"

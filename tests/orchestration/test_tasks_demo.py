@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.app_talk import talk
 
 from examples import tasks_demo
 from podium import Event, MessageAdded, Runtime, Settings, ToolMessage
@@ -165,21 +166,10 @@ async def test_the_planner_asks_again_for_an_answer_that_is_not_an_option() -> N
     ]
 
 
-async def converse(lines: list[str]) -> list[str]:
-    """What the offline demo says to ``lines`` in one conversation (a question's prompt when a turn waits)."""
-    app = load_app("tasks-demo")
-    task = app.build(app.model(Settings.load(env={})))
-    runtime, thread, said = Runtime(), None, []
-    for line in lines:
-        ran = await runtime.send(task, line, thread_id=thread)
-        assert ran.status in ("completed", "interrupted"), (line, ran.reason)
-        thread = ran.thread_id
-        said.append(ran.output if ran.status == "completed" else ran.interrupts[0].prompt)
-    return said
-
-
 async def test_a_calculation_follow_up_applies_to_the_previous_result() -> None:
-    said = await converse(["what is 1250 plus 380", "minus 30?", "and divided by 4?", "now times 2", "hello", "+ 5"])
+    said = await talk(
+        ["what is 1250 plus 380", "minus 30?", "and divided by 4?", "now times 2", "hello", "+ 5"], "tasks-demo"
+    )
     assert said == [
         "1250 + 380 = 1630.",
         "1630 - 30 = 1600.",
@@ -192,7 +182,7 @@ async def test_a_calculation_follow_up_applies_to_the_previous_result() -> None:
 
 @pytest.mark.parametrize("line", ["minus 30", "minus 30?", "and divided by 4?"])
 async def test_a_follow_up_with_no_previous_result_asks_for_both_numbers_never_a_false_equation(line: str) -> None:
-    [said] = await converse([line])
+    [said] = await talk([line], "tasks-demo")
     assert said == f"{line}: of what? Give me both numbers, for example 'What is 50 minus 30?'."
     # the calculator alone, handed a number without a calculation, says so too
     assert tasks_demo._calculation("minus 30") == (
@@ -201,13 +191,13 @@ async def test_a_follow_up_with_no_previous_result_asks_for_both_numbers_never_a
 
 
 async def test_the_answer_to_which_city_plans_that_city() -> None:
-    assert await converse(["plan a day", "Lisbon", "museums"]) == [
+    assert await talk(["plan a day", "Lisbon", "museums"], "tasks-demo") == [
         "Which city? Say, for example, 'Plan a day in Lisbon'.",
         "Do you prefer museums or beaches in Lisbon?",
         "Your day in Lisbon: a walk through the old town in the morning, lunch by the river, the afternoon at the "
         "museums. Today in Lisbon: 24 °C, sunny.",
     ]
-    assert await converse(["plan a day", "never mind"]) == [
+    assert await talk(["plan a day", "never mind"], "tasks-demo") == [
         "Which city? Say, for example, 'Plan a day in Lisbon'.",
         "All right: no plan.",
     ]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from podium.human import straight
+
 __all__ = ["ABANDON", "CAPABILITIES", "INTENTS", "discrimination_cue", "harm_cue"]
 
 CAPABILITIES = "@capabilities"
@@ -115,7 +117,7 @@ _GROUNDS = re.compile(
 def discrimination_cue(text: str) -> str | None:
     """The phrase in ``text`` that gives a protected trait (race, religion, sex, age, disability, pregnancy,
     origin) as the ground of a decision ("decline it because the customer is ..."), or ``None``."""
-    found = _GROUNDS.search(text.replace("\u2019", "'"))
+    found = _GROUNDS.search(straight(text))
     return " ".join(found.group(0).split()) if found else None
 
 
