@@ -233,4 +233,5 @@ def test_the_page_says_when_the_server_is_gone(page: Page, tmp_path: Path, conso
     expect(page.locator("#send")).to_be_enabled()
     # the browser itself logs the refused connection; the page adds no error of its own
     assert set(console_errors) == {"Failed to load resource: net::ERR_CONNECTION_REFUSED"}
+    page.close()  # (the page keeps trying the server: closed first, it can log no more refusals before teardown)
     console_errors.clear()
