@@ -151,9 +151,13 @@ def test_a_re_plan_leaves_out_done_work_even_when_the_clarification_changes_the_
     from podium.orchestration.plan import DoneStep
 
     planner = OfflinePlanner(demo_catalogue(OfflineAgentModel()))
-    first = planner.draft(PlanRequest(task="Onboard Ada Lovelace"))
+    first = planner.draft(PlanRequest(task="Onboard Ada Lovelace, who starts next week"))
     done = [DoneStep(action=s.action, agent=s.agent, result="ok", tool=s.tool) for s in first.steps[:2]]
-    again = planner.draft(PlanRequest(task="Onboard Ada Lovelace", clarifications=["she starts 2026-12-01"], done=done))
+    again = planner.draft(
+        PlanRequest(
+            task="Onboard Ada Lovelace, who starts next week", clarifications=["she starts 2026-12-01"], done=done
+        )
+    )
     assert len(again.steps) == len(first.steps) - 2
     assert not any(s.tool in ("create_employee_record", "set_up_payroll") for s in again.steps)
     assert all(", 2026-12-01." in s.action for s in again.steps)
@@ -201,7 +205,7 @@ def test_the_offline_planner_keeps_to_the_task_s_subject() -> None:
         "draft_partnership_agreement",
     ]
     assert "submit_regulatory_filing" not in _tools(planner, "Submit my travel expenses for the Berlin conference")
-    onboarding = _tools(planner, "Onboard Kim Park but do not order a laptop, she brings her own")
+    onboarding = _tools(planner, "Onboard Kim Park on Monday but do not order a laptop, she brings her own")
     assert "create_employee_record" in onboarding and "order_laptop" not in onboarding
     assert _tools(planner, "Translate the brochure into German")  # a verb alone fits when nothing fits better
 
@@ -234,3 +238,21 @@ def test_a_clarification_s_person_and_date_replace_the_task_s() -> None:
         "Start offboarding for a leaving employee: exit interview, equipment return, final pay for Thomas Becker, "
         "30 June."
     ]
+
+
+def test_the_offline_planner_asks_for_a_date_the_tools_need() -> None:
+    """A task without the date its tools require gets one question naming everything missing; the answer's date is
+    in every step (a step never runs without the date its tool needs)."""
+    planner = OfflinePlanner(demo_catalogue(OfflineAgentModel()))
+    asked = planner.draft(PlanRequest(task="Onboard Ada Lovelace"))
+    assert not asked.steps
+    assert asked.human_clarification_request is not None
+    assert "I need to know the date" in asked.human_clarification_request
+    both = planner.draft(PlanRequest(task="Onboard a new employee as a data scientist"))
+    assert both.human_clarification_request is not None
+    assert "who it is for and the date" in both.human_clarification_request
+    assert "for Ada Lovelace, next Monday" in both.human_clarification_request  # an example answer that says both
+    answered = planner.draft(PlanRequest(task="Onboard Ada Lovelace", clarifications=["she starts on 2026-12-01"]))
+    assert answered.steps and all("2026-12-01" in s.action for s in answered.steps)
+    dated = planner.draft(PlanRequest(task="Onboard Ada Lovelace, who starts tomorrow"))
+    assert dated.steps and dated.human_clarification_request is None

@@ -178,8 +178,8 @@ class OfflinePlanner(Planner):
         missing = self._missing(chosen, detail)
         if missing:
             question = (
-                f"To plan {request.task.strip()!r} I need to know {_listed(missing)}. Please say it "
-                "(for example 'for Ada Lovelace, 5 hours'), or 'stop'."
+                f"To plan {request.task.strip()!r} I need to know {_listed([said for said, _ in missing])}. Please "
+                f"say it (for example '{', '.join(example for _, example in missing)}'), or 'stop'."
             )
             if question not in request.questions:  # asked once: an answer that still lacks them plans anyway
                 summary = "More information is needed before planning."
@@ -212,19 +212,24 @@ class OfflinePlanner(Planner):
         )
 
     @staticmethod
-    def _missing(chosen: list[CatalogueTool], detail: dict[str, str]) -> list[str]:
-        """What the chosen tools require that the task does not say: "who", "when", "how many ..."."""
-        found: list[str] = []
+    def _missing(chosen: list[CatalogueTool], detail: dict[str, str]) -> list[tuple[str, str]]:
+        """What the chosen tools require that the task does not say ("who it is for", "when", "the date"), each
+        with an example of an answer that says it."""
+        found: dict[str, str] = {}
         for entry in chosen:
             properties: dict[str, Any] = entry.tool.parameters.get("properties", {})
             for name in entry.tool.parameters.get("required", ()):
                 need = _needs(name, properties.get(name, {}))
-                if need in (None, "date") or need in detail:  # a date is often implied ("today"): not asked for
+                if need is None or need in detail:
                     continue
-                said = "who it is for" if need == "name" else f"the {name.replace('_', ' ')}"
-                if said not in found:
-                    found.append(said)
-        return found
+                if need == "name":
+                    found.setdefault("who it is for", "for Ada Lovelace")
+                elif need == "date":  # one date answers them all ("start date", "date"): a step's text carries it
+                    found.setdefault("the date", "next Monday")
+                else:
+                    said = name.replace("_", " ")
+                    found.setdefault(f"the {said}", f"{said}: 5")
+        return list(found.items())
 
     def _choose(self, text: str, done: set[str]) -> list[CatalogueTool] | None:
         """The tools to plan as steps, in order (``done`` names the tools completed steps already used); ``None``
