@@ -259,6 +259,59 @@ def test_two_verdicts_racing_for_one_step_one_is_taken_the_other_is_a_conflict(
         assert json.loads(taken.request.content)["updated_action"] == step1["updated_action"]  # the winner's
 
 
+def test_a_verdict_sent_before_another_was_recorded_is_not_reported_as_taken(
+    make_store: Callable[[], Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's verdict on the same step recorded after this request read the thread (so after the point
+    it watches from): the run refuses this one, and the request says so instead of taking the other's for its own."""
+    from podium.server import plan as service
+
+    mode, snapshot = ["live"], {}
+
+    def as_read_first(real: Any) -> Any:
+        """``real``, except that the late request sees what the first one read (the plan with step 1 waiting)."""
+
+        async def read(state: Any, session_id: str, *args: Any) -> Any:
+            if mode[0] == "late":
+                return snapshot[real]
+            found = await real(state, session_id, *args)
+            if mode[0] == "first":
+                snapshot[real] = found
+            return found
+
+        return read
+
+    class Stale(service.Job):  # type: ignore[misc, name-defined]
+        """A job that read the thread before the other verdict was recorded."""
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            object.__setattr__(self, name, 0 if name == "after" else value)
+
+    monkeypatch.setattr(service, "_pending", as_read_first(service._pending))
+    monkeypatch.setattr(service, "_record", as_read_first(service._record))
+    with (
+        live_server({"plans": small}, make_store()) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        plan_id = client.post("/input_task", json={"description": "Onboard Ada Lovelace", "session_id": "s1"}).json()[
+            "plan_id"
+        ]
+        first = _until(lambda: _waiting(client, plan_id))
+        base = {"plan_id": plan_id, "session_id": "s1", "step_id": first["id"], "approved": True}
+        edit = "Create the account of Ada Lovelace"
+        mode[0] = "first"
+        assert client.post("/human_feedback", json={**base, "updated_action": edit}).status_code == 200
+        mode[0] = "live"
+        _until(lambda: _waiting(client, plan_id, 2))
+        mode[0] = "late"
+        monkeypatch.setattr(service, "Job", Stale)
+        late = client.post("/human_feedback", json={**base, "updated_action": "Create the account of Ada King"})
+        assert late.status_code == 409, late.text
+        assert late.json()["detail"] == "step 1 was answered meanwhile by another request; this one was not applied"
+        mode[0] = "live"
+        assert _steps(client, plan_id)[0]["updated_action"] == edit
+
+
 def test_a_cancelled_run_ends_its_plan_cancelled_and_verdicts_on_it_are_conflicts(
     make_store: Callable[[], Store],
 ) -> None:

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 
-from podium.events import Interrupt
+from podium.events import Interrupt, InterruptAnswered
 from podium.human import EMERGENCY_REPLY, emergency
 from podium.orchestration.plan import (
     RECORD_KEY,
@@ -112,20 +112,25 @@ async def _answer(state: ServerState, session_id: str, pending: Interrupt, answe
             raise
         raise HTTPException(409, meanwhile) from None
     deadline = time.monotonic() + _PLAN_TIMEOUT
-    while not await _taken(state, last.id, pending.id, job.after):
+    while (taken := await _taken(state, last.id, pending.id, job.after)) is None:
         if job.done.is_set():  # ended without recording it: refused (answered meanwhile)
-            if await _taken(state, last.id, pending.id, job.after):
-                return
-            raise HTTPException(409, meanwhile)
+            taken = await _taken(state, last.id, pending.id, job.after)
+            if taken is None:
+                raise HTTPException(409, meanwhile)
+            break
         if time.monotonic() > deadline:
             raise HTTPException(503, "the plan did not take the answer in time; see GET /plans for the outcome")
         await asyncio.sleep(0.01)
+    if taken != answer:  # another request's answer, recorded after this one was sent (two processes raced)
+        raise HTTPException(409, meanwhile)
 
 
-async def _taken(state: ServerState, run_id: str, interrupt_id: str, after: int) -> bool:
-    """Whether the run recorded an answer to ``interrupt_id`` after sequence number ``after`` (this resume's)."""
+async def _taken(state: ServerState, run_id: str, interrupt_id: str, after: int) -> str | None:
+    """The answer the run recorded to ``interrupt_id`` after sequence number ``after`` (this resume's), if any."""
     answered = (await state.store.journal(run_id)).get(interrupt_id + "!")
-    return answered is not None and answered.seq > after
+    if isinstance(answered, InterruptAnswered) and answered.seq > after:
+        return answered.answer
+    return None
 
 
 @router.post("/input_task")
