@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from podium import _codec
 from podium.errors import UsageError
-from podium.human import joined_codes, yes_or_no
+from podium.human import approval, joined_codes, yes_or_no
 from podium.messages import MESSAGE_TYPES, Message, Usage
 
 if TYPE_CHECKING:
@@ -52,8 +52,10 @@ __all__ = [
 class Expectation:
     """What answer a pending request expects, so classifiers can check fit and a UI can render choices."""
 
-    type: Literal["choice", "pattern", "text"] = "text"
-    """``choice``: one of ``options``; ``pattern``: text matching ``pattern``; ``text``: anything."""
+    type: Literal["approval", "choice", "pattern", "text"] = "text"
+    """``choice``: one of ``options``; ``pattern``: text matching ``pattern``; ``text``: anything; ``approval``: a
+    decision on a proposed tool call (approve it, reject it with a reason, or edit its arguments:
+    :meth:`approval`)."""
     options: list[str] = field(default_factory=list)
     """The allowed answers of a ``choice``."""
     pattern: str | None = None
@@ -81,11 +83,14 @@ class Expectation:
         ahead", "nope", and "never mind" for no: :func:`podium.human.yes_or_no`). A ``pattern`` needs a match of
         ``pattern`` in the text, or in the text with the gaps people type inside codes taken out ("P 123 456":
         :func:`podium.human.joined_codes`, then the answer); ``text`` takes anything. The text itself is the answer
-        of a pattern or a text.
+        of a pattern or a text. An ``approval`` answers ``"approve"``, ``"reject"``, ``"reject: <why>"`` or
+        ``"edit: <arguments as JSON>"`` (:func:`podium.human.approval`).
         """
         said = text.strip()
         if not said:
             return None
+        if self.type == "approval":
+            return approval(said)
         if self.type == "choice" and self.options:
             bare = said.rstrip(".!").strip().lower()
             for option in self.options:
@@ -116,10 +121,18 @@ class Expectation:
         """How to answer, for a question asked again ("yes or no", or the description)."""
         if self.description:
             return self.description
+        if self.type == "approval":
+            return "approve, reject (or 'reject: <why>') or 'edit: <the arguments as JSON>'"
         if self.type == "choice" and self.options:
             quoted = [repr(o) if " " in o else o for o in self.options]
             return ", ".join(quoted[:-1]) + f" or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
         return f"text matching {self.pattern}" if self.type == "pattern" and self.pattern else "some text"
+
+    @classmethod
+    def approval(cls) -> Expectation:
+        """The expectation of a tool call's approval: approve, reject or edit (``options`` name the first two, for
+        clients that only show buttons)."""
+        return cls(type="approval", options=["approve", "reject"])
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Expectation:

@@ -15,6 +15,7 @@ import re
 
 __all__ = [
     "EMERGENCY_REPLY",
+    "approval",
     "cancels",
     "declines",
     "emergency",
@@ -177,3 +178,40 @@ def yes_or_no(text: str) -> bool | None:
     if said in _NO or _NO_PHRASES.match(said) or declines(said):
         return False
     return None
+
+
+_REJECTS = re.compile(
+    r"(?:reject(?:ed)?|den(?:y|ied)|refused?|no(?:pe)?)(?:\s*[:,;.!-]\s*|\s+because\s+|\s*$)(?P<why>.*)", re.I | re.S
+)
+_EDIT = re.compile(r"(?:edit(?:ed)?|change(?:d)?|use)?\s*[:-]?\s*(?P<args>\{.*\})\s*", re.I | re.S)
+
+
+def approval(text: str) -> str | None:
+    """A decision on a proposed action read from ``text``: ``"approve"``, ``"reject"`` or ``"reject: <why>"``,
+    ``"edit: <JSON object>"`` (the arguments to use instead, compact), or ``None`` when it says none of these.
+
+    Taken: "approve" and every yes (:func:`yes_or_no`); "reject", "no" or "deny", each alone or with a reason
+    ("no, too expensive"), and every plain no ("never mind"); "edit: {...}" or a JSON object alone.
+    """
+    said = straight(text).strip()
+    if not said:
+        return None
+    edit = _EDIT.fullmatch(said)
+    if edit:
+        import json
+
+        try:
+            arguments = json.loads(edit.group("args"))
+        except ValueError:
+            return None
+        return "edit: " + json.dumps(arguments, separators=(",", ":")) if isinstance(arguments, dict) else None
+    bare = said.rstrip(".!").strip().lower()
+    if bare in ("approve", "approved", "accept", "allow") or yes_or_no(said):
+        return "approve"
+    if yes_or_no(said) is False:
+        return "reject"
+    rejected = _REJECTS.fullmatch(said)
+    if rejected:
+        why = rejected.group("why").strip().rstrip(".").strip()
+        return f"reject: {why}" if why else "reject"
+    return "reject" if re.match(r"(?:don'?t|do not|stop)\b", bare) else None

@@ -27,7 +27,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from types import FunctionType
-from typing import TYPE_CHECKING, Any, TypeVar, cast, get_origin, get_type_hints, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, get_origin, get_type_hints, overload
 
 from podium._eager import first_step
 from podium._tool_schema import arguments_model, parse_docstring
@@ -77,6 +77,14 @@ class Injectable:
             ToolDefinitionError: the type has no such value (the default): the tool cannot run here.
         """
         raise ToolDefinitionError(f"no {cls.__name__} to hand to the tool: it runs only where one is provided")
+
+
+class Injector(Protocol):
+    """What hands a tool its injected parameters: the run context, or anything that answers like it."""
+
+    def injected(self, kind: type[_InjectableT]) -> _InjectableT | None:
+        """What a parameter annotated ``kind`` receives (``None``: nothing here)."""
+        ...
 
 
 @dataclass(slots=True, kw_only=True)
@@ -211,6 +219,7 @@ class Tool:
         "_is_async",
         "_parameters",
         "_schema",
+        "approval",
         "description",
         "function",
         "metadata",
@@ -229,6 +238,7 @@ class Tool:
         parameters: dict[str, Any] | None = None,
         strict: bool = False,
         timeout: float | None = DEFAULT_TOOL_TIMEOUT,
+        approval: bool = False,
     ) -> None:
         """Make a tool from ``function``.
 
@@ -240,6 +250,9 @@ class Tool:
             parameters: a JSON schema to advertise instead of the one derived from the signature.
             strict: forbid arguments the signature does not name (default: ignore them).
             timeout: seconds one call may take before it fails with :class:`ToolTimeout` (``None``: no bound).
+            approval: ask the human before each call (an interrupt whose expectation is
+                :meth:`~podium.events.Expectation.approval`): approve it, edit its arguments, or reject it, the
+                model then being told why. See ``docs/tools.md``.
 
         Raises:
             ToolDefinitionError: a parameter has no annotation, the name is not valid for a model API, or the
@@ -256,6 +269,8 @@ class Tool:
         self.metadata = metadata or ToolMetadata()
         self.strict = strict
         self.timeout = timeout
+        self.approval = approval
+        """Whether each call waits for the human's approval before it runs."""
         self._is_async = derived.is_async
         self._injected = derived.injected
         self._args_model = derived.args_model
@@ -322,7 +337,7 @@ class Tool:
             ) from None
         return dict(model.__dict__)
 
-    async def run(self, ctx: Injectable | None, kwargs: dict[str, Any]) -> Any:
+    async def run(self, ctx: Injector | None, kwargs: dict[str, Any]) -> Any:
         """Call the function with validated ``kwargs`` and its injected parameters; return its result.
 
         Each injected parameter gets what ``ctx`` holds for its annotation (:meth:`Injectable.injected`), else its
@@ -395,6 +410,7 @@ def tool(
     metadata: ToolMetadata | None = None,
     strict: bool = False,
     timeout: float | None = DEFAULT_TOOL_TIMEOUT,
+    approval: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -407,13 +423,18 @@ def tool(
     metadata: ToolMetadata | None = None,
     strict: bool = False,
     timeout: float | None = DEFAULT_TOOL_TIMEOUT,
+    approval: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Make a :class:`Tool` of a function; usable bare (``@tool``) or with options (``@tool(timeout=30)``)."""
-    if function is not None:
-        return Tool(function, name=name, description=description, metadata=metadata, strict=strict, timeout=timeout)
+    """Make a :class:`Tool` of a function; usable bare (``@tool``) or with options (``@tool(timeout=30)``,
+    ``@tool(approval=True)``: see :class:`Tool`)."""
 
     def decorate(fn: Callable[..., Any]) -> Tool:
-        return Tool(fn, name=name, description=description, metadata=metadata, strict=strict, timeout=timeout)
+        return Tool(
+            fn, name=name, description=description, metadata=metadata, strict=strict, timeout=timeout, approval=approval
+        )
+
+    if function is not None:
+        return decorate(function)
 
     return decorate
 

@@ -10,13 +10,13 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from podium.errors import ModelError, ModelRetry, Suspended
-from podium.events import Interrupt, MessageAdded, TokenDelta, ToolStarted
+from podium.events import Expectation, Interrupt, MessageAdded, TokenDelta, ToolStarted
 from podium.messages import AIMessage, ToolCall, ToolMessage, Usage, well_formed
 from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDelta, cut_off, estimate_usage
-from podium.tools import Injectable, Tool, ToolArgumentsError, ToolReturn, result_to_text
+from podium.tools import Injector, Tool, ToolArgumentsError, ToolReturn, result_to_text
 
 if TYPE_CHECKING:
     from podium.runtime.journal import Budget, RunState
@@ -25,7 +25,16 @@ __all__ = ["call_model", "call_tools"]
 
 _log = logging.getLogger("podium.runtime")
 
-ToolContext = Callable[[ToolCall, str], Injectable]
+
+class ToolCallContext(Injector, Protocol):
+    """What running a tool call needs of the context it runs in (a :class:`~podium.runtime.context.RunContext`)."""
+
+    async def ask(self, prompt: str, *, expectation: Expectation | None = None, data: Any = None) -> str:
+        """Ask the human (see :meth:`RunContext.ask <podium.runtime.context.RunContext.ask>`)."""
+        ...
+
+
+ToolContext = Callable[[ToolCall, str], ToolCallContext]
 """Makes the context a tool call runs in, from the call and its step key."""
 
 
@@ -211,9 +220,16 @@ async def _execute_tool(
         kwargs = tool.validate(call.arguments)
     except ToolArgumentsError as exc:
         return error(str(exc))
+    context = tool_context(call, key)
+    edited = ""
+    if tool.approval:
+        decided = await _approval(context, tool, call)
+        if isinstance(decided, ToolMessage):
+            return decided
+        kwargs, edited = decided
     await state.publish(ToolStarted(tool_call_id=call.id, name=call.name, path=path))
     try:
-        value = await tool.run(tool_context(call, key), kwargs)
+        value = await tool.run(context, kwargs)
     except ModelRetry as exc:
         return error(exc.message)
     except Exception as exc:
@@ -232,7 +248,43 @@ async def _execute_tool(
                 metadata=dict(value.metadata),
             )
             json.dumps([message.artifact, message.value, message.metadata], default=_storable)
+            message.content = edited + message.content
             return message
-        return ToolMessage(content=well_formed(result_to_text(value)), tool_call_id=call.id, name=call.name)
+        return ToolMessage(content=edited + well_formed(result_to_text(value)), tool_call_id=call.id, name=call.name)
     except (TypeError, ValueError, RecursionError) as exc:  # (RecursionError: nested too deep for JSON)
         return error(f"Error: tool '{call.name}' returned a result that cannot be serialised ({exc}).")
+
+
+async def _approval(ctx: ToolCallContext, tool: Tool, call: ToolCall) -> tuple[dict[str, Any], str] | ToolMessage:
+    """Ask the human to approve ``call`` (a tool with ``approval``): the arguments to run it with and a note for the
+    model when the human edited them, or the message telling the model it was rejected.
+
+    Edited arguments that do not fit the tool's parameters are not run: the question is asked again, saying why.
+    """
+    expectation = Expectation.approval()
+    arguments = json.loads(call.arguments.strip() or "{}")  # valid: checked before
+    prompt = f"May I call {call.name} with {json.dumps(arguments, ensure_ascii=False)}?"
+    data = {"approval": {"name": call.name, "arguments": arguments}}
+    question = prompt
+    while True:
+        said = await ctx.ask(question, expectation=expectation, data=data)
+        decision = expectation.fit(said)  # (a context that checks answers has already taken only one that fits)
+        if decision is None:
+            question = f"{prompt} (Please answer {expectation.hint()}.)"
+            continue
+        verdict, _, rest = decision.partition(": ")
+        if verdict == "approve":
+            return tool.validate(arguments), ""
+        if verdict == "reject":
+            why = f" They said: {rest}" if rest else ""
+            return ToolMessage(
+                content=f"The user rejected this call of {call.name}; it was not run.{why}",
+                tool_call_id=call.id,
+                name=call.name,
+            )
+        try:
+            kwargs = tool.validate(rest)
+        except ToolArgumentsError as exc:
+            question = f"{prompt} ({exc} Edit them again, approve the call as it was, or reject it.)"
+            continue
+        return kwargs, f"(The user changed the arguments to {rest}; this is the result of that call.)\n"
