@@ -84,3 +84,13 @@ def test_chat_shows_a_supervisor_s_answer_once_and_no_hand_back_bookkeeping(runn
     said = [json.loads(line) for line in jsonl.output.splitlines() if line.startswith("{")]
     backs = [e for e in said if e["kind"] == "message" and e["message"]["metadata"].get("handoff_back")]
     assert len(backs) == 4  # two experts, each an AI message and its tool result
+
+
+def test_the_chat_shows_how_to_answer_a_tool_approval(capsys: pytest.CaptureFixture[str]) -> None:
+    from podium.cli import _Printer
+    from podium.events import Expectation, Interrupt, InterruptRaised
+
+    asked = Interrupt(id="k", path=("banker", "c1"), prompt="May I call transfer?", expectation=Expectation.approval())
+    _Printer(jsonl=False)(InterruptRaised(interrupt=asked))
+    shown = capsys.readouterr().out
+    assert "? May I call transfer? [approve, reject (or 'reject: <why>') or 'edit: <the arguments as JSON>']" in shown

@@ -93,7 +93,9 @@ class _Printer:
         elif isinstance(event, InterruptRaised):
             interrupt = event.interrupt
             choices = ""
-            if interrupt.expectation is not None and interrupt.expectation.options:
+            if interrupt.expectation is not None and interrupt.expectation.type == "approval":
+                choices = f" [{interrupt.expectation.hint()}]"
+            elif interrupt.expectation is not None and interrupt.expectation.options:
                 choices = " [" + " | ".join(interrupt.expectation.options) + "]"
             c.print(f"[bold green]? {escape(interrupt.prompt)}{escape(choices)}[/bold green]")
         elif isinstance(event, ErrorEvent):

@@ -183,6 +183,36 @@ def test_replies_stream_tools_fold_and_markup_stays_text(page: Page, url: str) -
         expect(page.locator("#messages .msg.user")).to_have_count(2)
 
 
+def test_a_tool_approval_is_approved_edited_or_rejected_from_its_buttons(page: Page, url: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/?app=echo")
+    expect(page.locator("#app")).to_have_value("echo")
+    say(page, "pay 100 to Ada")
+    asked = page.locator("#messages .msg.question").last
+    expect(asked).to_contain_text('May I call transfer with {"amount": 100, "to": "Ada"}?')
+    expect(asked.locator("button.option")).to_have_text(["Approve", "Edit", "Reject"])
+    asked.get_by_role("button", name="Edit").click()  # the arguments go to the input, to change and send
+    expect(page.locator("#input")).to_have_value('edit: {"amount":100,"to":"Ada"}')
+    page.fill("#input", 'edit: {"amount": 40, "to": "Ada"}')
+    page.press("#input", "Enter")
+    expect(page.locator("#messages .msg.assistant").last).to_contain_text("sent 40 to Ada")
+    expect(asked.locator("button.option:disabled")).to_have_count(3)
+
+    say(page, "pay 5 to Bob")
+    asked = page.locator("#messages .msg.question").last
+    page.fill("#input", "paid him already")  # typed first: the reason the rejection gives
+    asked.get_by_role("button", name="Reject").click()
+    expect(page.locator("#messages .msg.assistant").last).to_contain_text("They said: paid him already")
+    expect(asked.locator("button.option.chosen")).to_have_text("Reject")
+
+    say(page, "pay 7 to Cy")
+    page.locator("#messages .msg.question").last.get_by_role("button", name="Approve").click()
+    expect(page.locator("#messages .msg.assistant").last).to_contain_text("sent 7 to Cy")
+    expect(page.locator("#messages .typing")).to_have_count(0)
+    screenshots(page, "tool-approval")
+
+
 def test_threads_are_listed_switched_and_renamed(page: Page, url: str) -> None:
     from playwright.sync_api import expect
 

@@ -66,9 +66,12 @@ def message_out(message: Message, id: str) -> dict[str, Any]:
 
 
 def _tool_call(interrupt: Interrupt, calls: dict[str, ToolCall]) -> ToolCall | None:
-    """The tool call an interrupt was raised in, if it asks a yes/no question about it."""
+    """The tool call an interrupt was raised in, if it asks for its approval (a tool with ``approval``) or asks a
+    yes/no question about it."""
     call = calls.get(interrupt.path[-1]) if interrupt.path else None
     expectation = interrupt.expectation
+    if call is not None and expectation is not None and expectation.type == "approval":
+        return call
     if call is None or expectation is None or expectation.type != "choice":
         return None
     options = [o.lower() for o in expectation.options]
@@ -81,7 +84,7 @@ def interrupt_out(interrupt: Interrupt, calls: dict[str, ToolCall]) -> dict[str,
     call = _tool_call(interrupt, calls)
     if call is not None:
         value["action_requests"] = [{"name": call.name, "args": _args(call), "description": interrupt.prompt}]
-        value["review_configs"] = [{"action_name": call.name, "allowed_decisions": ["approve", "reject"]}]
+        value["review_configs"] = [{"action_name": call.name, "allowed_decisions": list(_decisions(interrupt))}]
     return {"id": interrupt.id, "value": value}
 
 
@@ -183,22 +186,49 @@ def input_text(input: Any) -> str:
     return text
 
 
-def _decision(decisions: Any, interrupt: Interrupt) -> str:
+def _decisions(interrupt: Interrupt) -> tuple[str, ...]:
+    """The HITL decisions an approval takes: a tool's own approval can also be edited."""
+    approval = interrupt.expectation is not None and interrupt.expectation.type == "approval"
+    return ("approve", "edit", "reject") if approval else ("approve", "reject")
+
+
+def _decision(decisions: Any, interrupt: Interrupt, call: ToolCall) -> str:
+    """The answer a HITL decision gives: an option of a yes/no question, or a tool approval's decision (see
+    :func:`podium.human.approval`)."""
+    allowed = _decisions(interrupt)
     if not isinstance(decisions, list) or len(decisions) != 1 or not isinstance(decisions[0], dict):
-        raise HTTPException(422, 'decisions must be a list of one {"type": "approve" | "reject"}')
-    kind = decisions[0].get("type")
-    if kind not in ("approve", "reject"):
-        raise HTTPException(422, f"decision type must be 'approve' or 'reject', not {kind!r}")
-    options = interrupt.expectation.options if interrupt.expectation else []
-    wanted = _APPROVE if kind == "approve" else _REJECT
-    return next(o for o in options if o.lower() in wanted)
+        raise HTTPException(422, f'decisions must be a list of one {{"type": {" | ".join(map(repr, allowed))}}}')
+    decision = decisions[0]
+    kind = decision.get("type")
+    if kind not in allowed:
+        raise HTTPException(422, f"decision type must be {', '.join(map(repr, allowed))}, not {kind!r}")
+    if "edit" not in allowed:  # a yes/no question asked by the tool itself
+        options = interrupt.expectation.options if interrupt.expectation else []
+        wanted = _APPROVE if kind == "approve" else _REJECT
+        return next(o for o in options if o.lower() in wanted)
+    if kind == "approve":
+        return "approve"
+    if kind == "reject":
+        message = decision.get("message")
+        if message is not None and not isinstance(message, str):
+            raise HTTPException(422, "a reject decision's message must be text")
+        return f"reject: {message.strip()}" if message and message.strip() else "reject"
+    edited = decision.get("edited_action")
+    arguments = edited.get("args") if isinstance(edited, dict) else None
+    if not isinstance(edited, dict) or not isinstance(arguments, dict):
+        raise HTTPException(422, 'an edit decision needs "edited_action": {"name": ..., "args": {...}}')
+    if edited.get("name", call.name) != call.name:
+        raise HTTPException(422, f"an edit changes the arguments of {call.name}, not the tool called")
+    return "edit: " + json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
 
 
 def resume_answer(value: Any, values: Values) -> str | dict[str, str]:
     """The answer(s) a ``command.resume`` value gives to the pending interrupts.
 
     Accepted: text (the one pending interrupt), ``{interrupt_id: text}``, or the HITL response
-    ``{"decisions": [{"type": "approve" | "reject"}]}`` for a tool approval (also by interrupt id).
+    ``{"decisions": [{"type": "approve" | "reject"}]}`` for a tool approval (also by interrupt id); a tool's own
+    approval (``approval=True``) also takes ``{"type": "edit", "edited_action": {"name", "args"}}`` and a reject's
+    ``message``.
 
     Raises:
         HTTPException: 409 when nothing waits; 422 for a malformed value or an unknown interrupt id.
@@ -219,8 +249,9 @@ def resume_answer(value: Any, values: Values) -> str | dict[str, str]:
         interrupt = pending.get(key)
         if interrupt is None:
             raise HTTPException(422, f"no pending interrupt {key!r}; pending: {', '.join(pending)}")
-        if isinstance(answer, dict) and "decisions" in answer and _tool_call(interrupt, values.calls):
-            answers[key] = _decision(answer["decisions"], interrupt)
+        call = _tool_call(interrupt, values.calls)
+        if isinstance(answer, dict) and "decisions" in answer and call is not None:
+            answers[key] = _decision(answer["decisions"], interrupt, call)
         elif isinstance(answer, str):
             answers[key] = answer
         else:

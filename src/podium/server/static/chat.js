@@ -207,13 +207,42 @@ function showStack(stack) {
   );
 }
 
+/** A tool call's approval: approve it, reject it (with what is typed as the reason), or edit its arguments. */
+function approvalButtons(interrupt, options) {
+  const args = (interrupt.data && interrupt.data.approval && interrupt.data.approval.arguments) || {};
+  const reject = () => {
+    const why = $("input").value.trim();
+    if (why) $("input").value = "";
+    answer(why ? `reject: ${why}` : "reject");
+  };
+  const edit = () => {
+    const input = $("input");
+    input.value = `edit: ${JSON.stringify(args)}`;
+    input.focus();
+    input.setSelectionRange("edit: ".length, input.value.length);
+  };
+  options.append(
+    el("button", { type: "button", class: "option", "data-option": "approve", onclick: () => answer("approve") }, "Approve"),
+    el("button", { type: "button", class: "option", "data-option": "edit", onclick: edit }, "Edit"),
+    el("button", { type: "button", class: "option", "data-option": "reject", onclick: reject }, "Reject"),
+  );
+}
+
 function addQuestion(interrupt) {
   const expectation = interrupt.expectation || { type: "text", options: [] };
   const options = el("div", { class: "options" });
-  for (const option of expectation.options || []) {
-    options.append(el("button", { type: "button", class: "option", "data-option": option, onclick: () => answer(option) }, option));
+  if (expectation.type === "approval") approvalButtons(interrupt, options);
+  else {
+    for (const option of expectation.options || []) {
+      options.append(el("button", { type: "button", class: "option", "data-option": option, onclick: () => answer(option) }, option));
+    }
   }
-  const hint = expectation.type === "choice" ? "Choose one" : expectation.description || (expectation.type === "pattern" ? "" : "Answer in your words");
+  const hint =
+    expectation.type === "approval"
+      ? "Approve the call, edit its arguments (then send them), or reject it: type a reason first to give one"
+      : expectation.type === "choice"
+        ? "Choose one"
+        : expectation.description || (expectation.type === "pattern" ? "" : "Answer in your words");
   const item = bubble(
     "assistant question",
     el("span", { class: "who" }, "Question"),
@@ -231,7 +260,7 @@ function answered(interruptId, text) {
   pending.item.classList.add("answered");
   for (const button of pending.item.querySelectorAll("button.option")) {
     button.disabled = true;
-    if (button.dataset.option === text) button.classList.add("chosen");
+    if (button.dataset.option === text || text.startsWith(`${button.dataset.option}:`)) button.classList.add("chosen");
   }
   bubble("user", el("div", { class: "body" }, markdown(text)));
   view.skipHuman = text;
@@ -309,9 +338,11 @@ function updateHint() {
   }
   const expectation = question.interrupt.expectation || {};
   const what =
-    expectation.type === "choice"
-      ? `one of: ${expectation.options.join(", ")}`
-      : expectation.description || "your answer";
+    expectation.type === "approval"
+      ? "your approval: approve, reject (reject: why) or edit: {arguments}"
+      : expectation.type === "choice"
+        ? `one of: ${expectation.options.join(", ")}`
+        : expectation.description || "your answer";
   hint.textContent = `The agent waits for ${what}.`;
   hint.hidden = false;
   $("input").placeholder = "Answer the question, or ask something else";
