@@ -226,7 +226,18 @@ def test_threads_are_listed_switched_and_renamed(page: Page, url: str) -> None:
     threads = page.locator("#threads li")
     expect(threads.filter(has_text="first words")).to_have_count(1)
     expect(threads.filter(has_text="second words")).to_have_count(1)
+    second = page.url
     threads.filter(has_text="first words").get_by_role("button").click()
+    expect(page.locator("#messages .msg.assistant > .body")).to_have_text(["You said: first words"])
+    assert page.url == first
+    page.go_back()  # Back and Forward follow the switches
+    expect(page.locator("#messages .msg.assistant > .body")).to_have_text(["You said: second words"])
+    assert page.url == second
+    page.go_back()  # "New" made no step of its own: the new conversation became the second one
+    expect(page.locator("#messages .msg.assistant > .body")).to_have_text(["You said: first words"])
+    page.go_forward()
+    expect(page.locator("#messages .msg.assistant > .body")).to_have_text(["You said: second words"])
+    page.go_forward()
     expect(page.locator("#messages .msg.assistant > .body")).to_have_text(["You said: first words"])
     assert page.url == first
     page.once("dialog", lambda dialog: dialog.accept("Echo notes"))

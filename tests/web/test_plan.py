@@ -132,6 +132,67 @@ def test_a_plan_whose_every_step_is_rejected_shows_rejected(page: Page, url: str
     expect(page.locator("#plans li.current .badge")).to_have_text("rejected")
 
 
+def test_a_decided_step_never_offers_its_buttons_again(page: Page, url: str) -> None:
+    """The server takes a verdict before the step moves on, so the plan read right after it may still show the step
+    waiting (served here twice, as a slow step would): its buttons stay off all the same."""
+    from playwright.sync_api import Route, expect
+
+    stale: dict[str, str] = {}
+    served = {"stale": 0}
+
+    def plans(route: Route) -> None:
+        if stale.get("body") is not None and served["stale"] < 2:
+            served["stale"] += 1
+            route.fulfill(status=200, content_type="application/json", body=stale["body"])
+            return
+        route.continue_()
+
+    page.goto(f"{url}/plan")
+    _plan(page, "Reset the password of Ada Lovelace and order a laptop for her")
+    first = page.locator("#steps .step").first
+    expect(first.get_by_role("button", name="Approve", exact=True)).to_be_enabled()
+    session = re.search(r"session=([^&]+)", page.url)
+    assert session is not None
+    stale["body"] = httpx.get(f"{url}/plans", params={"session_id": session.group(1)}).text  # the step waiting
+    page.route(re.compile(r".*/plans\?session_id=.*"), plans)
+    page.evaluate(
+        """() => {
+          window.__offered = 0;
+          const item = document.querySelector("#steps .step");
+          item.querySelector("button.approve").addEventListener("click", () => {
+            const seen = () => {
+              const again = item.querySelector("button.approve");
+              if (again && !again.disabled && !again.closest(".buttons").hidden) window.__offered++;
+            };
+            new MutationObserver(seen).observe(item, { subtree: true, attributes: true, childList: true });
+          });
+        }"""
+    )
+    first.get_by_role("button", name="Approve", exact=True).click()
+    expect(first.locator(".state")).to_have_text("completed")
+    assert served["stale"] == 2
+    assert page.evaluate("window.__offered") == 0
+
+
+def test_back_and_forward_follow_the_plans_shown(page: Page, url: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/plan")
+    _plan(page, "Reset the password of Grace Hopper")
+    expect(page.locator("#steps .step .action").first).to_contain_text("Grace Hopper")
+    _plan(page, "Reset the password of Alan Turing")
+    expect(page.locator("#steps .step .action").first).to_contain_text("Alan Turing")
+    page.go_back()
+    expect(page.locator("#steps .step .action").first).to_contain_text("Grace Hopper")
+    expect(page.locator("#plans li.current")).to_contain_text("Grace Hopper")
+    page.go_forward()
+    expect(page.locator("#steps .step .action").first).to_contain_text("Alan Turing")
+    page.go_back()
+    page.go_back()  # the page before any plan: the task box again
+    expect(page.locator("#steps .step")).to_have_count(0)
+    expect(page.locator("#task")).to_be_visible()
+
+
 def test_the_planner_can_be_answered_again_after_an_answer(page: Page, url: str) -> None:
     from playwright.sync_api import expect
 

@@ -13,6 +13,7 @@ const page = {
   thread: null,
   loading: true, // the page, then a conversation, is being loaded: nothing can be sent yet
   opening: 0, // counts the conversations opened, so that only the latest one ends the loading
+  download: null, // the object URL of the shown artifact's download (let go when another one is shown)
 };
 
 // What the drawn conversation holds; a new one for each conversation opened. Every request the page makes for a
@@ -171,7 +172,8 @@ function showArtifact(index) {
     }
   });
   const download = el("a", { class: "button quiet", download: `${artifact.title || "artifact"}.txt` }, "Download");
-  download.href = URL.createObjectURL(new Blob([text], { type: "text/plain" }));
+  if (page.download) URL.revokeObjectURL(page.download); // the artifact shown before: its file is let go
+  page.download = download.href = URL.createObjectURL(new Blob([text], { type: "text/plain" }));
   $("artifact").replaceChildren(
     el("div", { class: "artifact-head" }, el("h3", {}, artifact.title || "Artifact"), el("div", { class: "actions" }, copy, download)),
     el("div", { class: "artifact-body" }, typeof artifact.content === "string" ? markdown(text) : el("pre", {}, text)),
@@ -363,10 +365,30 @@ function setLoading(loading) {
   $("send").disabled = loading || view.busy;
 }
 
-function setUrl() {
+/**
+ * Show the app and conversation in the address: a switch is a step that Back undoes (`replace`: the same step, as
+ * when a new conversation gets its thread, or Back and Forward themselves).
+ */
+function setUrl(replace = false) {
   const params = new URLSearchParams({ app: page.app });
   if (page.thread) params.set("thread", page.thread);
-  history.replaceState(null, "", `/?${params}`);
+  const url = `/?${params}`;
+  if (url === location.pathname + location.search) return;
+  if (replace) history.replaceState(null, "", url);
+  else history.pushState(null, "", url);
+}
+
+/** Back and Forward: open the app and conversation the address names. */
+function followAddress() {
+  const params = new URLSearchParams(location.search);
+  const app = params.get("app");
+  if (app && app !== page.app && page.apps.some((a) => a.assistant_id === app)) {
+    page.app = app;
+    $("app").value = app;
+    loadThreads();
+  }
+  const thread = params.get("thread");
+  if (thread !== page.thread) openThread(thread, true);
 }
 
 /** Draw what the thread stored since the last event drawn, while `v` is the conversation on screen. */
@@ -448,7 +470,7 @@ async function say(text) {
       v.thread = thread.thread_id;
       if (v === view) {
         page.thread = v.thread;
-        setUrl();
+        setUrl(true);
         $("thread-title").textContent = name;
         $("rename").hidden = false;
       }
@@ -500,13 +522,13 @@ async function refreshShown() {
   await v.refreshing;
 }
 
-async function openThread(threadId) {
+async function openThread(threadId, replace = false) {
   const opening = ++page.opening;
   page.thread = threadId;
   resetView(threadId);
   const v = view;
   setBusy(v, false);
-  setUrl();
+  setUrl(replace);
   markCurrent();
   welcome();
   if (!threadId) {
@@ -528,7 +550,7 @@ async function openThread(threadId) {
   } catch (error) {
     if (v !== view) return;
     status(error.status === 404 ? "That conversation does not exist (or is not yours)." : error.message, "error");
-    if (error.status === 404 && opening === page.opening) openThread(null);
+    if (error.status === 404 && opening === page.opening) openThread(null, true);
     return;
   } finally {
     if (opening === page.opening) setLoading(false);
@@ -639,7 +661,8 @@ async function start() {
   await loadThreads();
   $("input").disabled = false; // typing may start; sending waits until the conversation is loaded
   $("input").focus();
-  await openThread(params.get("thread"));
+  window.addEventListener("popstate", followAddress);
+  await openThread(params.get("thread"), true);
 }
 
 start();

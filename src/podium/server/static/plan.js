@@ -12,6 +12,7 @@ const page = {
   timer: null,
   lastStatus: null,
   unreachable: false, // the last poll could not reach the server: its error is shown until a poll gets through
+  decided: null, // the step a verdict was just given on: its buttons stay off until it reads as decided
 };
 
 const label = (value) => String(value || "").replaceAll("_", " ");
@@ -43,7 +44,7 @@ async function loadPlans() {
         { "data-session": plan.session_id, class: plan.session_id === page.session ? "current" : null },
         el(
           "button",
-          { type: "button", onclick: () => open(plan.session_id) },
+          { type: "button", onclick: () => open(plan.session_id, true) },
           el("span", {}, plan.initial_goal),
           el("span", {}, el("span", { class: `badge ${plan.overall_status}` }, label(plan.overall_status)), ` v${plan.version}`),
         ),
@@ -147,7 +148,10 @@ function drawStep(item, step, said) {
   if (step.human_feedback) notes.push(`Your comment: ${step.human_feedback}`);
   feedback.textContent = notes.join(" · ");
   feedback.hidden = !notes.length;
-  const waiting = step.status === "awaiting_feedback" && page.plan.overall_status === "in_progress";
+  if (page.decided === step.id && step.status !== "awaiting_feedback") page.decided = null;
+  // a step just decided may still read as waiting for a moment (the verdict is taken before the step moves on)
+  const waiting =
+    step.status === "awaiting_feedback" && page.plan.overall_status === "in_progress" && page.decided !== step.id;
   for (const button of item.querySelectorAll("button")) button.disabled = !waiting || page.sending;
   item.querySelector(".buttons").hidden = !waiting;
   if (!waiting) for (const form of item.querySelectorAll("form")) form.hidden = true;
@@ -252,9 +256,10 @@ async function act(what) {
 }
 
 function verdict(step, body) {
-  return act(() =>
-    api("POST", "/human_feedback", { step_id: step.id, plan_id: page.plan.id, session_id: page.session, ...body }),
-  );
+  return act(async () => {
+    await api("POST", "/human_feedback", { step_id: step.id, plan_id: page.plan.id, session_id: page.session, ...body });
+    page.decided = step.id;
+  });
 }
 
 function clarify(text) {
@@ -263,7 +268,9 @@ function clarify(text) {
   );
 }
 
-async function open(session) {
+/** Show the plans of `session`; `step`: as a step Back undoes (a plan picked or made, not Back and Forward). */
+async function open(session, step = false) {
+  if (step && session !== page.session) history.pushState(null, "", `/plan?${new URLSearchParams({ session })}`);
   page.session = session;
   page.plan = null;
   page.lastStatus = null;
@@ -298,7 +305,7 @@ async function start() {
       $("task").value = "";
       status("");
       await loadPlans();
-      await open(made.session_id);
+      await open(made.session_id, true);
     } catch (error) {
       showError(error);
     } finally {
@@ -333,6 +340,11 @@ async function start() {
     showError(error);
     return;
   }
+  window.addEventListener("popstate", () => {
+    const session = new URLSearchParams(location.search).get("session");
+    if (!session) location.reload(); // back to the page before any plan was shown
+    else if (session !== page.session) open(session);
+  });
   const session = new URLSearchParams(location.search).get("session");
   if (session) await open(session);
   else $("task").focus();
