@@ -53,8 +53,13 @@ __all__ = [
     "with_guidance",
 ]
 
+_JSON_SCALARS = (str, int, float, bool, type(None))
+"""Types whose values are their own JSON form (exactly these: subclasses are converted)."""
+
 
 def _jsonable(value: Any) -> Any:
+    if type(value) in _JSON_SCALARS:  # the common result, its own JSON form
+        return value
     from pydantic_core import to_jsonable_python
 
     return to_jsonable_python(value, fallback=str)
