@@ -231,3 +231,18 @@ async def test_a_custom_agent_response_can_answer_any_message() -> None:
 
     result = await Task(Echo("echo")).run("hi")
     assert (result.content, result.reason) == ("echo hi", "agent signalled done")
+
+
+def test_agents_built_from_one_function_share_its_derivation_and_each_has_a_tool_of_its_own() -> None:
+    def scale(x: int, factor: int = 2) -> int:
+        """Scale a number."""
+        return x * factor
+
+    first, second = (ResponderAgent(name, tools=[scale]) for name in ("first", "second"))
+    one, other = first.handlers["scale"], second.handlers["scale"]
+    assert one is not other and one.function is other.function  # one wrapper, derived once
+    one.metadata.extra["note"] = "first only"
+    one.parameters["properties"]["x"]["description"] = "changed here"
+    assert "note" not in other.metadata.extra and "description" not in other.parameters["properties"]["x"]
+    scale.__name__ = "resize"  # a renamed function is derived again, under its new name
+    assert list(ResponderAgent("third", tools=[scale]).handlers) == ["resize"]

@@ -327,7 +327,7 @@ async def _step(
             response = await agent.user_response(session, pending)
         else:
             sub = task.sub_task(responder)
-            handles = bool({c.name for c in pending.tool_calls} & sub.handled_tools())
+            handles = tools and not sub.handled_tools().isdisjoint(c.name for c in pending.tool_calls)
             if (tools and not addressed and not handles) or (sub.agent.respond_tools_only and not handles):
                 continue
             response = await _delegate(task, session, scope, sub, pending, calls)

@@ -27,6 +27,7 @@ import inspect
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from types import FunctionType
 from typing import TYPE_CHECKING, Any, Optional, get_type_hints
 
 from podium._tool_thread import in_thread
@@ -52,8 +53,13 @@ __all__ = [
     "with_guidance",
 ]
 
+_JSON_SCALARS = (str, int, float, bool, type(None))
+"""Types whose values are their own JSON form (exactly these: subclasses are converted)."""
+
 
 def _jsonable(value: Any) -> Any:
+    if type(value) in _JSON_SCALARS:  # the common result, its own JSON form
+        return value
     from pydantic_core import to_jsonable_python
 
     return to_jsonable_python(value, fallback=str)
@@ -123,42 +129,85 @@ def _value_type(annotation: Any) -> Any:
     return annotation if issubclass(annotation, BaseModel) or dataclasses.is_dataclass(annotation) else None
 
 
-def handler_tool(item: Tool | Callable[..., Any]) -> tuple[Tool, bool]:
-    """``item`` as a handler tool (its result made a tool message), and whether it takes the agent's state.
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Handler:
+    """A function made a handler, derived once per function: its wrapper and what its annotations say."""
 
-    Raises:
-        ToolDefinitionError: the function cannot be made into a tool.
-    """
-    base = item if isinstance(item, Tool) else None
-    function: Callable[..., Any] = item.function if isinstance(item, Tool) else item
+    function: Callable[..., Any]
+    """The function the handler calls."""
+    name: str
+    """The function's name when the handler was made (a renamed function is derived again)."""
+    call: Callable[..., Any]
+    """The function wrapped for a task agent: a sync one runs off the event loop, and the result becomes what the
+    tool message carries (:func:`to_tool_return`)."""
+    takes_state: bool
+    """A parameter is annotated :class:`AgentState`."""
+    value_type: Any
+    """The type that rebuilds the result from JSON (see :func:`_value_type`), or ``None``."""
+
+
+_HANDLER = "_podium_handler"
+"""Where a plain function keeps its handler: an attribute of the function itself, so a lookup costs one dictionary
+read and the handler lives (and dies) with the function, as ``podium.tools`` keeps a function's shared tool."""
+
+
+def _handler(function: Callable[..., Any]) -> _Handler:
+    """The handler of ``function``: made once per plain function (agents built again and again share the
+    derivation), every time for other callables."""
+    if type(function) is not FunctionType:
+        return _make_handler(function)
+    found = function.__dict__.get(_HANDLER)
+    # copied onto a wrapper by functools.wraps, or left behind by a renamed function: not this one's
+    if isinstance(found, _Handler) and found.function is function and found.name == function.__name__:
+        return found
+    made = function.__dict__[_HANDLER] = _make_handler(function)
+    return made
+
+
+def _make_handler(function: Callable[..., Any]) -> _Handler:
     try:
         hints = get_type_hints(function)
     except Exception as exc:
         raise ToolDefinitionError(f"cannot read the annotations of {function!r}: {exc}") from exc
     takes_state = any(hint is AgentState for name, hint in hints.items() if name != "return")
-    result_type = (base.metadata.result_type if base else None) or _value_type(hints.get("return"))
+    is_async = inspect.iscoroutinefunction(function)
+    name = str(getattr(function, "__name__", "tool"))
 
     @functools.wraps(function)
     async def call(**kwargs: Any) -> Any:
-        if inspect.iscoroutinefunction(function):
+        if is_async:
             result = function(**kwargs)
         else:  # a sync function runs off the event loop, like a sync tool's
-            result = await in_thread(function, kwargs, getattr(function, "__name__", "tool"))
+            result = await in_thread(function, kwargs, name)
         if inspect.isawaitable(result):
             result = await result
         return to_tool_return(result)
 
     call.__annotations__ = dict(hints)  # resolved, so the wrapper reads as the function does from any module
+    return _Handler(function, name, call, takes_state, _value_type(hints.get("return")))
+
+
+def handler_tool(item: Tool | Callable[..., Any]) -> tuple[Tool, bool]:
+    """``item`` as a handler tool (its result made a tool message), and whether it takes the agent's state.
+
+    Each call makes a tool of its own (its metadata and schema may be changed without touching another agent's);
+    what the function's signature, annotations and docstring say is derived once per plain function.
+
+    Raises:
+        ToolDefinitionError: the function cannot be made into a tool.
+    """
+    base = item if isinstance(item, Tool) else None
+    handler = _handler(item.function if isinstance(item, Tool) else item)
     made = Tool(
-        call,
+        handler.call,
         name=base.name if base else None,
         description=base.description if base else None,
         metadata=dataclasses.replace(base.metadata, extra=dict(base.metadata.extra)) if base else None,
         parameters=base.parameters if base else None,
         strict=base.strict if base else False,
     )
-    made.metadata.result_type = result_type
-    return made, takes_state
+    made.metadata.result_type = (base.metadata.result_type if base else None) or handler.value_type
+    return made, handler.takes_state
 
 
 def with_guidance(item: Tool | Callable[..., Any], *, instructions: str = "", examples: Sequence[Any] = ()) -> Tool:

@@ -341,9 +341,14 @@ def parse_pass(text: str) -> tuple[bool, str | None]:
     return True, match.group(1) if match else None
 
 
+_ASIDE = r"[,.!?:\s]*"
+_NO_ANSWER = re.compile(_ASIDE + _ASIDE.join(map(re.escape, NO_ANSWER)) + _ASIDE)
+"""``DO-NOT-KNOW`` with punctuation and spaces anywhere around or between its letters."""
+
+
 def is_no_answer(text: str) -> bool:
     """Whether ``text`` is only the ``DO-NOT-KNOW`` signal (punctuation aside, as models add it)."""
-    return re.sub(r"[,.!?:\s]", "", text) == NO_ANSWER
+    return _NO_ANSWER.fullmatch(text) is not None
 
 
 def parse_done(text: str) -> str | None:
