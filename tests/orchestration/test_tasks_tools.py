@@ -246,3 +246,21 @@ def test_agents_built_from_one_function_share_its_derivation_and_each_has_a_tool
     assert "note" not in other.metadata.extra and "description" not in other.parameters["properties"]["x"]
     scale.__name__ = "resize"  # a renamed function is derived again, under its new name
     assert list(ResponderAgent("third", tools=[scale]).handlers) == ["resize"]
+
+
+def test_a_tool_s_timeout_and_approval_hold_for_its_handler() -> None:
+    from podium import Tool
+    from podium.orchestration.tasks import Task as PublicTask
+    from podium.orchestration.tasks.task_tool import task_tool
+
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        return f"paid {amount}"
+
+    agent = ResponderAgent("payer", tools=[Tool(pay, timeout=5, approval=True)])
+    handler = agent.handlers["pay"]
+    assert (handler.timeout, handler.approval) == (5, True)
+    assert (ResponderAgent("plain", tools=[pay]).handlers["pay"].timeout or 0) > 0  # a plain function: the default
+    worker = PublicTask(ResponderAgent("worker"))
+    delegate = ResponderAgent("boss", tools=[task_tool(worker)])
+    assert next(iter(delegate.handlers.values())).timeout is None  # a task is bounded by the run, not a tool timeout

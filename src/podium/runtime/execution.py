@@ -21,7 +21,7 @@ from podium.tools import Injector, Tool, ToolArgumentsError, ToolReturn, result_
 if TYPE_CHECKING:
     from podium.runtime.journal import Budget, RunState
 
-__all__ = ["call_model", "call_tools"]
+__all__ = ["approval", "call_model", "call_tools"]
 
 _log = logging.getLogger("podium.runtime")
 
@@ -223,9 +223,9 @@ async def _execute_tool(
     context = tool_context(call, key)
     edited = ""
     if tool.approval:
-        decided = await _approval(context, tool, call)
-        if isinstance(decided, ToolMessage):
-            return decided
+        decided = await approval(context, tool, json.loads(call.arguments.strip() or "{}"))  # (valid: checked)
+        if isinstance(decided, str):
+            return ToolMessage(content=decided, tool_call_id=call.id, name=call.name)
         kwargs, edited = decided
     await state.publish(ToolStarted(tool_call_id=call.id, name=call.name, path=path))
     try:
@@ -255,16 +255,19 @@ async def _execute_tool(
         return error(f"Error: tool '{call.name}' returned a result that cannot be serialised ({exc}).")
 
 
-async def _approval(ctx: ToolCallContext, tool: Tool, call: ToolCall) -> tuple[dict[str, Any], str] | ToolMessage:
-    """Ask the human to approve ``call`` (a tool with ``approval``): the arguments to run it with and a note for the
-    model when the human edited them, or the message telling the model it was rejected.
+async def approval(
+    ctx: ToolCallContext, tool: Tool, arguments: dict[str, Any], fixed: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], str] | str:
+    """Ask the human to approve a call of ``tool`` (one with ``approval``) with ``arguments`` (as the model gave
+    them): the keyword arguments to run it with and a note for the model when the human edited them, or the text
+    telling the model the call was rejected (not run). ``fixed``: arguments the caller fills itself, neither shown
+    nor edited.
 
     Edited arguments that do not fit the tool's parameters are not run: the question is asked again, saying why.
     """
     expectation = Expectation.approval()
-    arguments = json.loads(call.arguments.strip() or "{}")  # valid: checked before
-    prompt = f"May I call {call.name} with {json.dumps(arguments, ensure_ascii=False)}?"
-    data = {"approval": {"name": call.name, "arguments": arguments}}
+    prompt = f"May I call {tool.name} with {json.dumps(arguments, ensure_ascii=False)}?"
+    data = {"approval": {"name": tool.name, "arguments": arguments}}
     question = prompt
     while True:
         said = await ctx.ask(question, expectation=expectation, data=data)
@@ -274,16 +277,12 @@ async def _approval(ctx: ToolCallContext, tool: Tool, call: ToolCall) -> tuple[d
             continue
         verdict, _, rest = decision.partition(": ")
         if verdict == "approve":
-            return tool.validate(arguments), ""
+            return tool.validate({**(fixed or {}), **arguments}), ""
         if verdict == "reject":
             why = f" They said: {rest}" if rest else ""
-            return ToolMessage(
-                content=f"The user rejected this call of {call.name}; it was not run.{why}",
-                tool_call_id=call.id,
-                name=call.name,
-            )
+            return f"The user rejected this call of {tool.name}; it was not run.{why}"
         try:
-            kwargs = tool.validate(rest)
+            kwargs = tool.validate({**(fixed or {}), **json.loads(rest)})
         except ToolArgumentsError as exc:
             question = f"{prompt} ({exc} Edit them again, approve the call as it was, or reject it.)"
             continue

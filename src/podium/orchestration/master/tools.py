@@ -31,6 +31,7 @@ from podium.messages import HumanMessage
 from podium.orchestration.master.routing.base import ToolProfile
 from podium.orchestration.master.types import HUMAN, ToolArgument, ToolCallRequest, ToolContent, ToolInput
 from podium.runtime.context import RunContext
+from podium.runtime.execution import approval
 from podium.tools import Tool, ToolMetadata, ToolReturn, result_to_text
 
 __all__ = ["ASK_STATE", "AgentTool", "FunctionTool", "MasterTool", "TaskFunctionTool", "as_master_tool", "run_tool"]
@@ -117,7 +118,17 @@ class FunctionTool(MasterTool):
             arguments["rationale"] = request.rationale
         if "classifier_text" in self._properties:
             arguments["classifier_text"] = request.classifier_text
-        return _to_content(await self.tool.run(ctx, self.tool.validate(arguments)))
+        kwargs, edited = self.tool.validate(arguments), ""
+        if self.tool.approval:  # asked through the task stack, as the tool's own questions are
+            shown = {k: v for k, v in arguments.items() if k not in _GIVEN}
+            given = {k: v for k, v in arguments.items() if k in _GIVEN}
+            decided = await approval(ctx, self.tool, shown, given)
+            if isinstance(decided, str):
+                return ToolContent(value=decided)
+            kwargs, edited = decided
+        content = _to_content(await self.tool.run(ctx, kwargs))
+        content.value = edited + content.value
+        return content
 
 
 class TaskFunctionTool(FunctionTool):

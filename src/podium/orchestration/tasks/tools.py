@@ -206,6 +206,8 @@ def handler_tool(item: Tool | Callable[..., Any]) -> tuple[Tool, bool]:
         parameters=base.parameters if base else None,
         strict=base.strict if base else False,
     )
+    if base is not None:  # the tool's own bound and approval hold for its handler too
+        made.timeout, made.approval = base.timeout, base.approval
     made.metadata.result_type = (base.metadata.result_type if base else None) or handler.value_type
     return made, handler.takes_state
 
