@@ -16,6 +16,7 @@ Re-record the cassette (from the stand-in below, or a real model when ``PODIUM_M
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import re
 import sys
@@ -401,6 +402,8 @@ def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
         if not text:
             return AIMessage(content=f"{_ASK_NOTE} For example: 'Save a note: pack sunglasses'.")
         return AIMessage(tool_calls=[tool_call("save_trip_note", {"text": text})])
+    human = _spelled(human)  # "whats the wether in tokio" is about the weather in Tokyo
+    words = human.lower()
     if _target_unit(words) is not None:
         return _convert(human, messages)
     cities = places(human)
@@ -421,6 +424,37 @@ def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
             return AIMessage(tool_calls=[tool_call("get_weather", {"city": c}) for c in latest])
         return AIMessage(content="Which city? I know the weather in Lisbon, Paris, Oslo and Tokyo.")
     return AIMessage(content=_small_talk(words))
+
+
+_KNOWN_WORDS = [*WEATHER, "weather", "forecast", "temperature", "umbrella", "compare", "fahrenheit", "celsius"]
+"""Words a typo is read as when it is close to one of them ("wether", "tokio", "farenheit")."""
+
+
+def _spelled(text: str) -> str:
+    """``text`` with each word of four letters or more that is not one of :data:`_KNOWN_WORDS` but close to one
+    (difflib's ratio 0.8 or more) written as that word, capitalised as the place names are."""
+
+    def fix(match: re.Match[str]) -> str:
+        word = match[0]
+        lower = word.lower()
+        if len(lower) < 4 or lower in _KNOWN_WORDS:
+            return word
+        swapped = [k for k in _KNOWN_WORDS if len(k) == len(lower) and _one_swap(lower, k)]  # "olso"
+        close = swapped or difflib.get_close_matches(lower, _KNOWN_WORDS, n=1, cutoff=0.8)
+        if not close:
+            return word
+        return close[0].title() if close[0] in WEATHER else close[0]
+
+    return re.sub(r"[^\W\d_]+", fix, text)
+
+
+def _one_swap(typed: str, known: str) -> bool:
+    """Whether ``typed`` is ``known`` with two neighbouring letters swapped."""
+    differ = [i for i, (a, b) in enumerate(zip(typed, known, strict=True)) if a != b]
+    if len(differ) != 2 or differ[1] != differ[0] + 1:
+        return False
+    first, second = differ
+    return typed[first] == known[second] and typed[second] == known[first]
 
 
 def _latest_cities(messages: list[Message]) -> list[tuple[int, str]]:

@@ -195,6 +195,15 @@ async def test_trip_follow_ups_use_the_conversation() -> None:
     ]
 
 
+async def test_trip_reads_typos_of_its_words_and_cities() -> None:
+    assert await talk(["whats the wether in tokio", "Compare Pariss and Olso", "and in farenheit?"]) == [
+        "Today in Tokyo: 21 °C, clear.",
+        "Side by side — Paris: 18 °C, light rain. Oslo: 9 °C, cloudy.",
+        "Paris: 64.4 °F. Oslo: 48.2 °F.",
+    ]
+    assert await talk(["also tell me a joke"]) == await talk(["tell me a joke"])  # "also" is not Oslo
+
+
 @pytest.mark.parametrize(
     ("answer", "said"),
     [
