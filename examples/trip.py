@@ -292,6 +292,8 @@ def _convert(human: str, messages: list[Message]) -> AIMessage:
 def _after_tools(human: str, messages: list[Message], results: list[ToolMessage]) -> AIMessage:
     """The reply once the tools have answered (or the next tool call, to convert what the weather said)."""
     if any(r.is_error for r in results):
+        if results[0].name == "save_trip_note" and "declined to answer" in results[0].content:
+            return AIMessage(content="Fine, I did not save it.")  # "never mind" to the confirmation
         return AIMessage(content=f"Sorry, that did not work: {results[0].content}")
     name = results[0].name
     readings = _readings([r.content for r in results])

@@ -139,3 +139,84 @@ async def test_an_emergency_said_while_a_question_waits_is_answered_first_and_th
     assert again.prompt == f"{EMERGENCY_REPLY}\n\nDo you prefer museums or beaches in Lisbon?"
     done = await runtime.resume(agent, asked.thread_id, "beaches")
     assert done.output == "[ok] A day of beaches"
+
+
+@pytest.mark.parametrize(
+    ("options", "text", "fit"),
+    [
+        (["Home", "Motor"], "not home", "Motor"),  # a choice of two: the other one is meant
+        (["Home", "Motor"], "I don't want Motor", "Home"),
+        (["Home", "Motor"], "Home, not motor", "Home"),
+        (["Home", "Motor"], "no, motor", "Motor"),
+        (["delete my data", "keep my data"], "don't delete my data", "keep my data"),
+        (["delete my data", "keep my data"], "please do not keep my data", "delete my data"),
+        (["red", "green", "blue"], "not red", None),  # of three, a refusal does not say which
+        (["red", "green", "blue"], "not red but blue", "blue"),
+    ],
+)
+def test_an_option_named_in_a_negated_clause_is_refused(options: list[str], text: str, fit: str | None) -> None:
+    assert Expectation(type="choice", options=options).fit(text) == fit
+
+
+def _confirmer(said: list[str]) -> ReactAgent:
+    """A ReAct agent whose tool keeps the data only on yes (what a person says is recorded in ``said``)."""
+    from podium import AIMessage, ToolMessage
+    from podium.testing import FunctionModel, tool_call
+
+    async def clean_up(ctx: RunContext[object]) -> str:
+        """Clean up the account."""
+        answer = await ctx.ask("Keep your data?", expectation=Expectation(type="choice", options=["yes", "no"]))
+        said.append(answer)
+        return "kept" if answer == "yes" else "deleted"
+
+    def reply(messages: list[object], request: object) -> AIMessage:
+        last = messages[-1]
+        if isinstance(last, ToolMessage):
+            return AIMessage(content=f"[{'error' if last.is_error else 'ok'}] {last.content}")
+        return AIMessage(tool_calls=[tool_call("clean_up", {})])
+
+    return ReactAgent("cleaner", FunctionModel(reply), [clean_up])
+
+
+@pytest.mark.parametrize("text", ["never mind", "cancel", "stop", "forget it"])
+async def test_a_decline_of_a_yes_or_no_question_is_no_answer_at_all(text: str) -> None:
+    said: list[str] = []
+    agent = _confirmer(said)
+    runtime = Runtime(MemoryStore())
+    asked = await runtime.run(agent, "clean up")
+    done = await runtime.resume(agent, asked.thread_id, text)
+    assert not said  # the tool never took it for "no" (its destructive branch)
+    assert done.output.startswith("[error] The user declined to answer the question 'Keep your data?'")
+
+
+@pytest.mark.parametrize(("text", "answer"), [("no thanks", "no"), ("not now", "no"), ("nope", "no"), ("yes", "yes")])
+async def test_a_plain_yes_or_no_still_answers(text: str, answer: str) -> None:
+    said: list[str] = []
+    agent = _confirmer(said)
+    runtime = Runtime(MemoryStore())
+    asked = await runtime.run(agent, "clean up")
+    await runtime.resume(agent, asked.thread_id, text)
+    assert said == [answer]
+
+
+async def test_a_decline_of_a_free_text_question_is_not_taken_as_its_answer() -> None:
+    from podium import AIMessage, ToolMessage
+    from podium.testing import FunctionModel, tool_call
+
+    noted: list[str] = []
+
+    async def take_note(ctx: RunContext[object]) -> str:
+        """Take a note."""
+        noted.append(await ctx.ask("What should the note say?"))
+        return "saved"
+
+    def reply(messages: list[object], request: object) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content=str(messages[-1].content))
+        return AIMessage(tool_calls=[tool_call("take_note", {})])
+
+    agent = ReactAgent("notes", FunctionModel(reply), [take_note])
+    runtime = Runtime(MemoryStore())
+    asked = await runtime.run(agent, "note something")
+    done = await runtime.resume(agent, asked.thread_id, "never mind")
+    assert not noted and "declined to answer" in done.output

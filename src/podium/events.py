@@ -79,12 +79,13 @@ class Expectation:
 
         A ``choice`` takes an option given alone (case and end punctuation aside), its number, or the one option the
         text names as a word ("Yes, please" is ``yes``; "yes or no" names two and fits neither), and answers with
-        the option as written; a choice of yes or no also takes yes and no as people say them ("yeah", "sure, go
-        ahead", "nope", and "never mind" for no: :func:`podium.human.yes_or_no`). A ``pattern`` needs a match of
-        ``pattern`` in the text, or in the text with the gaps people type inside codes taken out ("P 123 456":
-        :func:`podium.human.joined_codes`, then the answer); ``text`` takes anything. The text itself is the answer
-        of a pattern or a text. An ``approval`` answers ``"approve"``, ``"reject"``, ``"reject: <why>"`` or
-        ``"edit: <arguments as JSON>"`` (:func:`podium.human.approval`).
+        the option as written. An option named in a negated clause is refused ("I don't want Motor"), and in a
+        choice of two the other one is meant ("not home"). A choice of yes or no also takes yes and no as people
+        say them ("yeah", "sure, go ahead", "nope", and "never mind" for no: :func:`podium.human.yes_or_no`). A
+        ``pattern`` needs a match of ``pattern`` in the text, or in the text with the gaps people type inside codes
+        taken out ("P 123 456": :func:`podium.human.joined_codes`, then the answer); ``text`` takes anything. The
+        text itself is the answer of a pattern or a text. An ``approval`` answers ``"approve"``, ``"reject"``,
+        ``"reject: <why>"`` or ``"edit: <arguments as JSON>"`` (:func:`podium.human.approval`).
         """
         said = text.strip()
         if not said:
@@ -105,8 +106,7 @@ class Expectation:
                     return sides["yes" if verdict else "no"]
                 if re.match(r"(?:yes|yeah|yep|ok(?:ay)?|sure)\b.*\b(?:but|except|instead|rather|change)\b", bare):
                     return None  # "yes, but make it Tuesday" is no plain yes: asked again, not taken as one
-            named = [o for o in self.options if re.search(rf"(?<!\w){re.escape(o.strip().lower())}(?!\w)", bare)]
-            return named[0] if len(named) == 1 else None
+            return _named(self.options, bare)
         if self.type == "pattern" and self.pattern:
             try:
                 if re.search(self.pattern, text):
@@ -143,6 +143,31 @@ class Expectation:
             pattern=data.get("pattern"),
             description=data.get("description", ""),
         )
+
+
+_NEGATED = re.compile(
+    r"\b(?:not|no|never|neither|nor|isn'?t|aren'?t|wasn'?t|don'?t|doesn'?t|won'?t|rather\s+than|instead\s+of)\b"
+)
+_CLAUSES = re.compile(r"[,;:.!?()\u2013\u2014]|\s-\s|\bbut\b|\bso\b")
+
+
+def _named(options: list[str], said: str) -> str | None:
+    """The one option ``said`` (lowercase) names as a word outside a negated clause; in a choice of two, the other
+    option when the one named is refused ("not home" of home or motor: motor); else ``None``."""
+
+    def names(option: str, text: str) -> bool:
+        return re.search(rf"(?<!\w){re.escape(option.strip().lower())}(?!\w)", text) is not None
+
+    clauses = [c for c in _CLAUSES.split(said) if c.strip()]
+    refused = " | ".join(c for c in clauses if _NEGATED.search(c))
+    meant = " | ".join(c for c in clauses if not _NEGATED.search(c))
+    named = [o for o in options if names(o, meant)]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        return None  # two options named: ambiguous
+    rest = [o for o in options if not names(o, refused)]
+    return rest[0] if len(options) == 2 and len(rest) == 1 else None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -162,10 +162,11 @@ def declines(text: str) -> bool:
     return _DECLINE.match(straight(text)) is not None
 
 
-def yes_or_no(text: str) -> bool | None:
+def yes_or_no(text: str, *, declines_as_no: bool = True) -> bool | None:
     """``True`` when ``text`` says yes ("y", "yeah", "sure", "ok", "go ahead", "yes please"), ``False`` when it says
-    no ("n", "nope", "nah", "not now", "no thanks", and a decline: "never mind", "cancel"), ``None`` otherwise
-    (anything more than that: "yes but make it Tuesday" is neither)."""
+    no ("n", "nope", "nah", "not now", "no thanks", and a decline: "never mind", "cancel", unless
+    ``declines_as_no`` is false), ``None`` otherwise (anything more than that: "yes but make it Tuesday" is
+    neither)."""
     said = straight(text).strip().lower().rstrip(".!")
     if not said:
         return None
@@ -175,7 +176,7 @@ def yes_or_no(text: str) -> bool | None:
         return None
     if _YES_PHRASES.match(said):
         return True
-    if said in _NO or _NO_PHRASES.match(said) or declines(said):
+    if said in _NO or _NO_PHRASES.match(said) or (declines_as_no and declines(said)):
         return False
     return None
 

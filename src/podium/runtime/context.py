@@ -30,7 +30,7 @@ from podium.events import (
     SideChannel,
     StepRecorded,
 )
-from podium.human import EMERGENCY_REPLY, declines, emergency
+from podium.human import EMERGENCY_REPLY, declines, emergency, yes_or_no
 from podium.messages import Message, ToolCall, ToolMessage, Usage, valid_history
 from podium.models.base import Model, ModelRequest, ModelResponse
 from podium.runtime.execution import call_model, call_tools
@@ -313,12 +313,14 @@ class RunContext(Injectable, Generic[DepsT]):
             if emergency(said):  # said while a question waits: the person is sent to emergency services first
                 asked, question = f"{key}~{attempt}", f"{EMERGENCY_REPLY}\n\n{prompt}"
                 continue
+            if _declined(said, expectation):
+                raise QuestionDeclined(prompt, said)
             if expectation is None:
                 return said
             fit = expectation.fit(said)
             if fit is not None:
                 return fit
-            if declines(said):
+            if declines(said):  # "no thanks" to a question it does not answer: declined all the same
                 raise QuestionDeclined(prompt, said)
             asked, question = f"{key}~{attempt}", f"{prompt} (Please answer {expectation.hint()}.)"
         raised = journal.get(asked)
@@ -388,3 +390,15 @@ class RunContext(Injectable, Generic[DepsT]):
             tool_context=tool_context,
             handle_errors=handle_errors,
         )
+
+
+def _declined(said: str, expectation: Expectation | None) -> bool:
+    """Whether ``said`` declines the question rather than answering it: "never mind", "cancel", "stop" (never a
+    plain no, "no thanks", which answers a yes-or-no question; never an option said as it is; an approval reads a
+    decline as a rejection)."""
+    if not declines(said) or yes_or_no(said, declines_as_no=False) is not None:
+        return False
+    if expectation is None:
+        return True
+    bare = said.strip().rstrip(".!").strip().lower()
+    return expectation.type != "approval" and all(o.strip().lower() != bare for o in expectation.options)
