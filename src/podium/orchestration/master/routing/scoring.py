@@ -32,6 +32,24 @@ _ID = re.compile(r"\b([A-Za-z]{1,5})[-#]?(\d{3,})\b")
 _DESCRIBED_ID = re.compile(r"\b([A-Z]{1,5})(?:-\s|\s+(?:and|followed\s+by|plus|then)\s+(?:\w+\s+){0,2}digits)")
 
 
+def _blend(lexical: list[float], cosines: Any) -> Any:
+    """Lexical and embedding similarities averaged per document (a negative cosine counts as 0), in float64 as
+    Python would compute them one by one."""
+    import numpy as np
+
+    return 0.5 * np.array(lexical) + 0.5 * np.maximum(cosines.astype(np.float64), 0.0)
+
+
+def _members(groups: Iterable[list[int]]) -> Any:
+    """A matrix with a row of document numbers per label (short rows repeat their first document), so that
+    ``scores[matrix].max(axis=1)`` is each label's best score."""
+    import numpy as np
+
+    rows = list(groups)
+    width = max(map(len, rows), default=0)
+    return np.array([row + row[:1] * (width - len(row)) for row in rows], dtype=np.intp)
+
+
 def identifier_prefixes(text: str, *, described: bool = False) -> set[str]:
     """The letter prefixes of identifiers in ``text`` ("INV-40213" gives ``inv``), lowercased.
 
@@ -75,23 +93,25 @@ class SemanticIndex:
         self.prefixes: dict[str, set[str]] = {}
         for label, text in documents:
             self.prefixes.setdefault(label, set()).update(identifier_prefixes(text, described=True))
+        self._groups: dict[str, list[int]] = {}
+        for doc, label in enumerate(self.labels):
+            self._groups.setdefault(label, []).append(doc)
+        self._members: Any = _members(self._groups.values()) if embedder is not None else None
 
-    def doc_scores(self, text: str) -> list[float]:
-        """Each document's similarity with ``text``, 0 to 1."""
+    def _label_scores(self, text: str) -> list[float]:
+        """Each label's best document score for ``text``, labels in the order of their first document."""
         lexical = self.lexical.doc_scores(text)
-        scores = [lexical.get(doc, 0.0) for doc in range(len(self.labels))]
-        if self.embedder is not None:
-            cosines = (self._vectors @ self.embedder.embed_one(text)).tolist()
-            scores = [0.5 * s + 0.5 * max(0.0, c) for s, c in zip(scores, cosines, strict=True)]
-        return scores
+        if self.embedder is None:
+            return [max(map(lexical.__getitem__, docs)) for docs in self._groups.values()]
+        blended = _blend(lexical, self._vectors @ self.embedder.embed_one(text))
+        return list(blended[self._members].max(axis=1).tolist())
 
     def scores(self, text: str, labels: Iterable[str] | None = None) -> dict[str, float]:
         """Each label's best document score for ``text`` plus identifier evidence, restricted to ``labels``."""
-        allowed = None if labels is None else set(labels)
-        best: dict[str, float] = {}
-        for label, score in zip(self.labels, self.doc_scores(text), strict=True):
-            if (allowed is None or label in allowed) and score > best.get(label, -1.0):
-                best[label] = score
+        best = dict(zip(self._groups, self._label_scores(text), strict=True))
+        if labels is not None:
+            allowed = set(labels)
+            best = {label: score for label, score in best.items() if label in allowed}
         said = identifier_prefixes(text)
         if said:
             for label in best:
@@ -104,20 +124,17 @@ class SemanticIndex:
         wanted = set(labels)
         own: list[float] = []
         other: list[float] = []
-        counts = {label: self.labels.count(label) for label in set(self.labels)}
-        cosines = (self._vectors @ self._vectors.T).tolist() if self.embedder is not None else None
-        usable = [d for d, label in enumerate(self.labels) if label in wanted and counts[label] >= 2]
+        cosines = self._vectors @ self._vectors.T if self.embedder is not None else None
+        usable = [d for d, label in enumerate(self.labels) if label in wanted and len(self._groups[label]) >= 2]
         step = max(1, len(usable) // _CALIBRATION_SAMPLE)  # many tools: an even sample is enough for quantiles
         for doc in usable[::step]:
-            label, text = self.labels[doc], self.texts[doc]
-            lexical = self.lexical.doc_scores(text)
-            scores = [lexical.get(d, 0.0) for d in range(len(self.labels))]
+            label = self.labels[doc]
+            scores = self.lexical.doc_scores(self.texts[doc])
             if cosines is not None:
-                scores = [0.5 * s + 0.5 * max(0.0, c) for s, c in zip(scores, cosines[doc], strict=True)]
-            same = max(s for d, s in enumerate(scores) if d != doc and self.labels[d] == label)
-            rest = [s for d, s in enumerate(scores) if self.labels[d] != label and self.labels[d] in wanted]
-            own.append(same)
-            other.append(max(rest, default=0.0))
+                scores = _blend(scores, cosines[doc]).tolist()
+            own.append(max(scores[d] for d in self._groups[label] if d != doc))
+            rivals = (docs for name, docs in self._groups.items() if name != label and name in wanted)
+            other.append(max((max(map(scores.__getitem__, docs)) for docs in rivals), default=0.0))
         if len(own) < 4:  # too few examples to learn from: safe defaults
             return Calibration(route=0.3, switch=0.4, margin=0.08, typical=0.6, examples=len(own))
         own.sort()

@@ -12,7 +12,6 @@ import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 __all__ = ["STOPWORDS", "TfIdfIndex", "content_words", "features", "spoken", "stem", "words"]
 
@@ -117,17 +116,12 @@ def features(text: str, *, stopwords: bool = False) -> dict[str, float]:
     return out
 
 
-@dataclass(slots=True)
-class _Posting:
-    doc: int
-    weight: float
-
-
 class TfIdfIndex:
     """Labelled documents, scored against a query by cosine similarity of TF-IDF vectors.
 
     A label (a tool name) may have several documents (its description, each example); its score is the best of
-    its documents'.
+    its documents'. Each feature keeps the list of documents that have it with their weights (its postings), so a
+    query only visits the documents that share a feature with it.
     """
 
     __slots__ = ("_default_idf", "_idf", "_labels", "_postings", "_stopwords")
@@ -144,39 +138,33 @@ class TfIdfIndex:
         total = len(counted)
         self._idf = {key: math.log((total + 1) / (df + 1)) + 1.0 for key, df in frequency.items()}
         self._default_idf = math.log(total + 1) + 1.0
-        self._postings: dict[str, list[_Posting]] = {}
+        self._postings: dict[str, list[tuple[int, float]]] = {}
         for number, vector in enumerate(counted):
-            weighted = {key: value * self._idf[key] for key, value in vector.items()}
-            norm = math.sqrt(sum(v * v for v in weighted.values())) or 1.0
-            for key, value in weighted.items():
-                self._postings.setdefault(key, []).append(_Posting(number, value / norm))
+            for key, weight in self._unit(vector, self._idf):
+                self._postings.setdefault(key, []).append((number, weight))
 
-    def doc_scores(self, text: str) -> dict[int, float]:
-        """Each document's cosine similarity with ``text`` (0 to 1), by document number; absent means 0."""
-        vector = features(text, stopwords=self._stopwords)
-        if not vector:
-            return {}
-        weighted = {key: value * self._idf.get(key, self._default_idf) for key, value in vector.items()}
-        norm = math.sqrt(sum(v * v for v in weighted.values())) or 1.0
-        per_doc: dict[int, float] = {}
-        for key, value in weighted.items():
-            postings = self._postings.get(key)
-            if postings is None:
-                continue
-            q = value / norm
-            for posting in postings:
-                per_doc[posting.doc] = per_doc.get(posting.doc, 0.0) + q * posting.weight
-        return {doc: min(score, 1.0) for doc, score in per_doc.items()}
+    @staticmethod
+    def _unit(vector: dict[str, float], idf: dict[str, float], default_idf: float = 0.0) -> list[tuple[str, float]]:
+        """``vector`` weighted by ``idf`` (``default_idf`` for a feature it lacks), scaled to length 1."""
+        weighted = [(key, value * idf.get(key, default_idf)) for key, value in vector.items()]
+        norm = math.sqrt(sum(v * v for _, v in weighted)) or 1.0
+        return [(key, value / norm) for key, value in weighted]
+
+    def doc_scores(self, text: str) -> list[float]:
+        """Each document's cosine similarity with ``text`` (0 to 1), by document number."""
+        per_doc = [0.0] * len(self._labels)
+        postings = self._postings
+        for key, q in self._unit(features(text, stopwords=self._stopwords), self._idf, self._default_idf):
+            for doc, weight in postings.get(key, ()):
+                per_doc[doc] += q * weight
+        return per_doc if max(per_doc, default=0.0) <= 1.0 else [min(score, 1.0) for score in per_doc]
 
     def scores(self, text: str, labels: Iterable[str] | None = None) -> dict[str, float]:
-        """Each label's best cosine similarity with ``text`` (0 to 1), restricted to ``labels`` if given."""
-        per_doc = self.doc_scores(text)
+        """Each label's best cosine similarity with ``text`` (0 to 1), restricted to ``labels`` if given; a label
+        sharing no feature with ``text`` is left out."""
         allowed = None if labels is None else set(labels)
         best: dict[str, float] = {}
-        for doc, score in per_doc.items():
-            label = self._labels[doc]
-            if allowed is not None and label not in allowed:
-                continue
-            if score > best.get(label, 0.0):
-                best[label] = min(score, 1.0)
+        for label, score in zip(self._labels, self.doc_scores(text), strict=True):
+            if (allowed is None or label in allowed) and score > best.get(label, 0.0):
+                best[label] = score
         return best
