@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import re
 import weakref
-from dataclasses import replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium.events import Expectation
@@ -76,6 +77,8 @@ _OPPOSITES = [
     ("buy", "sell"), ("increas", "decreas"), ("rais", "lower"), ("includ", "exclud"),
     ("start", "stop"), ("continu", "stop"), ("continu", "discontinu"), ("pay", "refund"),
 ]  # fmt: skip
+_VERBS = tuple(dict.fromkeys(verb for pair in _OPPOSITES for verb in pair))
+"""The word roots of :data:`_OPPOSITES`, each once."""
 INTENT_MIN = 0.3
 """The score an intent ("what can you do?", "never mind") needs, besides beating every tool (by 0.1 below 0.5)."""
 OPTION_MIN = 0.35
@@ -109,8 +112,10 @@ def _quote(text: str, limit: int = 80) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-def _roots(text: str) -> set[str]:
-    return {stem(w) for w in words(text)}
+def _verbs(texts: Iterable[str]) -> frozenset[str]:
+    """The roots of :data:`_VERBS` that begin a word root of ``texts`` (a tool's description and examples)."""
+    roots = {stem(w) for text in texts for w in words(text)}
+    return frozenset(verb for verb in _VERBS if any(root.startswith(verb) for root in roots))
 
 
 _ASKING_INFO = re.compile(r"^\s*(?:what|when|where|which|how|who|whose|why)\b", re.IGNORECASE)
@@ -154,18 +159,30 @@ def guardrail(text: str) -> Decision | None:
     return None
 
 
-def _contradiction(text: str, tool: set[str]) -> str | None:
-    """A verb of ``text`` (as written) whose opposite the tool's word roots include and which they never include
-    themselves. A question asking for information ("what time do you close?") contradicts nothing."""
+def _contradiction(text: str, tool: frozenset[str]) -> str | None:
+    """A verb of ``text`` (as written) whose opposite begins some of the tool's word roots while the verb itself
+    begins none (``tool``: the tool's roots of :data:`_VERBS`, see :func:`_verbs`). A question asking for
+    information ("what time do you close?") contradicts nothing."""
     if _ASKING_INFO.match(text):
         return None
-    said = {stem(w): w for w in words(text)}
+    said = [(root, w) for root, w in {stem(w): w for w in words(text)}.items() if root.startswith(_VERBS)]
     for first, second in _OPPOSITES:
         for mine, theirs in ((first, second), (second, first)):
-            hit = next((w for root, w in said.items() if root.startswith(mine)), None)
-            if hit and any(w.startswith(theirs) for w in tool) and not any(w.startswith(mine) for w in tool):
-                return hit
+            if theirs in tool and mine not in tool:
+                hit = next((w for root, w in said if root.startswith(mine)), None)
+                if hit:
+                    return hit
     return None
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """What a router derives from one tool set, once."""
+
+    index: SemanticIndex
+    calibration: Calibration
+    verbs: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Each tool's roots of :data:`_VERBS` (see :func:`_verbs`), filled as tools are checked for contradictions."""
 
 
 class Router(Classifier):
@@ -196,9 +213,7 @@ class Router(Classifier):
         self.route_threshold = route_threshold
         self.switch_threshold = switch_threshold
         self.max_chars = max_chars
-        self._indexes: weakref.WeakKeyDictionary[ToolCatalog, tuple[SemanticIndex, Calibration]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._indexes: weakref.WeakKeyDictionary[ToolCatalog, _Prepared] = weakref.WeakKeyDictionary()
 
     async def classify(self, ctx: RunContext[Any], query: Query) -> Decision:
         return self.decide(query)
@@ -212,11 +227,11 @@ class Router(Classifier):
 
     def index(self, catalog: ToolCatalog) -> SemanticIndex:
         """The similarity index of ``catalog`` (built, and the thresholds calibrated, once per catalog)."""
-        return self._prepared(catalog)[0]
+        return self._prepared(catalog).index
 
     def calibration(self, catalog: ToolCatalog) -> Calibration:
         """The thresholds in use for ``catalog`` (calibrated, unless given to the constructor)."""
-        found = self._prepared(catalog)[1]
+        found = self._prepared(catalog).calibration
         return Calibration(
             route=self.route_threshold if self.route_threshold is not None else found.route,
             switch=self.switch_threshold if self.switch_threshold is not None else found.switch,
@@ -225,7 +240,7 @@ class Router(Classifier):
             examples=found.examples,
         )
 
-    def _prepared(self, catalog: ToolCatalog) -> tuple[SemanticIndex, Calibration]:
+    def _prepared(self, catalog: ToolCatalog) -> _Prepared:
         prepared = self._indexes.get(catalog)
         if prepared is None:
             documents: list[tuple[str, str]] = []
@@ -234,7 +249,7 @@ class Router(Classifier):
                 documents.append((profile.name, f"{head}. {profile.description} {profile.introduction}"))
                 documents.extend((profile.name, example) for example in profile.examples)
             index = SemanticIndex(documents, self._embedder())
-            prepared = (index, index.calibrate(catalog.names))
+            prepared = _Prepared(index, index.calibrate(catalog.names))
             intent_scores("hello")  # builds the intents' shared index now, not on the first message
             self._indexes[catalog] = prepared
         return prepared
@@ -251,15 +266,16 @@ class Router(Classifier):
         second = ranked[1][0] if len(ranked) > 1 else 0.0
         return ranked[0][1] if ranked[0][0] >= OPTION_MIN and ranked[0][0] - second >= 0.2 else None
 
-    def _roots_of(self, catalog: ToolCatalog, tool: str) -> set[str]:
-        """The word roots of a tool's description and examples (cached with the index)."""
-        index = self.index(catalog)
-        cache: dict[str, set[str]] = index.__dict__.setdefault("_roots", {})
-        if tool not in cache:
-            cache[tool] = set().union(
-                *(_roots(t) for label, t in zip(index.labels, index.texts, strict=True) if label == tool)
+    def _verbs_of(self, catalog: ToolCatalog, tool: str) -> frozenset[str]:
+        """The roots of :data:`_VERBS` in a tool's description and examples (found once per tool)."""
+        prepared = self._prepared(catalog)
+        found = prepared.verbs.get(tool)
+        if found is None:
+            index = prepared.index
+            found = prepared.verbs[tool] = _verbs(
+                t for label, t in zip(index.labels, index.texts, strict=True) if label == tool
             )
-        return cache[tool]
+        return found
 
     def scores(self, query: Query) -> list[tuple[str, float]]:
         """The candidate tools ranked by similarity to the query's text, best first.
@@ -331,8 +347,8 @@ class Router(Classifier):
             fit = fit_expectation(pending.expectation, text)
             if fit is not None and is_question(text) and _beside(text, fit) > 1:
                 fit = None  # "what time does the pharmacy open?" names an option but asks something else
-            roots = self._roots_of(query.catalog, pending.tool)
-            opposite = _contradiction(text, roots) if len(words(text)) >= 3 else None
+            verbs = self._verbs_of(query.catalog, pending.tool)
+            opposite = _contradiction(text, verbs) if len(words(text)) >= 3 else None
             if opposite is not None:
                 why = f"it asks to {opposite}, and {spoken(pending.tool)} does the opposite"
                 return _refuse(text, "contradiction", why, 0.5)
@@ -388,7 +404,7 @@ class Router(Classifier):
             if intent == ABANDON and says_stop(text) and (pending is not None or intents[intent] >= 0.5):
                 return Decision(kind="abandon", confidence=sure, rationale="The message abandons the pending task.")
         if best:
-            opposite = _contradiction(text, self._roots_of(query.catalog, best))
+            opposite = _contradiction(text, self._verbs_of(query.catalog, best))
             if opposite is not None and score >= cal.route * 0.75:
                 why = f"it asks to {opposite}, and {spoken(best)} does the opposite"
                 if pending is not None:
