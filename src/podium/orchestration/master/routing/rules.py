@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from podium.events import Expectation
-from podium.human import cancels, emergency, joined_codes, straight
+from podium.human import Caseless, cancels, emergency, joined_codes, straight
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, INTENTS
 from podium.orchestration.master.routing.scoring import SemanticIndex
 from podium.orchestration.master.routing.text import STOPWORDS, stem, words
@@ -32,18 +32,16 @@ __all__ = [
     "small_talk",
 ]
 
-_HARMFUL = re.compile(
+_HARMFUL = Caseless(
     r"\b(fraud\w*|scam\w*|launder\w*|embezzl\w*|brib\w*|forg(e|ed|ery|ing)|counterfeit\w*|steal\w*|stole|"
     r"kill\w*|murder\w*|bomb\w*|explosive\w*|weapon\w*|terror\w*|poison\w*|hack(ing|s)?|malware|ransomware|"
     r"phish\w*|extort\w*|blackmail\w*|arson|keylogger\w*|spyware|stalk\w*|dox\w*|exfiltrat\w*|unauthori[sz]ed|"
-    r"brute[\s-]?forc\w*)\b",
-    re.IGNORECASE,
+    r"brute[\s-]?forc\w*)\b"
 )
 # Talking *about* a harmful act to fight it is fine for an insurance investigator.
-_PROTECTIVE = re.compile(
+_PROTECTIVE = Caseless(
     r"\b(report\w*|investigat\w*|detect\w*|prevent\w*|suspect\w*|suspicious|flag\w*|identify\w*|spot\w*|"
-    r"victim\w*|protect\w*|avoid\w*)\b",
-    re.IGNORECASE,
+    r"victim\w*|protect\w*|avoid\w*)\b"
 )
 
 _REQUEST_START = re.compile(
@@ -153,10 +151,8 @@ def harmful_term(text: str) -> str | None:
 
     Mentions in a protective sense ("report fraud", "investigate a suspected scam") are allowed.
     """
-    found = _HARMFUL.search(text)
-    if found is None or _PROTECTIVE.search(text):
-        return None
-    return found.group(0)
+    found = _HARMFUL.find(text)
+    return None if found is None or _PROTECTIVE.find(text) is not None else found
 
 
 def _intent_index() -> SemanticIndex:
