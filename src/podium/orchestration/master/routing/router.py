@@ -35,6 +35,7 @@ import re
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium.events import Expectation
@@ -294,7 +295,7 @@ class Router(Classifier):
                     weight = 1.0 if looks_like_request(sentence) else TOLD
                     for tool, score in index.scores(sentence, query.candidates).items():
                         found[tool] = max(found.get(tool, 0.0), score * weight)
-        return sorted(found.items(), key=lambda item: (-item[1], item[0]))
+        return sorted(sorted(found.items()), key=itemgetter(1), reverse=True)  # ties by name: the sort is stable
 
     def decide(self, query: Query) -> Decision:
         """The decision for ``query`` (synchronous: the router never waits on anything)."""

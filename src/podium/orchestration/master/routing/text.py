@@ -107,13 +107,19 @@ def features(text: str, *, stopwords: bool = False) -> dict[str, float]:
     for word in kept:
         if word.isdigit():
             continue
-        padded = f" {word} "
-        grams = len(padded) - 2
-        share = _GRAM_WEIGHT / max(grams, 1) * 3  # a word's trigrams together weigh about one word
-        for i in range(grams):
-            key = "c:" + padded[i : i + 3]
+        keys, share = _trigrams(word)
+        for key in keys:
             out[key] = out.get(key, 0.0) + share
     return out
+
+
+@functools.lru_cache(maxsize=8192)
+def _trigrams(word: str) -> tuple[tuple[str, ...], float]:
+    """The ``c:`` features of a word (its character trigrams, padded with a space each side) and the weight of
+    each, so that together they weigh about one word (kept for a vocabulary's worth of words, as :func:`stem`)."""
+    padded = f" {word} "
+    grams = len(padded) - 2
+    return tuple("c:" + padded[i : i + 3] for i in range(grams)), _GRAM_WEIGHT / max(grams, 1) * 3
 
 
 class TfIdfIndex:
@@ -147,7 +153,7 @@ class TfIdfIndex:
     def _unit(vector: dict[str, float], idf: dict[str, float], default_idf: float = 0.0) -> list[tuple[str, float]]:
         """``vector`` weighted by ``idf`` (``default_idf`` for a feature it lacks), scaled to length 1."""
         weighted = [(key, value * idf.get(key, default_idf)) for key, value in vector.items()]
-        norm = math.sqrt(sum(v * v for _, v in weighted)) or 1.0
+        norm = math.sqrt(sum([v * v for _, v in weighted])) or 1.0
         return [(key, value / norm) for key, value in weighted]
 
     def doc_scores(self, text: str) -> list[float]:
