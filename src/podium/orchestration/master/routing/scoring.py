@@ -129,7 +129,7 @@ class SemanticIndex:
         step = max(1, len(usable) // _CALIBRATION_SAMPLE)  # many tools: an even sample is enough for quantiles
         for doc in usable[::step]:
             label = self.labels[doc]
-            scores = self.lexical.doc_scores(self.texts[doc])
+            scores = self.lexical.doc_scores_of(doc)
             if cosines is not None:
                 scores = _blend(scores, cosines[doc]).tolist()
             own.append(max(scores[d] for d in self._groups[label] if d != doc))

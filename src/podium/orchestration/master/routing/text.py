@@ -130,7 +130,7 @@ class TfIdfIndex:
     query only visits the documents that share a feature with it.
     """
 
-    __slots__ = ("_default_idf", "_idf", "_labels", "_postings", "_stopwords")
+    __slots__ = ("_default_idf", "_idf", "_labels", "_postings", "_stopwords", "_units")
 
     def __init__(self, documents: Sequence[tuple[str, str]], *, stopwords: bool = False) -> None:
         """Index ``documents``, given as ``(label, text)`` pairs (``stopwords``: keep them as features)."""
@@ -144,9 +144,10 @@ class TfIdfIndex:
         total = len(counted)
         self._idf = {key: math.log((total + 1) / (df + 1)) + 1.0 for key, df in frequency.items()}
         self._default_idf = math.log(total + 1) + 1.0
+        self._units = [self._unit(vector, self._idf) for vector in counted]
         self._postings: dict[str, list[tuple[int, float]]] = {}
-        for number, vector in enumerate(counted):
-            for key, weight in self._unit(vector, self._idf):
+        for number, unit in enumerate(self._units):
+            for key, weight in unit:
                 self._postings.setdefault(key, []).append((number, weight))
 
     @staticmethod
@@ -158,9 +159,17 @@ class TfIdfIndex:
 
     def doc_scores(self, text: str) -> list[float]:
         """Each document's cosine similarity with ``text`` (0 to 1), by document number."""
+        return self._similarities(self._unit(features(text, stopwords=self._stopwords), self._idf, self._default_idf))
+
+    def doc_scores_of(self, number: int) -> list[float]:
+        """Each document's cosine similarity with document ``number``: :meth:`doc_scores` of its text."""
+        return self._similarities(self._units[number])
+
+    def _similarities(self, unit: list[tuple[str, float]]) -> list[float]:
+        """Each document's dot product with the unit vector ``unit`` (at most 1), by document number."""
         per_doc = [0.0] * len(self._labels)
         postings = self._postings
-        for key, q in self._unit(features(text, stopwords=self._stopwords), self._idf, self._default_idf):
+        for key, q in unit:
             for doc, weight in postings.get(key, ()):
                 per_doc[doc] += q * weight
         return per_doc if max(per_doc, default=0.0) <= 1.0 else [min(score, 1.0) for score in per_doc]
