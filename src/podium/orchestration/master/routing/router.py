@@ -113,10 +113,13 @@ def _quote(text: str, limit: int = 80) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-def _verbs(texts: Iterable[str]) -> frozenset[str]:
-    """The roots of :data:`_VERBS` that begin a word root of ``texts`` (a tool's description and examples)."""
+def _opposed(texts: Iterable[str]) -> tuple[str, ...]:
+    """The verbs (roots of :data:`_OPPOSITES`) that contradict a tool, in the order of :data:`_OPPOSITES`: their
+    opposite begins a word root of its description and examples (``texts``) and they begin none."""
     roots = {stem(w) for text in texts for w in words(text)}
-    return frozenset(verb for verb in _VERBS if any(root.startswith(verb) for root in roots))
+    found = {verb for verb in _VERBS if any(root.startswith(verb) for root in roots)}
+    pairs = [pair for first, second in _OPPOSITES for pair in ((first, second), (second, first))]
+    return tuple(dict.fromkeys(mine for mine, theirs in pairs if theirs in found and mine not in found))
 
 
 _ASKING_INFO = re.compile(r"^\s*(?:what|when|where|which|how|who|whose|why)\b", re.IGNORECASE)
@@ -160,19 +163,17 @@ def guardrail(text: str) -> Decision | None:
     return None
 
 
-def _contradiction(text: str, tool: frozenset[str]) -> str | None:
-    """A verb of ``text`` (as written) whose opposite begins some of the tool's word roots while the verb itself
-    begins none (``tool``: the tool's roots of :data:`_VERBS`, see :func:`_verbs`). A question asking for
-    information ("what time do you close?") contradicts nothing."""
-    if _ASKING_INFO.match(text):
+def _contradiction(text: str, opposed: tuple[str, ...]) -> str | None:
+    """A word of ``text`` (as written) whose root begins with a verb that contradicts the tool (``opposed``, see
+    :func:`_opposed`), the first such verb first. A question asking for information ("what time do you close?")
+    contradicts nothing."""
+    if not opposed or _ASKING_INFO.match(text):
         return None
-    said = [(root, w) for root, w in {stem(w): w for w in words(text)}.items() if root.startswith(_VERBS)]
-    for first, second in _OPPOSITES:
-        for mine, theirs in ((first, second), (second, first)):
-            if theirs in tool and mine not in tool:
-                hit = next((w for root, w in said if root.startswith(mine)), None)
-                if hit:
-                    return hit
+    said = {stem(w): w for w in words(text)}
+    for mine in opposed:
+        hit = next((w for root, w in said.items() if root.startswith(mine)), None)
+        if hit:
+            return hit
     return None
 
 
@@ -182,8 +183,8 @@ class _Prepared:
 
     index: SemanticIndex
     calibration: Calibration
-    verbs: dict[str, frozenset[str]] = field(default_factory=dict)
-    """Each tool's roots of :data:`_VERBS` (see :func:`_verbs`), filled as tools are checked for contradictions."""
+    opposed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The verbs that contradict each tool (see :func:`_opposed`), filled as tools are checked for contradictions."""
 
 
 class Router(Classifier):
@@ -267,15 +268,14 @@ class Router(Classifier):
         second = ranked[1][0] if len(ranked) > 1 else 0.0
         return ranked[0][1] if ranked[0][0] >= OPTION_MIN and ranked[0][0] - second >= 0.2 else None
 
-    def _verbs_of(self, catalog: ToolCatalog, tool: str) -> frozenset[str]:
-        """The roots of :data:`_VERBS` in a tool's description and examples (found once per tool)."""
+    def _opposed_to(self, catalog: ToolCatalog, tool: str) -> tuple[str, ...]:
+        """The verbs that contradict a tool (see :func:`_opposed`; found once per tool)."""
         prepared = self._prepared(catalog)
-        found = prepared.verbs.get(tool)
+        found = prepared.opposed.get(tool)
         if found is None:
             index = prepared.index
-            found = prepared.verbs[tool] = _verbs(
-                t for label, t in zip(index.labels, index.texts, strict=True) if label == tool
-            )
+            texts = (text for label, text in zip(index.labels, index.texts, strict=True) if label == tool)
+            found = prepared.opposed[tool] = _opposed(texts)
         return found
 
     def scores(self, query: Query) -> list[tuple[str, float]]:
@@ -348,8 +348,8 @@ class Router(Classifier):
             fit = fit_expectation(pending.expectation, text)
             if fit is not None and is_question(text) and _beside(text, fit) > 1:
                 fit = None  # "what time does the pharmacy open?" names an option but asks something else
-            verbs = self._verbs_of(query.catalog, pending.tool)
-            opposite = _contradiction(text, verbs) if len(words(text)) >= 3 else None
+            opposed = self._opposed_to(query.catalog, pending.tool)
+            opposite = _contradiction(text, opposed) if len(words(text)) >= 3 else None
             if opposite is not None:
                 why = f"it asks to {opposite}, and {spoken(pending.tool)} does the opposite"
                 return _refuse(text, "contradiction", why, 0.5)
@@ -405,7 +405,7 @@ class Router(Classifier):
             if intent == ABANDON and says_stop(text) and (pending is not None or intents[intent] >= 0.5):
                 return Decision(kind="abandon", confidence=sure, rationale="The message abandons the pending task.")
         if best:
-            opposite = _contradiction(text, self._verbs_of(query.catalog, best))
+            opposite = _contradiction(text, self._opposed_to(query.catalog, best))
             if opposite is not None and score >= cal.route * 0.75:
                 why = f"it asks to {opposite}, and {spoken(best)} does the opposite"
                 if pending is not None:
