@@ -276,8 +276,8 @@ def _one_edit(a: str, b: str) -> bool:
     return any(b[:i] + b[i + 1 :] == a for i in range(len(b)))
 
 
-def _share(option: str, said: list[str]) -> float:
-    parts = _stems(option)
+def _share(parts: list[str], said: list[str]) -> float:
+    """The fraction of an option's word stems (``parts``) that ``said`` has, allowing prefixes and typos."""
     if not parts:
         return 0.0
     return sum(1 for p in parts if any(_same(p, w) for w in said)) / len(parts)
@@ -298,7 +298,8 @@ def _choice(options: list[str], text: str) -> str | None:
     if stripped.isdigit() and 1 <= int(stripped) <= len(options):
         return options[int(stripped) - 1]
     said_words = words(text)
-    abbreviated = [o for o in options if _initials(o) and _initials(o) in said_words]
+    initials = [_initials(o) for o in options]
+    abbreviated = [o for o, short in zip(options, initials, strict=True) if short and short in said_words]
     if len(abbreviated) == 1 and len(said_words) <= 4:  # "GP" for "General practice"
         return abbreviated[0]
     said: list[str] = []
@@ -308,11 +309,11 @@ def _choice(options: list[str], text: str) -> str | None:
     scored: list[tuple[float, str]] = []
     refused: list[str] = []
     for option in options:
-        if _share(option, negated) >= 0.5 and _share(option, said) < 0.5:
+        parts = _stems(option)
+        share = _share(parts, said)
+        if share < 0.5 and _share(parts, negated) >= 0.5:
             refused.append(option)
-            continue
-        share = _share(option, said)
-        if share >= 0.5:
+        elif share >= 0.5:
             scored.append((share, option))
     if not scored:
         rest = [o for o in options if o not in refused]

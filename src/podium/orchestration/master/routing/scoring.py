@@ -111,7 +111,8 @@ class SemanticIndex:
         best = dict(zip(self._groups, self._label_scores(text), strict=True))
         if labels is not None:
             allowed = set(labels)
-            best = {label: score for label, score in best.items() if label in allowed}
+            if not allowed.issuperset(best):
+                best = {label: score for label, score in best.items() if label in allowed}
         said = identifier_prefixes(text)
         if said:
             for label in best:
