@@ -205,6 +205,23 @@ def test_the_embedding_model_loads_offline_once_and_embeds_unit_vectors() -> Non
     assert max(index.scores("my login stopped working").items(), key=lambda item: item[1])[0] == "a"
 
 
+@pytest.mark.parametrize("embeddings", MODES)
+def test_a_label_scores_its_best_document_wherever_its_documents_are(embeddings: bool) -> None:
+    documents = [("a", "reset my password"), ("b", "order a monitor"), ("a", "I can't log in"), ("b", "new laptop")]
+    embedder = embedding_module.default_embedder() if embeddings else None
+    interleaved = SemanticIndex(documents, embedder)
+    grouped = SemanticIndex(sorted(documents, key=lambda document: document[0]), embedder)
+    for text in ("my login stopped working", "I need a laptop", "nothing alike"):
+        assert interleaved.scores(text) == pytest.approx(grouped.scores(text), abs=1e-9)
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+def test_a_router_without_tools_refuses_requests(embeddings: bool) -> None:
+    empty = ToolCatalog.of([])
+    decision = Router(embeddings=embeddings).decide(Query(text="book a flight", catalog=empty, candidates=()))
+    assert (decision.kind, decision.reason) == ("refuse", "out_of_scope")
+
+
 def test_without_the_model_the_router_falls_back_to_lexical_features(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PODIUM_ROUTER_EMBEDDINGS", "0")
     assert embedding_module.default_embedder() is None and Router().index(DESK).embedder is None

@@ -34,20 +34,35 @@ _DESCRIBED_ID = re.compile(r"\b([A-Z]{1,5})(?:-\s|\s+(?:and|followed\s+by|plus|t
 
 def _blend(lexical: list[float], cosines: Any) -> Any:
     """Lexical and embedding similarities averaged per document (a negative cosine counts as 0), in float64 as
-    Python would compute them one by one."""
+    Python would compute them one by one (``0.5 * lexical + 0.5 * cosine``)."""
     import numpy as np
 
-    return 0.5 * np.array(lexical) + 0.5 * np.maximum(cosines.astype(np.float64), 0.0)
+    blended = np.array(lexical, dtype=np.float64)
+    blended *= 0.5
+    half = np.maximum(cosines, 0.0, dtype=np.float64)
+    half *= 0.5
+    blended += half
+    return blended
 
 
-def _members(groups: Iterable[list[int]]) -> Any:
-    """A matrix with a row of document numbers per label (short rows repeat their first document), so that
-    ``scores[matrix].max(axis=1)`` is each label's best score."""
+def _runs(groups: Iterable[list[int]]) -> tuple[Any, Any]:
+    """The documents in label order and where each label's run of them starts, so that
+    ``numpy.maximum.reduceat(scores[order], starts)`` is each label's best score."""
     import numpy as np
 
     rows = list(groups)
-    width = max(map(len, rows), default=0)
-    return np.array([row + row[:1] * (width - len(row)) for row in rows], dtype=np.intp)
+    starts = [0]
+    for row in rows[:-1]:
+        starts.append(starts[-1] + len(row))
+    return np.array([doc for row in rows for doc in row], dtype=np.intp), np.array(starts, dtype=np.intp)
+
+
+def _best_per_run(scores: Any, runs: tuple[Any, Any]) -> list[float]:
+    """Each label's best score, from every document's ``scores`` and the label runs of :func:`_runs`."""
+    import numpy as np
+
+    order, starts = runs
+    return list(np.maximum.reduceat(scores[order], starts).tolist())
 
 
 def identifier_prefixes(text: str, *, described: bool = False) -> set[str]:
@@ -96,15 +111,17 @@ class SemanticIndex:
         self._groups: dict[str, list[int]] = {}
         for doc, label in enumerate(self.labels):
             self._groups.setdefault(label, []).append(doc)
-        self._members: Any = _members(self._groups.values()) if embedder is not None else None
+        self._runs: tuple[Any, Any] | None = _runs(self._groups.values()) if embedder is not None else None
 
     def _label_scores(self, text: str) -> list[float]:
         """Each label's best document score for ``text``, labels in the order of their first document."""
+        if not self._groups:
+            return []
         lexical = self.lexical.doc_scores(text)
-        if self.embedder is None:
+        if self.embedder is None or self._runs is None:
             return [max(map(lexical.__getitem__, docs)) for docs in self._groups.values()]
         blended = _blend(lexical, self._vectors @ self.embedder.embed_one(text))
-        return list(blended[self._members].max(axis=1).tolist())
+        return _best_per_run(blended, self._runs)
 
     def scores(self, text: str, labels: Iterable[str] | None = None) -> dict[str, float]:
         """Each label's best document score for ``text`` plus identifier evidence, restricted to ``labels``."""
