@@ -262,7 +262,7 @@ def _same(word: str, said: str) -> bool:
     """One word of an option and one said: equal stems, one a prefix of the other ("physio"), or one typo."""
     if word == said:
         return True
-    short, long = sorted((word, said), key=len)
+    short, long = (word, said) if len(word) <= len(said) else (said, word)
     if len(short) >= 4 and (long.startswith(short) or (len(short) >= 5 and long[:4] == short[:4])):
         return True
     return len(short) >= 4 and len(long) - len(short) <= 1 and _one_edit(short, long)
