@@ -263,17 +263,27 @@ def _same(word: str, said: str) -> bool:
     if word == said:
         return True
     short, long = (word, said) if len(word) <= len(said) else (said, word)
-    if len(short) >= 4 and (long.startswith(short) or (len(short) >= 5 and long[:4] == short[:4])):
+    size = len(short)
+    if size < 4:
+        return False
+    if long.startswith(short) or (size >= 5 and long[:4] == short[:4]):
         return True
-    return len(short) >= 4 and len(long) - len(short) <= 1 and _one_edit(short, long)
+    return len(long) - size <= 1 and _one_edit(short, long)
 
 
 def _one_edit(a: str, b: str) -> bool:
+    """True when ``b`` is ``a`` with one letter changed or two neighbours swapped (same length), or with one letter
+    added (``b`` one longer)."""
     if len(a) == len(b):
-        return sum(x != y for x, y in zip(a, b, strict=True)) <= 1 or any(
-            a[:i] + a[i + 1] + a[i] + a[i + 2 :] == b for i in range(len(a) - 1)
-        )
-    return any(b[:i] + b[i + 1 :] == a for i in range(len(b)))
+        differ = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        if len(differ) <= 1:
+            return True
+        first, second = differ[0], differ[-1]
+        return len(differ) == 2 and second == first + 1 and a[first] == b[second] and a[second] == b[first]
+    # b's extra letter is where the two first differ: dropping another one leaves that mismatch (or, in a run of
+    # equal letters, gives the same word)
+    first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+    return a[first:] == b[first + 1 :]
 
 
 def _share(parts: list[str], said: list[str]) -> float:
