@@ -353,12 +353,13 @@ class Router(Classifier):
             if opposite is not None:
                 why = f"it asks to {opposite}, and {spoken(pending.tool)} does the opposite"
                 return _refuse(text, "contradiction", why, 0.5)
-            wanted = describe_expectation(pending.expectation)
             if fit is not None:
+                wanted = describe_expectation(pending.expectation)
                 why = f"The answer {fit!r} fits what {pending.tool} asked for ({wanted})."
                 return Decision(kind="route", tool=pending.tool, text=text, rationale=why)
             meant = None if is_question(text) else self._option_by_meaning(query.catalog, pending.expectation, text)
             if meant is not None:
+                wanted = describe_expectation(pending.expectation)
                 why = f"The answer means {meant!r}, one of what {pending.tool} asked for ({wanted})"
                 return Decision(kind="route", tool=pending.tool, text=meant, rationale=why + ".", confidence=0.7)
         chat = small_talk(text)

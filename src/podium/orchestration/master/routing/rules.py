@@ -7,6 +7,7 @@ runs the guardrail even when a tool bypasses the classifier, and the LLM classif
 
 from __future__ import annotations
 
+import functools
 import re
 
 from podium.events import Expectation
@@ -286,7 +287,7 @@ def _one_edit(a: str, b: str) -> bool:
     return a[first:] == b[first + 1 :]
 
 
-def _share(parts: list[str], said: list[str]) -> float:
+def _share(parts: tuple[str, ...], said: list[str]) -> float:
     """The fraction of an option's word stems (``parts``) that ``said`` has, allowing prefixes and typos."""
     if not parts:
         return 0.0
@@ -298,9 +299,12 @@ def affirmed(text: str) -> str:
     return " ".join(c for c in _CLAUSE.split(straight(text)) if c.strip() and not _NEGATION.search(c.lower()))
 
 
-def _initials(option: str) -> str:
+@functools.lru_cache(maxsize=1024)
+def _option(option: str) -> tuple[tuple[str, ...], str]:
+    """An option's word stems (stopwords aside) and its initials ("gp" for "General practice"; none for one word),
+    read once per option of the app's choices."""
     parts = words(option)
-    return "".join(p[0] for p in parts) if len(parts) >= 2 else ""
+    return tuple(_stems(option)), "".join(p[0] for p in parts) if len(parts) >= 2 else ""
 
 
 def _choice(options: list[str], text: str) -> str | None:
@@ -308,8 +312,7 @@ def _choice(options: list[str], text: str) -> str | None:
     if stripped.isdigit() and 1 <= int(stripped) <= len(options):
         return options[int(stripped) - 1]
     said_words = words(text)
-    initials = [_initials(o) for o in options]
-    abbreviated = [o for o, short in zip(options, initials, strict=True) if short and short in said_words]
+    abbreviated = [o for o in options if (initials := _option(o)[1]) and initials in said_words]
     if len(abbreviated) == 1 and len(said_words) <= 4:  # "GP" for "General practice"
         return abbreviated[0]
     said: list[str] = []
@@ -319,7 +322,7 @@ def _choice(options: list[str], text: str) -> str | None:
     scored: list[tuple[float, str]] = []
     refused: list[str] = []
     for option in options:
-        parts = _stems(option)
+        parts = _option(option)[0]
         share = _share(parts, said)
         if share < 0.5 and _share(parts, negated) >= 0.5:
             refused.append(option)
