@@ -44,13 +44,14 @@ class Caseless:
     every character it compares and cannot skip ahead to a literal. An ASCII text is lowercased (every character
     keeps its place) and searched with the pattern as written, which finds the same match; any other text is
     searched case-insensitively. So the pattern must be lowercase ASCII outside its escapes (``\\b``, ``\\S``),
-    with no character given by code (``\\x4b``) and no inline flags.
+    with no character given by code (``\\x4b``) and no inline flags. Each form is compiled when first needed, so
+    importing a module of phrase lists compiles nothing.
     """
 
-    __slots__ = ("_folded", "_lower")
+    __slots__ = ("_folded", "_lower", "_pattern")
 
     def __init__(self, pattern: str) -> None:
-        """Compile ``pattern``.
+        """Keep ``pattern``.
 
         Raises:
             ValueError: the pattern has a letter that is not lowercase ASCII, a character given by its code, or an
@@ -59,14 +60,19 @@ class Caseless:
         bare = _ESCAPE.sub("", pattern)
         if not bare.isascii() or bare != bare.lower() or _CODED_OR_FLAGS.search(pattern):
             raise ValueError(f"a Caseless pattern is lowercase ASCII without codes or flags: {pattern!r}")
-        self._lower = re.compile(pattern)
-        self._folded = re.compile(pattern, re.IGNORECASE)
+        self._pattern = pattern
+        self._lower: re.Pattern[str] | None = None
+        self._folded: re.Pattern[str] | None = None
 
     def find(self, text: str) -> str | None:
         """The first match in ``text``, as written there, or ``None``."""
         if text.isascii():
+            if self._lower is None:
+                self._lower = re.compile(self._pattern)
             found = self._lower.search(text.lower())
             return None if found is None else text[found.start() : found.end()]
+        if self._folded is None:
+            self._folded = re.compile(self._pattern, re.IGNORECASE)
         match = self._folded.search(text)
         return None if match is None else match.group(0)
 
