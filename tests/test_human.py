@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from podium.human import declines, emergency, joined_codes, pleasantry, yes_or_no
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from podium.human import Caseless, declines, emergency, joined_codes, pleasantry, yes_or_no
 
 
 @pytest.mark.parametrize(
@@ -117,3 +121,20 @@ def test_a_pattern_question_takes_a_code_typed_with_gaps() -> None:
 )
 def test_pleasantries_are_told_apart_from_requests(text: str, kind: str | None) -> None:
     assert pleasantry(text) == kind
+
+
+_PHRASE = r"\b(?:can'?t\s+breath\w*|kill(?:ing)?\s+(?:my|him)sel(?:f|ves)|[a-z]{2}-\d+|stop(?:ped)?)\b"
+_PIECES = ["can't ", "CANT ", "Breathe ", "KILLING ", "himself", "Myself ", "ab-12 ", "Stopped", "stop", "\u212a", "\u017f",
+           "\u0130", "\u2019", "x", " ", ".", "-", "9"]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
+def test_a_caseless_pattern_finds_what_a_case_insensitive_search_finds(text: str) -> None:
+    found = re.search(_PHRASE, text, re.IGNORECASE)
+    assert Caseless(_PHRASE).find(text) == (found.group(0) if found else None)
+
+
+@pytest.mark.parametrize("pattern", [r"\bStop\b", r"\x53top", r"(?i)stop", r"caf\u00e9", "café"])
+def test_a_caseless_pattern_is_lowercase_ascii_without_codes_or_flags(pattern: str) -> None:
+    with pytest.raises(ValueError, match="lowercase ASCII"):
+        Caseless(pattern)

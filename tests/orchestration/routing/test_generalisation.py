@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.orchestration.routing.test_llm_classifier import Classify, call
 
 from examples.smart_investigator import CLAIM_ID, ROLE, TOPOLOGY
@@ -27,6 +29,7 @@ from podium.orchestration.master.routing import (
 )
 from podium.orchestration.master.routing import embedding as embedding_module
 from podium.orchestration.master.routing.intents import harm_cue
+from podium.orchestration.master.routing.rules import _one_edit
 from podium.orchestration.master.routing.scoring import SemanticIndex, identifier_prefixes
 from podium.testing import ScriptedModel
 
@@ -203,6 +206,37 @@ def test_the_embedding_model_loads_offline_once_and_embeds_unit_vectors() -> Non
     assert float((vectors[3] ** 2).sum()) == 0.0
     index = SemanticIndex([("a", "reset my password"), ("b", "order a monitor")], embedder)
     assert max(index.scores("my login stopped working").items(), key=lambda item: item[1])[0] == "a"
+
+
+_WORD_PAIRS = st.text(alphabet="abc", max_size=6).flatmap(
+    lambda a: st.tuples(st.just(a), st.text(alphabet="abc", min_size=len(a), max_size=len(a) + 1))
+)
+
+
+@given(_WORD_PAIRS)
+def test_one_edit_is_a_changed_swapped_or_added_letter(pair: tuple[str, str]) -> None:
+    a, b = pair
+    changed = sum(x != y for x, y in zip(a, b, strict=False)) <= 1
+    swapped = any(a[:i] + a[i + 1] + a[i] + a[i + 2 :] == b for i in range(len(a) - 1))
+    added = any(b[:i] + b[i + 1 :] == a for i in range(len(b)))
+    assert _one_edit(a, b) == ((changed or swapped) if len(a) == len(b) else added)
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+def test_a_label_scores_its_best_document_wherever_its_documents_are(embeddings: bool) -> None:
+    documents = [("a", "reset my password"), ("b", "order a monitor"), ("a", "I can't log in"), ("b", "new laptop")]
+    embedder = embedding_module.default_embedder() if embeddings else None
+    interleaved = SemanticIndex(documents, embedder)
+    grouped = SemanticIndex(sorted(documents, key=lambda document: document[0]), embedder)
+    for text in ("my login stopped working", "I need a laptop", "nothing alike"):
+        assert interleaved.scores(text) == pytest.approx(grouped.scores(text), abs=1e-9)
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+def test_a_router_without_tools_refuses_requests(embeddings: bool) -> None:
+    empty = ToolCatalog.of([])
+    decision = Router(embeddings=embeddings).decide(Query(text="book a flight", catalog=empty, candidates=()))
+    assert (decision.kind, decision.reason) == ("refuse", "out_of_scope")
 
 
 def test_without_the_model_the_router_falls_back_to_lexical_features(monkeypatch: pytest.MonkeyPatch) -> None:

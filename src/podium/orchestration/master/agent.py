@@ -197,19 +197,7 @@ class _Session:
         if checked is not None:
             decision = await self._record("human", checked)
         else:
-            candidates = tuple(
-                t.name for t in self.agent.tools.values() if t.metadata.expose_to_user or self.stack.find(t.name)
-            )
-            waiting = tuple(p for p in map(self._pending, list(self.stack)) if p is not None)
-            query = Query(
-                text=text,
-                catalog=self.agent.catalog,
-                candidates=candidates,
-                pending=self._pending(top),
-                waiting=waiting,
-                origin="human",
-            )
-            decision = await self._classify(query)
+            decision = await self._classify("human", lambda: self._human_query(text, top))
         if decision.kind == "route" and decision.tool in self.agent.tools:
             tool = decision.tool
             await self.ctx.rationale(f"Choosing {tool} due to: {decision.rationale}")
@@ -247,6 +235,22 @@ class _Session:
         if decision.kind == "ask":  # the classifier's own question
             return await self.say(decision.text or "Could you rephrase that?")
         return await self.say(decision.text or "I did not understand that.", menu)  # clarify, refuse
+
+    def _human_query(self, text: str, top: TaskEntry | None) -> Query:
+        """What the classifier gets for a human message: the tools it may route to, the top task and every task
+        waiting on the stack."""
+        candidates = tuple(
+            t.name for t in self.agent.tools.values() if t.metadata.expose_to_user or self.stack.find(t.name)
+        )
+        waiting = tuple(p for p in map(self._pending, list(self.stack)) if p is not None)
+        return Query(
+            text=text,
+            catalog=self.agent.catalog,
+            candidates=candidates,
+            pending=self._pending(top),
+            waiting=waiting,
+            origin="human",
+        )
 
     def _check_input(self, text: str) -> Decision | None:
         if not text.strip():
@@ -318,7 +322,7 @@ class _Session:
         request = entry.task
         argument = request.tool_argument
         if argument is None or not argument.name:
-            decision = await self._classify(self._tool_query(entry.parent_tool, request, value))
+            decision = await self._classify("tool", lambda: self._tool_query(entry.parent_tool, request, value))
             if decision.kind == "route" and decision.tool in self.agent.tools:
                 entry.target = decision.tool
                 await self.save()
@@ -349,7 +353,7 @@ class _Session:
             return await self.call(argument.name, text, f"{name} chains to {argument.name}.", extra)
         if argument is not None and argument.name:  # the human, or an unknown tool: tell the human
             return await self.deliver(name, _join(value, request.content))
-        decision = await self._classify(self._tool_query(name, request, value))
+        decision = await self._classify("tool", lambda: self._tool_query(name, request, value))
         if decision.kind == "route" and decision.tool in self.agent.tools:
             await self.ctx.rationale(f"Choosing {decision.tool} due to: {decision.rationale}")
             return await self.call(decision.tool, value, decision.rationale, decision.arguments)
@@ -461,9 +465,11 @@ class _Session:
         await self.ctx.save_state(self.agent.state_key, {"stack": self.stack.to_json()})
         await self.ctx.emit(TaskStackChanged(stack=self.stack.to_json()))
 
-    async def _classify(self, query: Query) -> Decision:
+    async def _classify(self, origin: str, query: Callable[[], Query]) -> Decision:
+        """The classifier's decision on ``query()``: the query is only built when the decision is not journaled yet
+        (a re-executed run replays the decisions of its earlier messages)."""
         inner = self.ctx.child("classify", str(self._next_serial()), namespace=f"{self.agent.name}/classifier")
-        return await self._record(query.origin, lambda: self.agent.classifier.classify(inner, query))
+        return await self._record(origin, lambda: self.agent.classifier.classify(inner, query()))
 
     async def _record(self, origin: str, decide: Decision | Callable[[], Awaitable[Decision]]) -> Decision:
         """Journal a decision (computed once per run) so it is in the event log and replays on re-execution."""

@@ -8,9 +8,7 @@ The examples are scored exactly as tools' examples are (:mod:`podium.orchestrati
 
 from __future__ import annotations
 
-import re
-
-from podium.human import straight
+from podium.human import Caseless, straight
 
 __all__ = ["ABANDON", "CAPABILITIES", "INTENTS", "discrimination_cue", "harm_cue"]
 
@@ -72,7 +70,7 @@ INTENTS: dict[str, tuple[str, ...]] = {
 """Example messages of each intent."""
 
 _THIRD = r"(?:him|her|them|his|their|the\s+(?:user|customer|patient|owner|employee|person))"
-_CUES = re.compile(
+_CUES = Caseless(
     "|".join(
         [
             rf"\bwithout\s+(?:telling|asking|informing|notifying|alerting)\s+{_THIRD}",
@@ -96,8 +94,7 @@ _CUES = re.compile(
             r"\bmake\s+up\s+(?:a|an|some|the)\s+\w*\s*(?:reason|excuse|story|claim|record|diagnosis)",
             r"\b(?:cover\s+up|hide\s+(?:the\s+)?evidence|destroy\s+(?:the\s+)?evidence)\b",
         ]
-    ),
-    re.IGNORECASE,
+    )
 )
 
 
@@ -107,18 +104,17 @@ _PROTECTED = (
     r"male|foreign(?:er)?|an?\s+immigrant|indigenous|aboriginal|african|chinese|indian|mexican|(?:of\s+)?(?:his|her|"
     r"their)\s+(?:race|religion|skin|colou?r|ethnicity|gender|sex|age|disability|nationality|accent|faith|sexuality))"
 )
-_GROUNDS = re.compile(
+_GROUNDS = Caseless(
     rf"\b(?:because|since|as|for\s+being|due\s+to|on\s+the\s+grounds?\s+(?:that|of))\s+(?:[\w']+\s+){{0,4}}?"
-    rf"(?:(?:is|are|was|were|being|of)\s+)?(?:an?\s+)?{_PROTECTED}\b",
-    re.IGNORECASE,
+    rf"(?:(?:is|are|was|were|being|of)\s+)?(?:an?\s+)?{_PROTECTED}\b"
 )
 
 
 def discrimination_cue(text: str) -> str | None:
     """The phrase in ``text`` that gives a protected trait (race, religion, sex, age, disability, pregnancy,
     origin) as the ground of a decision ("decline it because the customer is ..."), or ``None``."""
-    found = _GROUNDS.search(straight(text))
-    return " ".join(found.group(0).split()) if found else None
+    found = _GROUNDS.find(straight(text))
+    return None if found is None else " ".join(found.split())
 
 
 def harm_cue(text: str) -> str | None:
@@ -127,5 +123,5 @@ def harm_cue(text: str) -> str | None:
     Unlike harmful terms these are ordinary words in a suspicious construction; the router refuses on them, and
     the hybrid classifier lets the model judge them.
     """
-    found = _CUES.search(text)
-    return " ".join(found.group(0).split()) if found else None
+    found = _CUES.find(text)
+    return None if found is None else " ".join(found.split())

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import re
 import weakref
-from dataclasses import replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium.events import Expectation
@@ -76,6 +78,8 @@ _OPPOSITES = [
     ("buy", "sell"), ("increas", "decreas"), ("rais", "lower"), ("includ", "exclud"),
     ("start", "stop"), ("continu", "stop"), ("continu", "discontinu"), ("pay", "refund"),
 ]  # fmt: skip
+_VERBS = tuple(dict.fromkeys(verb for pair in _OPPOSITES for verb in pair))
+"""The word roots of :data:`_OPPOSITES`, each once."""
 INTENT_MIN = 0.3
 """The score an intent ("what can you do?", "never mind") needs, besides beating every tool (by 0.1 below 0.5)."""
 OPTION_MIN = 0.35
@@ -109,8 +113,13 @@ def _quote(text: str, limit: int = 80) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-def _roots(text: str) -> set[str]:
-    return {stem(w) for w in words(text)}
+def _opposed(texts: Iterable[str]) -> tuple[str, ...]:
+    """The verbs (roots of :data:`_OPPOSITES`) that contradict a tool, in the order of :data:`_OPPOSITES`: their
+    opposite begins a word root of its description and examples (``texts``) and they begin none."""
+    roots = {stem(w) for text in texts for w in words(text)}
+    found = {verb for verb in _VERBS if any(root.startswith(verb) for root in roots)}
+    pairs = [pair for first, second in _OPPOSITES for pair in ((first, second), (second, first))]
+    return tuple(dict.fromkeys(mine for mine, theirs in pairs if theirs in found and mine not in found))
 
 
 _ASKING_INFO = re.compile(r"^\s*(?:what|when|where|which|how|who|whose|why)\b", re.IGNORECASE)
@@ -154,18 +163,28 @@ def guardrail(text: str) -> Decision | None:
     return None
 
 
-def _contradiction(text: str, tool: set[str]) -> str | None:
-    """A verb of ``text`` (as written) whose opposite the tool's word roots include and which they never include
-    themselves. A question asking for information ("what time do you close?") contradicts nothing."""
-    if _ASKING_INFO.match(text):
+def _contradiction(text: str, opposed: tuple[str, ...]) -> str | None:
+    """A word of ``text`` (as written) whose root begins with a verb that contradicts the tool (``opposed``, see
+    :func:`_opposed`), the first such verb first. A question asking for information ("what time do you close?")
+    contradicts nothing."""
+    if not opposed or _ASKING_INFO.match(text):
         return None
     said = {stem(w): w for w in words(text)}
-    for first, second in _OPPOSITES:
-        for mine, theirs in ((first, second), (second, first)):
-            hit = next((w for root, w in said.items() if root.startswith(mine)), None)
-            if hit and any(w.startswith(theirs) for w in tool) and not any(w.startswith(mine) for w in tool):
-                return hit
+    for mine in opposed:
+        hit = next((w for root, w in said.items() if root.startswith(mine)), None)
+        if hit:
+            return hit
     return None
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """What a router derives from one tool set, once."""
+
+    index: SemanticIndex
+    calibration: Calibration
+    opposed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The verbs that contradict each tool (see :func:`_opposed`), filled as tools are checked for contradictions."""
 
 
 class Router(Classifier):
@@ -196,9 +215,7 @@ class Router(Classifier):
         self.route_threshold = route_threshold
         self.switch_threshold = switch_threshold
         self.max_chars = max_chars
-        self._indexes: weakref.WeakKeyDictionary[ToolCatalog, tuple[SemanticIndex, Calibration]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._indexes: weakref.WeakKeyDictionary[ToolCatalog, _Prepared] = weakref.WeakKeyDictionary()
 
     async def classify(self, ctx: RunContext[Any], query: Query) -> Decision:
         return self.decide(query)
@@ -212,11 +229,11 @@ class Router(Classifier):
 
     def index(self, catalog: ToolCatalog) -> SemanticIndex:
         """The similarity index of ``catalog`` (built, and the thresholds calibrated, once per catalog)."""
-        return self._prepared(catalog)[0]
+        return self._prepared(catalog).index
 
     def calibration(self, catalog: ToolCatalog) -> Calibration:
         """The thresholds in use for ``catalog`` (calibrated, unless given to the constructor)."""
-        found = self._prepared(catalog)[1]
+        found = self._prepared(catalog).calibration
         return Calibration(
             route=self.route_threshold if self.route_threshold is not None else found.route,
             switch=self.switch_threshold if self.switch_threshold is not None else found.switch,
@@ -225,7 +242,7 @@ class Router(Classifier):
             examples=found.examples,
         )
 
-    def _prepared(self, catalog: ToolCatalog) -> tuple[SemanticIndex, Calibration]:
+    def _prepared(self, catalog: ToolCatalog) -> _Prepared:
         prepared = self._indexes.get(catalog)
         if prepared is None:
             documents: list[tuple[str, str]] = []
@@ -234,7 +251,7 @@ class Router(Classifier):
                 documents.append((profile.name, f"{head}. {profile.description} {profile.introduction}"))
                 documents.extend((profile.name, example) for example in profile.examples)
             index = SemanticIndex(documents, self._embedder())
-            prepared = (index, index.calibrate(catalog.names))
+            prepared = _Prepared(index, index.calibrate(catalog.names))
             intent_scores("hello")  # builds the intents' shared index now, not on the first message
             self._indexes[catalog] = prepared
         return prepared
@@ -251,15 +268,15 @@ class Router(Classifier):
         second = ranked[1][0] if len(ranked) > 1 else 0.0
         return ranked[0][1] if ranked[0][0] >= OPTION_MIN and ranked[0][0] - second >= 0.2 else None
 
-    def _roots_of(self, catalog: ToolCatalog, tool: str) -> set[str]:
-        """The word roots of a tool's description and examples (cached with the index)."""
-        index = self.index(catalog)
-        cache: dict[str, set[str]] = index.__dict__.setdefault("_roots", {})
-        if tool not in cache:
-            cache[tool] = set().union(
-                *(_roots(t) for label, t in zip(index.labels, index.texts, strict=True) if label == tool)
-            )
-        return cache[tool]
+    def _opposed_to(self, catalog: ToolCatalog, tool: str) -> tuple[str, ...]:
+        """The verbs that contradict a tool (see :func:`_opposed`; found once per tool)."""
+        prepared = self._prepared(catalog)
+        found = prepared.opposed.get(tool)
+        if found is None:
+            index = prepared.index
+            texts = (text for label, text in zip(index.labels, index.texts, strict=True) if label == tool)
+            found = prepared.opposed[tool] = _opposed(texts)
+        return found
 
     def scores(self, query: Query) -> list[tuple[str, float]]:
         """The candidate tools ranked by similarity to the query's text, best first.
@@ -278,7 +295,7 @@ class Router(Classifier):
                     weight = 1.0 if looks_like_request(sentence) else TOLD
                     for tool, score in index.scores(sentence, query.candidates).items():
                         found[tool] = max(found.get(tool, 0.0), score * weight)
-        return sorted(found.items(), key=lambda item: (-item[1], item[0]))
+        return sorted(sorted(found.items()), key=itemgetter(1), reverse=True)  # ties by name: the sort is stable
 
     def decide(self, query: Query) -> Decision:
         """The decision for ``query`` (synchronous: the router never waits on anything)."""
@@ -331,17 +348,18 @@ class Router(Classifier):
             fit = fit_expectation(pending.expectation, text)
             if fit is not None and is_question(text) and _beside(text, fit) > 1:
                 fit = None  # "what time does the pharmacy open?" names an option but asks something else
-            roots = self._roots_of(query.catalog, pending.tool)
-            opposite = _contradiction(text, roots) if len(words(text)) >= 3 else None
+            opposed = self._opposed_to(query.catalog, pending.tool)
+            opposite = _contradiction(text, opposed) if len(words(text)) >= 3 else None
             if opposite is not None:
                 why = f"it asks to {opposite}, and {spoken(pending.tool)} does the opposite"
                 return _refuse(text, "contradiction", why, 0.5)
-            wanted = describe_expectation(pending.expectation)
             if fit is not None:
+                wanted = describe_expectation(pending.expectation)
                 why = f"The answer {fit!r} fits what {pending.tool} asked for ({wanted})."
                 return Decision(kind="route", tool=pending.tool, text=text, rationale=why)
             meant = None if is_question(text) else self._option_by_meaning(query.catalog, pending.expectation, text)
             if meant is not None:
+                wanted = describe_expectation(pending.expectation)
                 why = f"The answer means {meant!r}, one of what {pending.tool} asked for ({wanted})"
                 return Decision(kind="route", tool=pending.tool, text=meant, rationale=why + ".", confidence=0.7)
         chat = small_talk(text)
@@ -388,7 +406,7 @@ class Router(Classifier):
             if intent == ABANDON and says_stop(text) and (pending is not None or intents[intent] >= 0.5):
                 return Decision(kind="abandon", confidence=sure, rationale="The message abandons the pending task.")
         if best:
-            opposite = _contradiction(text, self._roots_of(query.catalog, best))
+            opposite = _contradiction(text, self._opposed_to(query.catalog, best))
             if opposite is not None and score >= cal.route * 0.75:
                 why = f"it asks to {opposite}, and {spoken(best)} does the opposite"
                 if pending is not None:

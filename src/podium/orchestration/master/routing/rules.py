@@ -7,10 +7,11 @@ runs the guardrail even when a tool bypasses the classifier, and the LLM classif
 
 from __future__ import annotations
 
+import functools
 import re
 
 from podium.events import Expectation
-from podium.human import cancels, emergency, joined_codes, straight
+from podium.human import Caseless, cancels, emergency, joined_codes, straight
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, INTENTS
 from podium.orchestration.master.routing.scoring import SemanticIndex
 from podium.orchestration.master.routing.text import STOPWORDS, stem, words
@@ -32,18 +33,16 @@ __all__ = [
     "small_talk",
 ]
 
-_HARMFUL = re.compile(
+_HARMFUL = Caseless(
     r"\b(fraud\w*|scam\w*|launder\w*|embezzl\w*|brib\w*|forg(e|ed|ery|ing)|counterfeit\w*|steal\w*|stole|"
     r"kill\w*|murder\w*|bomb\w*|explosive\w*|weapon\w*|terror\w*|poison\w*|hack(ing|s)?|malware|ransomware|"
     r"phish\w*|extort\w*|blackmail\w*|arson|keylogger\w*|spyware|stalk\w*|dox\w*|exfiltrat\w*|unauthori[sz]ed|"
-    r"brute[\s-]?forc\w*)\b",
-    re.IGNORECASE,
+    r"brute[\s-]?forc\w*)\b"
 )
 # Talking *about* a harmful act to fight it is fine for an insurance investigator.
-_PROTECTIVE = re.compile(
+_PROTECTIVE = Caseless(
     r"\b(report\w*|investigat\w*|detect\w*|prevent\w*|suspect\w*|suspicious|flag\w*|identify\w*|spot\w*|"
-    r"victim\w*|protect\w*|avoid\w*)\b",
-    re.IGNORECASE,
+    r"victim\w*|protect\w*|avoid\w*)\b"
 )
 
 _REQUEST_START = re.compile(
@@ -153,10 +152,8 @@ def harmful_term(text: str) -> str | None:
 
     Mentions in a protective sense ("report fraud", "investigate a suspected scam") are allowed.
     """
-    found = _HARMFUL.search(text)
-    if found is None or _PROTECTIVE.search(text):
-        return None
-    return found.group(0)
+    found = _HARMFUL.find(text)
+    return None if found is None or _PROTECTIVE.find(text) is not None else found
 
 
 def _intent_index() -> SemanticIndex:
@@ -266,22 +263,32 @@ def _same(word: str, said: str) -> bool:
     """One word of an option and one said: equal stems, one a prefix of the other ("physio"), or one typo."""
     if word == said:
         return True
-    short, long = sorted((word, said), key=len)
-    if len(short) >= 4 and (long.startswith(short) or (len(short) >= 5 and long[:4] == short[:4])):
+    short, long = (word, said) if len(word) <= len(said) else (said, word)
+    size = len(short)
+    if size < 4:
+        return False
+    if long.startswith(short) or (size >= 5 and long[:4] == short[:4]):
         return True
-    return len(short) >= 4 and len(long) - len(short) <= 1 and _one_edit(short, long)
+    return len(long) - size <= 1 and _one_edit(short, long)
 
 
 def _one_edit(a: str, b: str) -> bool:
+    """True when ``b`` is ``a`` with one letter changed or two neighbours swapped (same length), or with one letter
+    added (``b`` one longer)."""
     if len(a) == len(b):
-        return sum(x != y for x, y in zip(a, b, strict=True)) <= 1 or any(
-            a[:i] + a[i + 1] + a[i] + a[i + 2 :] == b for i in range(len(a) - 1)
-        )
-    return any(b[:i] + b[i + 1 :] == a for i in range(len(b)))
+        differ = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        if len(differ) <= 1:
+            return True
+        first, second = differ[0], differ[-1]
+        return len(differ) == 2 and second == first + 1 and a[first] == b[second] and a[second] == b[first]
+    # b's extra letter is where the two first differ: dropping another one leaves that mismatch (or, in a run of
+    # equal letters, gives the same word)
+    first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+    return a[first:] == b[first + 1 :]
 
 
-def _share(option: str, said: list[str]) -> float:
-    parts = _stems(option)
+def _share(parts: tuple[str, ...], said: list[str]) -> float:
+    """The fraction of an option's word stems (``parts``) that ``said`` has, allowing prefixes and typos."""
     if not parts:
         return 0.0
     return sum(1 for p in parts if any(_same(p, w) for w in said)) / len(parts)
@@ -292,9 +299,12 @@ def affirmed(text: str) -> str:
     return " ".join(c for c in _CLAUSE.split(straight(text)) if c.strip() and not _NEGATION.search(c.lower()))
 
 
-def _initials(option: str) -> str:
+@functools.lru_cache(maxsize=1024)
+def _option(option: str) -> tuple[tuple[str, ...], str]:
+    """An option's word stems (stopwords aside) and its initials ("gp" for "General practice"; none for one word),
+    read once per option of the app's choices."""
     parts = words(option)
-    return "".join(p[0] for p in parts) if len(parts) >= 2 else ""
+    return tuple(_stems(option)), "".join(p[0] for p in parts) if len(parts) >= 2 else ""
 
 
 def _choice(options: list[str], text: str) -> str | None:
@@ -302,7 +312,7 @@ def _choice(options: list[str], text: str) -> str | None:
     if stripped.isdigit() and 1 <= int(stripped) <= len(options):
         return options[int(stripped) - 1]
     said_words = words(text)
-    abbreviated = [o for o in options if _initials(o) and _initials(o) in said_words]
+    abbreviated = [o for o in options if (initials := _option(o)[1]) and initials in said_words]
     if len(abbreviated) == 1 and len(said_words) <= 4:  # "GP" for "General practice"
         return abbreviated[0]
     said: list[str] = []
@@ -312,11 +322,11 @@ def _choice(options: list[str], text: str) -> str | None:
     scored: list[tuple[float, str]] = []
     refused: list[str] = []
     for option in options:
-        if _share(option, negated) >= 0.5 and _share(option, said) < 0.5:
+        parts = _option(option)[0]
+        share = _share(parts, said)
+        if share < 0.5 and _share(parts, negated) >= 0.5:
             refused.append(option)
-            continue
-        share = _share(option, said)
-        if share >= 0.5:
+        elif share >= 0.5:
             scored.append((share, option))
     if not scored:
         rest = [o for o in options if o not in refused]

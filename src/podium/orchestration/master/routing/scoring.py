@@ -32,6 +32,39 @@ _ID = re.compile(r"\b([A-Za-z]{1,5})[-#]?(\d{3,})\b")
 _DESCRIBED_ID = re.compile(r"\b([A-Z]{1,5})(?:-\s|\s+(?:and|followed\s+by|plus|then)\s+(?:\w+\s+){0,2}digits)")
 
 
+def _blend(lexical: list[float], cosines: Any) -> Any:
+    """Lexical and embedding similarities averaged per document (a negative cosine counts as 0), in float64 as
+    Python would compute them one by one (``0.5 * lexical + 0.5 * cosine``)."""
+    import numpy as np
+
+    blended = np.array(lexical, dtype=np.float64)
+    blended *= 0.5
+    half = np.maximum(cosines, 0.0, dtype=np.float64)
+    half *= 0.5
+    blended += half
+    return blended
+
+
+def _runs(groups: Iterable[list[int]]) -> tuple[Any, Any]:
+    """The documents in label order and where each label's run of them starts, so that
+    ``numpy.maximum.reduceat(scores[order], starts)`` is each label's best score."""
+    import numpy as np
+
+    rows = list(groups)
+    starts = [0]
+    for row in rows[:-1]:
+        starts.append(starts[-1] + len(row))
+    return np.array([doc for row in rows for doc in row], dtype=np.intp), np.array(starts, dtype=np.intp)
+
+
+def _best_per_run(scores: Any, runs: tuple[Any, Any]) -> list[float]:
+    """Each label's best score, from every document's ``scores`` and the label runs of :func:`_runs`."""
+    import numpy as np
+
+    order, starts = runs
+    return list(np.maximum.reduceat(scores[order], starts).tolist())
+
+
 def identifier_prefixes(text: str, *, described: bool = False) -> set[str]:
     """The letter prefixes of identifiers in ``text`` ("INV-40213" gives ``inv``), lowercased.
 
@@ -75,23 +108,28 @@ class SemanticIndex:
         self.prefixes: dict[str, set[str]] = {}
         for label, text in documents:
             self.prefixes.setdefault(label, set()).update(identifier_prefixes(text, described=True))
+        self._groups: dict[str, list[int]] = {}
+        for doc, label in enumerate(self.labels):
+            self._groups.setdefault(label, []).append(doc)
+        self._runs: tuple[Any, Any] | None = _runs(self._groups.values()) if embedder is not None else None
 
-    def doc_scores(self, text: str) -> list[float]:
-        """Each document's similarity with ``text``, 0 to 1."""
+    def _label_scores(self, text: str) -> list[float]:
+        """Each label's best document score for ``text``, labels in the order of their first document."""
+        if not self._groups:
+            return []
         lexical = self.lexical.doc_scores(text)
-        scores = [lexical.get(doc, 0.0) for doc in range(len(self.labels))]
-        if self.embedder is not None:
-            cosines = (self._vectors @ self.embedder.embed_one(text)).tolist()
-            scores = [0.5 * s + 0.5 * max(0.0, c) for s, c in zip(scores, cosines, strict=True)]
-        return scores
+        if self.embedder is None or self._runs is None:
+            return [max(map(lexical.__getitem__, docs)) for docs in self._groups.values()]
+        blended = _blend(lexical, self._vectors @ self.embedder.embed_one(text))
+        return _best_per_run(blended, self._runs)
 
     def scores(self, text: str, labels: Iterable[str] | None = None) -> dict[str, float]:
         """Each label's best document score for ``text`` plus identifier evidence, restricted to ``labels``."""
-        allowed = None if labels is None else set(labels)
-        best: dict[str, float] = {}
-        for label, score in zip(self.labels, self.doc_scores(text), strict=True):
-            if (allowed is None or label in allowed) and score > best.get(label, -1.0):
-                best[label] = score
+        best = dict(zip(self._groups, self._label_scores(text), strict=True))
+        if labels is not None:
+            allowed = set(labels)
+            if not allowed.issuperset(best):
+                best = {label: score for label, score in best.items() if label in allowed}
         said = identifier_prefixes(text)
         if said:
             for label in best:
@@ -104,20 +142,17 @@ class SemanticIndex:
         wanted = set(labels)
         own: list[float] = []
         other: list[float] = []
-        counts = {label: self.labels.count(label) for label in set(self.labels)}
-        cosines = (self._vectors @ self._vectors.T).tolist() if self.embedder is not None else None
-        usable = [d for d, label in enumerate(self.labels) if label in wanted and counts[label] >= 2]
+        cosines = self._vectors @ self._vectors.T if self.embedder is not None else None
+        usable = [d for d, label in enumerate(self.labels) if label in wanted and len(self._groups[label]) >= 2]
         step = max(1, len(usable) // _CALIBRATION_SAMPLE)  # many tools: an even sample is enough for quantiles
         for doc in usable[::step]:
-            label, text = self.labels[doc], self.texts[doc]
-            lexical = self.lexical.doc_scores(text)
-            scores = [lexical.get(d, 0.0) for d in range(len(self.labels))]
+            label = self.labels[doc]
+            scores = self.lexical.doc_scores_of(doc)
             if cosines is not None:
-                scores = [0.5 * s + 0.5 * max(0.0, c) for s, c in zip(scores, cosines[doc], strict=True)]
-            same = max(s for d, s in enumerate(scores) if d != doc and self.labels[d] == label)
-            rest = [s for d, s in enumerate(scores) if self.labels[d] != label and self.labels[d] in wanted]
-            own.append(same)
-            other.append(max(rest, default=0.0))
+                scores = _blend(scores, cosines[doc]).tolist()
+            own.append(max(scores[d] for d in self._groups[label] if d != doc))
+            rivals = (docs for name, docs in self._groups.items() if name != label and name in wanted)
+            other.append(max((max(map(scores.__getitem__, docs)) for docs in rivals), default=0.0))
         if len(own) < 4:  # too few examples to learn from: safe defaults
             return Calibration(route=0.3, switch=0.4, margin=0.08, typical=0.6, examples=len(own))
         own.sort()

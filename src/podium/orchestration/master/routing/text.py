@@ -12,7 +12,6 @@ import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 __all__ = ["STOPWORDS", "TfIdfIndex", "content_words", "features", "spoken", "stem", "words"]
 
@@ -108,29 +107,30 @@ def features(text: str, *, stopwords: bool = False) -> dict[str, float]:
     for word in kept:
         if word.isdigit():
             continue
-        padded = f" {word} "
-        grams = len(padded) - 2
-        share = _GRAM_WEIGHT / max(grams, 1) * 3  # a word's trigrams together weigh about one word
-        for i in range(grams):
-            key = "c:" + padded[i : i + 3]
+        keys, share = _trigrams(word)
+        for key in keys:
             out[key] = out.get(key, 0.0) + share
     return out
 
 
-@dataclass(slots=True)
-class _Posting:
-    doc: int
-    weight: float
+@functools.lru_cache(maxsize=8192)
+def _trigrams(word: str) -> tuple[tuple[str, ...], float]:
+    """The ``c:`` features of a word (its character trigrams, padded with a space each side) and the weight of
+    each, so that together they weigh about one word (kept for a vocabulary's worth of words, as :func:`stem`)."""
+    padded = f" {word} "
+    grams = len(padded) - 2
+    return tuple("c:" + padded[i : i + 3] for i in range(grams)), _GRAM_WEIGHT / max(grams, 1) * 3
 
 
 class TfIdfIndex:
     """Labelled documents, scored against a query by cosine similarity of TF-IDF vectors.
 
     A label (a tool name) may have several documents (its description, each example); its score is the best of
-    its documents'.
+    its documents'. Each feature keeps the list of documents that have it with their weights (its postings), so a
+    query only visits the documents that share a feature with it.
     """
 
-    __slots__ = ("_default_idf", "_idf", "_labels", "_postings", "_stopwords")
+    __slots__ = ("_default_idf", "_idf", "_labels", "_postings", "_stopwords", "_units")
 
     def __init__(self, documents: Sequence[tuple[str, str]], *, stopwords: bool = False) -> None:
         """Index ``documents``, given as ``(label, text)`` pairs (``stopwords``: keep them as features)."""
@@ -144,39 +144,42 @@ class TfIdfIndex:
         total = len(counted)
         self._idf = {key: math.log((total + 1) / (df + 1)) + 1.0 for key, df in frequency.items()}
         self._default_idf = math.log(total + 1) + 1.0
-        self._postings: dict[str, list[_Posting]] = {}
-        for number, vector in enumerate(counted):
-            weighted = {key: value * self._idf[key] for key, value in vector.items()}
-            norm = math.sqrt(sum(v * v for v in weighted.values())) or 1.0
-            for key, value in weighted.items():
-                self._postings.setdefault(key, []).append(_Posting(number, value / norm))
+        self._units = [self._unit(vector, self._idf) for vector in counted]
+        self._postings: dict[str, list[tuple[int, float]]] = {}
+        for number, unit in enumerate(self._units):
+            for key, weight in unit:
+                self._postings.setdefault(key, []).append((number, weight))
 
-    def doc_scores(self, text: str) -> dict[int, float]:
-        """Each document's cosine similarity with ``text`` (0 to 1), by document number; absent means 0."""
-        vector = features(text, stopwords=self._stopwords)
-        if not vector:
-            return {}
-        weighted = {key: value * self._idf.get(key, self._default_idf) for key, value in vector.items()}
-        norm = math.sqrt(sum(v * v for v in weighted.values())) or 1.0
-        per_doc: dict[int, float] = {}
-        for key, value in weighted.items():
-            postings = self._postings.get(key)
-            if postings is None:
-                continue
-            q = value / norm
-            for posting in postings:
-                per_doc[posting.doc] = per_doc.get(posting.doc, 0.0) + q * posting.weight
-        return {doc: min(score, 1.0) for doc, score in per_doc.items()}
+    @staticmethod
+    def _unit(vector: dict[str, float], idf: dict[str, float], default_idf: float = 0.0) -> list[tuple[str, float]]:
+        """``vector`` weighted by ``idf`` (``default_idf`` for a feature it lacks), scaled to length 1."""
+        weighted = [(key, value * idf.get(key, default_idf)) for key, value in vector.items()]
+        norm = math.sqrt(sum([v * v for _, v in weighted])) or 1.0
+        return [(key, value / norm) for key, value in weighted]
+
+    def doc_scores(self, text: str) -> list[float]:
+        """Each document's cosine similarity with ``text`` (0 to 1), by document number."""
+        return self._similarities(self._unit(features(text, stopwords=self._stopwords), self._idf, self._default_idf))
+
+    def doc_scores_of(self, number: int) -> list[float]:
+        """Each document's cosine similarity with document ``number``: :meth:`doc_scores` of its text."""
+        return self._similarities(self._units[number])
+
+    def _similarities(self, unit: list[tuple[str, float]]) -> list[float]:
+        """Each document's dot product with the unit vector ``unit`` (at most 1), by document number."""
+        per_doc = [0.0] * len(self._labels)
+        postings = self._postings
+        for key, q in unit:
+            for doc, weight in postings.get(key, ()):
+                per_doc[doc] += q * weight
+        return per_doc if max(per_doc, default=0.0) <= 1.0 else [min(score, 1.0) for score in per_doc]
 
     def scores(self, text: str, labels: Iterable[str] | None = None) -> dict[str, float]:
-        """Each label's best cosine similarity with ``text`` (0 to 1), restricted to ``labels`` if given."""
-        per_doc = self.doc_scores(text)
+        """Each label's best cosine similarity with ``text`` (0 to 1), restricted to ``labels`` if given; a label
+        sharing no feature with ``text`` is left out."""
         allowed = None if labels is None else set(labels)
         best: dict[str, float] = {}
-        for doc, score in per_doc.items():
-            label = self._labels[doc]
-            if allowed is not None and label not in allowed:
-                continue
-            if score > best.get(label, 0.0):
-                best[label] = min(score, 1.0)
+        for label, score in zip(self._labels, self.doc_scores(text), strict=True):
+            if (allowed is None or label in allowed) and score > best.get(label, 0.0):
+                best[label] = score
         return best
