@@ -59,3 +59,31 @@ async def test_state_steps_and_notes_happen_once_per_run_across_resume(store: St
     second = await runtime.resume(agent, "t", "sure")
     assert second.output == "sure: visit 2 (token-2, key counter/v5@3#7)"
     assert await store.get_state("t", "visits") == 2
+
+
+async def test_a_step_takes_a_plain_function_and_runs_it_off_the_event_loop(store: Store) -> None:
+    import threading
+
+    seen: list[str] = []
+
+    def draw() -> int:
+        seen.append(threading.current_thread().name)
+        return 4
+
+    async def roll(ctx: RunContext[Any]) -> str:
+        """Roll a die and ask to keep it."""
+        value = await ctx.step(draw)  # a plain function: journaled like a coroutine's result
+        await ctx.ask("keep it?")
+        return f"rolled {value}"
+
+    def model(messages: list[Message], request: ModelRequest) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content=messages[-1].content)
+        return AIMessage(tool_calls=[tool_call("roll", id="r1")])
+
+    runtime = Runtime(store)
+    agent = ReactAgent("dice", FunctionModel(model), [roll])
+    assert (await runtime.run(agent, "roll", thread_id="t")).status == "interrupted"
+    done = await runtime.resume(agent, "t", "yes")
+    assert done.output == "rolled 4"
+    assert len(seen) == 1 and seen[0].startswith("podium-tool")  # once, on a tool thread, not on the loop

@@ -120,3 +120,12 @@ def test_an_approval_expectation_round_trips_and_says_how_to_answer() -> None:
     assert Expectation.from_dict(json.loads(json.dumps(expectation.to_dict()))) == expectation
     assert expectation.options == ["approve", "reject"]  # clients that only render buttons show these two
     assert "edit: <the arguments as JSON>" in expectation.hint()
+
+
+async def test_an_edit_names_only_the_arguments_it_changes(store: Store) -> None:
+    ran: list[dict[str, Any]] = []
+    runtime, agent = Runtime(store), _transfer_agent(ran)
+    await runtime.run(agent, "pay Ada", thread_id="t")
+    done = await runtime.resume(agent, "t", 'edit: {"amount": 40}')  # "to" keeps the model's value
+    assert ran == [{"amount": 40, "to": "Ada"}]
+    assert done.output.startswith('done: (The user changed the arguments to {"amount":40,"to":"Ada"};')

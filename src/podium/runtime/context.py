@@ -14,10 +14,12 @@ executed by :mod:`podium.runtime.execution`.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
+from podium._tool_thread import in_thread
 from podium.errors import LeaseLost, QuestionDeclined, Suspended, UsageError
 from podium.events import (
     Artifact,
@@ -191,11 +193,19 @@ class RunContext(Injectable, Generic[DepsT]):
         return f"{self._scope}#{self._counter}"
 
     # journaled steps ----------------------------------------------------------------------------------------------
-    async def step(self, function: Callable[[], Awaitable[T]]) -> T:
+    @overload
+    async def step(self, function: Callable[[], Awaitable[T]]) -> T: ...
+
+    @overload
+    async def step(self, function: Callable[[], T]) -> T: ...
+
+    async def step(self, function: Callable[[], Any]) -> Any:
         """Run ``function`` once per run: its result is journaled and replayed on re-execution.
 
-        The result must be JSON data (``None``, booleans, numbers, strings, lists, dicts with string keys) so that a
-        re-execution sees exactly the value the first one saw.
+        ``function`` takes no arguments; a coroutine function (or one returning an awaitable) is awaited, and a
+        plain one (``lambda: random.random()``, a blocking HTTP call) runs on a thread of its own, off the event
+        loop, as a sync tool does. The result must be JSON data (``None``, booleans, numbers, strings, lists, dicts
+        with string keys) so that a re-execution sees exactly the value the first one saw.
 
         Raises:
             UsageError: the result is not JSON data (a datetime, a set, a tuple, a non-string key ...).
@@ -203,9 +213,14 @@ class RunContext(Injectable, Generic[DepsT]):
         key = self._next_key()
         done = self._state.journal.get(key)
         if isinstance(done, StepRecorded):
-            return done.value  # type: ignore[no-any-return]
+            return done.value
         await self._state.flush()  # what completed before this step is stored before it runs
-        value = await function()
+        if inspect.iscoroutinefunction(function):
+            value = await function()
+        else:
+            value = await in_thread(function, {}, "step")
+            if inspect.isawaitable(value):  # a lambda handing back a coroutine
+                value = await value
         _check_exact_json(value, "the result of a step")
         await self._state.record(StepRecorded(value=value, key=key, path=self.path))
         return value

@@ -263,7 +263,8 @@ async def approval(
     telling the model the call was rejected (not run). ``fixed``: arguments the caller fills itself, neither shown
     nor edited.
 
-    Edited arguments that do not fit the tool's parameters are not run: the question is asked again, saying why.
+    An edit names the arguments to change (``edit: {"amount": 40}``); the others keep the model's values. Edited
+    arguments that do not fit the tool's parameters are not run: the question is asked again, saying why.
     """
     expectation = Expectation.approval()
     prompt = f"May I call {tool.name} with {json.dumps(arguments, ensure_ascii=False)}?"
@@ -281,9 +282,11 @@ async def approval(
         if verdict == "reject":
             why = f" They said: {rest}" if rest else ""
             return f"The user rejected this call of {tool.name}; it was not run.{why}"
+        edited = {**arguments, **json.loads(rest)}  # the arguments the human names replace the model's
         try:
-            kwargs = tool.validate({**(fixed or {}), **json.loads(rest)})
+            kwargs = tool.validate({**(fixed or {}), **edited})
         except ToolArgumentsError as exc:
             question = f"{prompt} ({exc} Edit them again, approve the call as it was, or reject it.)"
             continue
-        return kwargs, f"(The user changed the arguments to {rest}; this is the result of that call.)\n"
+        shown = json.dumps(edited, separators=(",", ":"), ensure_ascii=False)
+        return kwargs, f"(The user changed the arguments to {shown}; this is the result of that call.)\n"
