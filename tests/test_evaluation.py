@@ -137,3 +137,41 @@ def test_the_command_prints_a_table_or_json_and_exits_by_score(runner: CliRunner
     assert report["passed"] == 1 and report["conversations"] == 2 and report["score"] == 0.5
     missing = runner.invoke(cli, ["eval", "no-such-app", str(SEED)])
     assert missing.exit_code == 2 and "no app 'no-such-app'" in missing.output
+
+
+async def test_an_approval_tool_counts_in_the_turn_it_runs_not_the_turn_it_asks(tmp_path: Path) -> None:
+    from podium import AIMessage, Message, ModelRequest, ReactAgent, ToolMessage, tool
+    from podium.testing import FunctionModel, tool_call
+
+    @tool(approval=True)
+    def refund(amount: float) -> str:
+        """Refund an amount.
+
+        Args:
+            amount: how much.
+        """
+        return f"refunded {amount}"
+
+    def reply(messages: list[Message], request: ModelRequest) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content=messages[-1].content)
+        return AIMessage(tool_calls=[tool_call("refund", {"amount": 99.5})])
+
+    conversations = tmp_path / "refunds.json"
+    conversations.write_text(
+        json.dumps(
+            [
+                {"name": "approved", "turns": [
+                    {"human": "refund please", "tools": [], "asks": "May I call refund"},
+                    {"human": "approve", "tools": ["refund"], "says": "refunded 99.5"},
+                ]},
+                {"name": "rejected", "turns": [
+                    {"human": "refund please", "tools": []},
+                    {"human": "no, not needed", "tools": [], "says": "rejected this call of refund"},
+                ]},
+            ]
+        )
+    )  # fmt: skip
+    agent = ReactAgent("refunds", FunctionModel(reply), [refund])
+    report = await run_eval("trip", load_conversations([conversations]), agent=agent)
+    assert [r.passed for r in report.results] == [True, True], report.table()

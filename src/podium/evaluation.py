@@ -41,7 +41,7 @@ from podium.events import (
     TaskStackChanged,
     event_from_dict,
 )
-from podium.messages import AIMessage
+from podium.messages import AIMessage, ToolMessage
 
 __all__ = ["Conversation", "ConversationResult", "EvalReport", "TurnSpec", "load_conversations", "run_eval"]
 
@@ -214,9 +214,11 @@ def _observe(events: Sequence[Event], stack: list[str] | None) -> _Observed:
     shown: list[str] = []
     for event in events:
         if isinstance(event, MessageAdded) and event.namespace == "" and isinstance(event.message, AIMessage):
-            seen.tools.extend(call.name for call in event.message.tool_calls)
             if event.message.content:
                 shown.append(event.message.content)
+        elif isinstance(event, MessageAdded) and event.namespace == "" and isinstance(event.message, ToolMessage):
+            if event.message.metadata.get("approval") != "rejected":  # a call the human rejected did not run
+                seen.tools.append(event.message.name or "")
         elif isinstance(event, StepRecorded) and isinstance(event.value, dict) and "routing" in event.value:
             if event.value.get("origin") == "human":
                 seen.decisions.append(str(event.value["routing"].get("kind", "")))

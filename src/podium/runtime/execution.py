@@ -225,7 +225,7 @@ async def _execute_tool(
     if tool.approval:
         decided = await approval(context, tool, json.loads(call.arguments.strip() or "{}"))  # (valid: checked)
         if isinstance(decided, str):
-            return ToolMessage(content=decided, tool_call_id=call.id, name=call.name)
+            return ToolMessage(content=decided, tool_call_id=call.id, name=call.name, metadata={"approval": "rejected"})
         kwargs, edited = decided
     await state.publish(ToolStarted(tool_call_id=call.id, name=call.name, path=path))
     try:
