@@ -20,6 +20,7 @@ the run's journal. No exception escapes the orchestrator: a failing tool answers
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
@@ -27,12 +28,13 @@ from typing import Any
 from podium.agents.base import Agent
 from podium.errors import Suspended, UsageError
 from podium.events import ErrorEvent, Interrupt
+from podium.human import yes_or_no
 from podium.messages import HumanMessage
 from podium.orchestration.master.routing.base import ToolProfile
 from podium.orchestration.master.types import HUMAN, ToolArgument, ToolCallRequest, ToolContent, ToolInput
 from podium.runtime.context import RunContext
 from podium.runtime.execution import approval
-from podium.tools import Tool, ToolMetadata, ToolReturn, result_to_text
+from podium.tools import Tool, ToolArgumentsError, ToolMetadata, ToolReturn, result_to_text
 
 __all__ = ["ASK_STATE", "AgentTool", "FunctionTool", "MasterTool", "TaskFunctionTool", "as_master_tool", "run_tool"]
 
@@ -93,32 +95,65 @@ class FunctionTool(MasterTool):
     """A plain function (or :class:`podium.Tool`) as a tool: it gets ``text`` (the human's words), and
     ``rationale`` and ``classifier_text`` (the classifier's restatement) if it declares them.
 
-    Its result may be text, data (serialised), :class:`podium.ToolReturn` (with an artifact) or
-    :class:`ToolContent`.
+    A required argument that neither the classifier nor the orchestrator fills (the offline router fills none) is
+    asked of the human, one at a time, as the tool's task ("opening_hours needs the day: what is it?"); an answer
+    that does not fit its type is asked again, saying why. Its result may be text, data (serialised),
+    :class:`podium.ToolReturn` (with an artifact) or :class:`ToolContent`.
     """
 
     def __init__(self, function: Tool | Callable[..., Any], *, metadata: ToolMetadata | None = None) -> None:
-        """Wrap ``function``; a plain function gets metadata that lists it to users (``metadata`` overrides)."""
+        """Wrap ``function``; a plain function, or a :class:`podium.Tool` whose metadata was left as it is, gets
+        metadata that lists it to users and lets it ask (``metadata`` overrides)."""
         self.tool = function if isinstance(function, Tool) else Tool(function)
         self.name = self.tool.name
         self.description = self.tool.description
-        default = _default_metadata(self.description) if not isinstance(function, Tool) else self.tool.metadata
-        self.metadata = metadata or default
+        unset = not isinstance(function, Tool) or self.tool.metadata == ToolMetadata()
+        self.metadata = metadata or (_default_metadata(self.description) if unset else self.tool.metadata)
         self._properties: dict[str, Any] = dict(self.tool.parameters.get("properties") or {})
+        self._required = [n for n in self.tool.parameters.get("required", ()) if n not in _GIVEN]
 
     @property
     def parameters(self) -> dict[str, Any]:
         return {k: v for k, v in self._properties.items() if k not in _GIVEN}
 
+    def _question(self, name: str, problem: str = "") -> str:
+        said = self._properties.get(name, {}).get("description") or name.replace("_", " ")
+        return f"{problem}{self.name} needs {said.rstrip('.')}: what is it?"
+
     async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
-        arguments = {k: v for k, v in request.arguments.items() if k in self._properties}
-        if "text" in self._properties:
-            arguments["text"] = request.text
-        if "rationale" in self._properties:
-            arguments["rationale"] = request.rationale
-        if "classifier_text" in self._properties:
-            arguments["classifier_text"] = request.classifier_text
-        kwargs, edited = self.tool.validate(arguments), ""
+        # (a function taking the whole ToolInput keeps state of its own: never read as this one's)
+        mine = request.resumed and isinstance(request.state, dict) and not self.tool.takes(ToolInput)
+        state: dict[str, Any] = request.state if mine else {}
+        if _ASKING in state:  # the human's answer to the argument asked for; the rest as they were
+            asked = state[_ASKING]
+            value = _typed(request.text, self._properties.get(asked, {}))
+            if value is None:
+                kind = _KINDS.get(self._properties.get(asked, {}).get("type"), "an answer")
+                problem = f"{request.text.strip()!r} is not {kind}. "
+                return ToolContent(
+                    value=self._question(asked, problem), interrupt=True, state=_asking(state["arguments"], asked)
+                )
+            arguments = {**state["arguments"], asked: value}
+        else:
+            arguments = {k: v for k, v in request.arguments.items() if k in self._properties}
+            if "text" in self._properties:
+                arguments["text"] = request.text
+            if "rationale" in self._properties:
+                arguments["rationale"] = request.rationale
+            if "classifier_text" in self._properties:
+                arguments["classifier_text"] = request.classifier_text
+        missing = [n for n in self._required if n not in arguments]
+        if missing and self.metadata.can_generate_task:
+            return ToolContent(value=self._question(missing[0]), interrupt=True, state=_asking(arguments, missing[0]))
+        try:
+            kwargs = self.tool.validate(arguments)
+        except ToolArgumentsError as exc:
+            if missing:  # a tool that may not ask: say what it needed
+                needs = ", ".join(n.replace("_", " ") for n in missing)
+                return ToolContent(value=f"{self.name} needs {needs}, which I could not tell from your message.")
+            said = str(exc).split(" Expected arguments matching")[0]  # the problem, without the schema
+            return ToolContent(value=f"{self.name} could not run: {said}")
+        edited = ""
         if self.tool.approval:  # asked through the task stack, as the tool's own questions are
             shown = {k: v for k, v in arguments.items() if k not in _GIVEN}
             given = {k: v for k, v in arguments.items() if k in _GIVEN}
@@ -129,6 +164,34 @@ class FunctionTool(MasterTool):
         content = _to_content(await self.tool.run(ctx, kwargs))
         content.value = edited + content.value
         return content
+
+
+_KINDS = {"integer": "a whole number", "number": "a number", "boolean": "a yes or a no"}
+"""How an argument's JSON type reads in a question asked again."""
+
+
+def _typed(text: str, schema: dict[str, Any]) -> Any:
+    """The human's answer as the argument's JSON type wants it ("3 nights" for an integer: 3), or ``None`` when it
+    gives none; text for any other type."""
+    kind = schema.get("type")
+    if kind in ("integer", "number"):
+        found = re.search(r"-?\d+(?:\.\d+)?", text.replace(",", ""))
+        if found is None:
+            return None
+        value = float(found.group(0))
+        return int(value) if kind == "integer" and value.is_integer() else (value if kind == "number" else None)
+    if kind == "boolean":
+        return yes_or_no(text)
+    return text.strip() or None
+
+
+_ASKING = "missing_argument"
+"""The key of a function tool's state naming the argument it asked the human for."""
+
+
+def _asking(arguments: dict[str, Any], name: str) -> dict[str, Any]:
+    """A function tool's state while it waits for the human to give argument ``name``."""
+    return {"arguments": arguments, _ASKING: name}
 
 
 class TaskFunctionTool(FunctionTool):
