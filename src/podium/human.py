@@ -22,6 +22,7 @@ __all__ = [
     "emergency",
     "joined_codes",
     "pleasantry",
+    "requests_in",
     "straight",
     "yes_or_no",
 ]
@@ -259,3 +260,26 @@ def approval(text: str) -> str | None:
         why = rejected.group("why").strip().rstrip(".").strip()
         return f"reject: {why}" if why else "reject"
     return "reject" if re.match(r"(?:don'?t|do not|stop)\b", bare) else None
+
+
+_JOINERS = re.compile(
+    r"\s*(?:[,;]\s*)?\b(?:and\s+also|and\s+then|and|also|plus|as\s+well\s+as)\b\s*|\s*;\s*|\s*\?\s+(?=\S)",
+    re.IGNORECASE,
+)
+
+
+def requests_in(text: str) -> list[str]:
+    """The requests ``text`` may hold, split where one sentence joins another ("book a GP appointment and also
+    refill my prescription", "What are your hours? And how much do I owe?"): candidates, for a caller that checks
+    each part is a request of its own (``[text]`` when nothing joins two parts of two words or more)."""
+    kept: list[str] = []
+    carried = ""  # a short part before any request: it goes with the next one
+    for part in (p.strip(" ,.;") for p in _JOINERS.split(text)):
+        if len(part.split()) >= 2:
+            kept.append(f"{carried} {part}".strip())
+            carried = ""
+        elif kept:  # too short to be a request: it stays with the one before
+            kept[-1] = f"{kept[-1]} {part}".strip()
+        else:
+            carried = f"{carried} {part}".strip()
+    return kept if len(kept) > 1 else [text]

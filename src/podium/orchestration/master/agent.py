@@ -21,6 +21,7 @@ after a restart replays to the same point. Rationale and progress go to the side
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -29,6 +30,7 @@ from typing import Any
 from podium.agents.base import Agent, AgentResult
 from podium.errors import StepLimitExceeded, UsageError
 from podium.events import TaskStackChanged
+from podium.human import requests_in
 from podium.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
 from podium.orchestration.master.routing.llm import CONTROL_TOOLS
@@ -157,6 +159,8 @@ class _Result:
 @dataclass(slots=True)
 class _Finish:
     text: str
+    said: str = ""
+    """The answer alone, without the closing prompt (what an answer to an earlier request of the message keeps)."""
 
 
 _Next = _Human | _Result | _Finish
@@ -172,6 +176,10 @@ class _Session:
         self.stack = TaskStack()
         self.serial = 0  # numbers the questions, classifications and calls of this run (same on every re-execution)
         self.hops = 0
+        self.later: list[str] = []
+        """Requests of an earlier message that wait for the one before them to be done (saved with the stack)."""
+        self.earlier: list[str] = []
+        """Answers given in this run to requests of the message before the one under way, shown with the last."""
 
     def _next_serial(self) -> int:
         self.serial += 1
@@ -180,12 +188,21 @@ class _Session:
     async def run(self, input: HumanMessage) -> AgentResult:
         saved = await self.ctx.load_state(self.agent.state_key, None)
         self.stack = TaskStack.from_json((saved or {}).get("stack"))
+        self.later = list((saved or {}).get("later", ()))
         await self.ctx.add_message(self._human_message(input.content))
         step: _Next = _Human(input.content)
-        while not isinstance(step, _Finish):
+        while True:
+            if isinstance(step, _Finish):
+                if not self.later or self.stack.top is not None:
+                    break
+                self.earlier.append(step.said or step.text)  # done: the message's next request now
+                step = _Human(self.later.pop(0))
+                await self.save()
+                await self.ctx.progress(f"Now your other request: {step.text}")
             step = await (self.on_human(step.text) if isinstance(step, _Human) else self.on_result(step))
-        await self.ctx.add_message(AIMessage(content=step.text, name=self.agent.name))
-        return AgentResult(output=step.text)
+        said = _join("\n\n".join(self.earlier), step.text, "\n\n")
+        await self.ctx.add_message(AIMessage(content=said, name=self.agent.name))
+        return AgentResult(output=said)
 
     # --- a human message ------------------------------------------------------------------------------------------
     async def on_human(self, text: str) -> _Next:
@@ -198,6 +215,9 @@ class _Session:
             decision = await self._record("human", checked)
         else:
             decision = await self._classify("human", lambda: self._human_query(text, top))
+        routed = decision.kind == "route" and decision.tool in self.agent.tools and decision.reason != "return"
+        if routed and (top is None or top.target != HUMAN):  # (a message while a question waits answers it)
+            decision, text = await self._first_request(text, decision, top)
         if decision.kind == "route" and decision.tool in self.agent.tools:
             tool = decision.tool
             await self.ctx.rationale(f"Choosing {tool} due to: {decision.rationale}")
@@ -220,6 +240,8 @@ class _Session:
                 names.append(dropped.parent_tool)
                 if decision.reason != "all":
                     break
+            if decision.reason == "all":
+                self.later.clear()  # "cancel everything": the requests waiting their turn too
             if not names:
                 return await self.say("There is no task in progress to stop.", menu)
             await self.save()
@@ -252,6 +274,30 @@ class _Session:
             origin="human",
         )
 
+    async def _first_request(self, text: str, decision: Decision, top: TaskEntry | None) -> tuple[Decision, str]:
+        """The request to serve first when ``text`` holds several for different tools ("book a GP appointment and
+        refill my prescription"): its decision and words; the others wait their turn in :attr:`later`. ``text``
+        and ``decision`` as they are when it holds one (every part must route to a tool, two tools at least)."""
+        parts = requests_in(text)
+        if len(parts) < 2:
+            return decision, text
+        routed: list[tuple[Decision, str]] = []
+        for part in parts:
+            said = await self._classify("part", functools.partial(self._human_query, part, top))
+            if said.kind != "route" or said.tool not in self.agent.tools or said.reason == "return":
+                return decision, text
+            if routed and routed[-1][0].tool == said.tool:  # two parts of one request
+                routed[-1] = (routed[-1][0], f"{routed[-1][1]} and {part}")
+            else:
+                routed.append((said, part))
+        if len(routed) < 2:
+            return decision, text
+        self.later[:0] = [part for _, part in routed[1:]]
+        await self.save()
+        tools = ", then ".join(spoken(d.tool or "") for d, _ in routed)
+        await self.ctx.rationale(f"Your message holds {len(routed)} requests: {tools}, one after the other.")
+        return routed[0]
+
     def _check_input(self, text: str) -> Decision | None:
         if not text.strip():
             return Decision(
@@ -281,7 +327,7 @@ class _Session:
         top = self.stack.top
         if top is not None:
             return await self.ask_human(_join(text, top.task.content), top)
-        return _Finish(_join(text, tail, sep))
+        return _Finish(_join(text, tail, sep), said=text)
 
     # --- a tool result --------------------------------------------------------------------------------------------
     async def on_result(self, result: _Result) -> _Next:
@@ -312,7 +358,7 @@ class _Session:
         """Hand a completed tool's answer to the top task, or end the run when no task waits."""
         top = self.stack.top
         if top is None:
-            return _Finish(_join(value, self.agent.repeat_prompt, "\n\n"))
+            return _Finish(_join(value, self.agent.repeat_prompt, "\n\n"), said=value)
         if top.target != HUMAN:
             return await self.resume(top, value, f"{top.parent_tool} waits for the answer of {name}.")
         return await self.ask_human(_join(value, top.task.content), top)
@@ -451,6 +497,10 @@ class _Session:
     async def ask_human(self, prompt: str, entry: TaskEntry | None) -> _Next:
         """Put ``prompt`` to the human (a durable interrupt carrying the task's expectation); the answer comes back."""
         where = (entry.parent_tool, entry.call_id) if entry is not None else ()
+        if self.later:  # the message's other requests wait for this one
+            prompt = f"{prompt}\n\n(After this, I will turn to: {'; '.join(self.later)}.)"
+        if self.earlier:  # answers given in this run before this question: shown with it
+            prompt, self.earlier = _join("\n\n".join(self.earlier), prompt, "\n\n"), []
         asking = self.ctx.child(*where, f"ask{self._next_serial()}")
         answer = await asking.ask(
             prompt,
@@ -462,7 +512,7 @@ class _Session:
 
     async def save(self) -> None:
         """Persist the stack with the conversation and announce it."""
-        await self.ctx.save_state(self.agent.state_key, {"stack": self.stack.to_json()})
+        await self.ctx.save_state(self.agent.state_key, {"stack": self.stack.to_json(), "later": self.later})
         await self.ctx.emit(TaskStackChanged(stack=self.stack.to_json()))
 
     async def _classify(self, origin: str, query: Callable[[], Query]) -> Decision:

@@ -1,0 +1,60 @@
+"""A message holding requests for two tools: the master agent serves them one after the other, says what waits, and
+shows each answer; a request that merely names two things stays one request."""
+
+from __future__ import annotations
+
+import pytest
+from tests.app_talk import talk
+
+from podium.human import requests_in
+
+AFTER = "\n\n(After this, I will turn to: refill my prescription RX7654321.)"
+
+
+async def test_two_requests_are_served_one_after_the_other() -> None:
+    said = await talk(
+        ["I'd like to book a GP appointment and refill my prescription RX7654321", "P-204118", "General practice"],
+        "clinic-desk",
+    )
+    assert said[0] == "What is your patient number? It starts with P- and has six digits, e.g. P-204118." + AFTER
+    assert said[1] is not None and said[1].endswith(AFTER)  # the booking's next question, the refill still waiting
+    assert said[2] == "Your appointment is booked.\n\nWould you like pharmacy pickup or home delivery?"
+
+
+async def test_two_answers_in_one_reply_when_neither_asks() -> None:
+    (said,) = await talk(["What are your opening hours and how much do I owe on INV-12345?"], "clinic-desk")
+    assert said is not None
+    hours, invoice = said.index("We are open"), said.index("Invoice INV-12345: $85.00 charged")
+    assert hours < invoice and said.count("What else can I help you with?") == 1  # one closing prompt, at the end
+
+
+async def test_cancelling_everything_drops_the_requests_that_wait() -> None:
+    said = await talk(
+        ["book a GP appointment and also refill my prescription RX7654321", "cancel everything", "hello"],
+        "clinic-desk",
+    )
+    assert said[1] is not None and said[1].startswith("OK, I stopped the appointment booking task.")
+    assert said[2] is not None and "pharmacy pickup" not in said[1] + said[2]
+
+
+async def test_one_request_naming_two_things_stays_one() -> None:
+    (said,) = await talk(["book a physio appointment for my mum and me"], "clinic-desk")
+    assert said == "What is your patient number? It starts with P- and has six digits, e.g. P-204118."
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        (
+            "I'd like to book a GP appointment and refill my prescription RX7654321",
+            ["I'd like to book a GP appointment", "refill my prescription RX7654321"],
+        ),
+        ("What are your hours? And how much do I owe?", ["What are your hours", "how much do I owe?"]),
+        ("book a room; also I need a car", ["book a room", "I need a car"]),
+        ("Compare Paris and Oslo", ["Compare Paris and Oslo"]),  # a part of one word is no request
+        ("salt and pepper", ["salt and pepper"]),
+        ("hello", ["hello"]),
+    ],
+)
+def test_requests_in_splits_where_one_sentence_joins_another(text: str, parts: list[str]) -> None:
+    assert requests_in(text) == parts
