@@ -24,6 +24,7 @@ __all__ = [
     "pleasantry",
     "requests_in",
     "straight",
+    "unsure",
     "yes_or_no",
 ]
 
@@ -283,3 +284,17 @@ def requests_in(text: str) -> list[str]:
         else:
             carried = f"{carried} {part}".strip()
     return kept if len(kept) > 1 else [text]
+
+
+_UNSURE = re.compile(
+    r"\b(?:not\s+sure|unsure|(?:do\s*n[o']?t|do\s+not|don't)\s+(?:know|have|remember)|no\s+idea|dunno|"
+    r"(?:can'?t|cannot|could\s*n'?t)\s+(?:find|remember|see)|have\s*n'?t\s+got|have\s+not\s+got|forgot|"
+    r"lost\s+(?:it|my)|no\s+clue)\b",
+    re.IGNORECASE,
+)
+
+
+def unsure(text: str) -> bool:
+    """True when ``text`` says the person does not know or have what was asked ("I'm not sure", "I don't have
+    one", "no idea", "I can't find it", "I forgot")."""
+    return _UNSURE.search(straight(text)) is not None

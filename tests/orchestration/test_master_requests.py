@@ -58,3 +58,33 @@ async def test_one_request_naming_two_things_stays_one() -> None:
 )
 def test_requests_in_splits_where_one_sentence_joins_another(text: str, parts: list[str]) -> None:
     assert requests_in(text) == parts
+
+
+async def test_not_having_what_a_task_asks_is_told_the_way_out() -> None:
+    said = await talk(["I need a refill", "I'm not sure, I'm a new patient", "cancel"], "clinic-desk")
+    assert said[1] is not None and said[1].startswith(
+        "That's all right. The prescription refill task needs a prescription number: RX and seven digits. If you "
+        "don't have it now, say 'cancel' to stop the prescription refill task, or ask me something else."
+    )
+    assert said[2] is not None and said[2].startswith("OK, I stopped the prescription refill task.")
+    wrong = await talk(["I need a refill", "RX12"], "clinic-desk")  # a wrong answer is still told it does not fit
+    assert wrong[1] is not None and wrong[1].startswith("'RX12' does not fit what the prescription refill task needs")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm not sure", True),
+        ("I don't have one", True),
+        ("no idea", True),
+        ("I can't find it", True),
+        ("I forgot my number", True),
+        ("P-204118", False),
+        ("sure", False),
+        ("I know it: RX1234567", False),
+    ],
+)
+def test_unsure_reads_not_knowing_or_having(text: str, expected: bool) -> None:
+    from podium.human import unsure
+
+    assert unsure(text) is expected

@@ -39,7 +39,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium.events import Expectation
-from podium.human import EMERGENCY_REPLY
+from podium.human import EMERGENCY_REPLY, unsure
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, discrimination_cue, harm_cue
 from podium.orchestration.master.routing.rules import (
@@ -483,6 +483,15 @@ class Router(Classifier):
         if cal is not None and looks_like_request(text) and score < cal.route:
             return _refuse(text, "out_of_scope", "it is outside what I can do here", 0.6)
         needed = describe_expectation(pending.expectation)
+        if unsure(text):  # "I'm not sure, I'm a new patient": say what is needed, and the way out
+            return Decision(
+                kind="clarify",
+                reason="no_fit",
+                confidence=0.4,
+                text=f"That's all right. {spoken(pending.tool).capitalize()} needs {needed}. If you don't have it "
+                f"now, say 'cancel' to stop {spoken(pending.tool)}, or ask me something else.",
+                rationale=f"The human does not have what {pending.tool} expects.",
+            )
         return Decision(
             kind="clarify",
             reason="no_fit",
