@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from podium import AIMessage, Message, ModelRequest, ReactAgent, Runtime, Tool, ToolMessage, ToolMetadata
+from tests.approval_support import transfer_agent
+
+from podium import Runtime, Tool, ToolMetadata
 from podium.orchestration.master import MasterAgent
-from podium.testing import FunctionModel, tool_call
 
 
 def _payments(paid: list[tuple[int, str]]) -> Tool:
@@ -47,28 +48,7 @@ async def test_a_function_tool_of_the_orchestrator_waits_for_approval() -> None:
 
 async def test_an_agent_s_tool_waits_for_approval_through_the_task_stack() -> None:
     sent: list[dict[str, Any]] = []
-
-    def transfer(amount: int, to: str) -> str:
-        """Transfer money.
-
-        Args:
-            amount: how much.
-            to: to whom.
-        """
-        sent.append({"amount": amount, "to": to})
-        return f"sent {amount} to {to}"
-
-    def reply(messages: list[Message], request: ModelRequest) -> AIMessage:
-        if isinstance(messages[-1], ToolMessage):
-            return AIMessage(content=f"done: {messages[-1].content}")
-        return AIMessage(tool_calls=[tool_call("transfer", {"amount": 100, "to": "Ada"})])
-
-    banker = ReactAgent(
-        "payments",
-        FunctionModel(reply),
-        [Tool(transfer, approval=True)],
-        description="Make payments and transfer money to people.",
-    )
+    banker = transfer_agent(sent, name="payments", description="Make payments and transfer money to people.")
     runtime, master = Runtime(), MasterAgent([banker])
     first = await runtime.run(master, "I want to transfer money to Ada", thread_id="t")
     assert [i.prompt for i in first.interrupts] == ['May I call transfer with {"amount": 100, "to": "Ada"}?']

@@ -7,36 +7,15 @@ import json
 from typing import Any
 
 import pytest
+from tests.approval_support import transfer_agent
 
-from podium import AIMessage, Expectation, Message, ModelRequest, ReactAgent, Runtime, Store, Tool, ToolMessage, tool
+from podium import Expectation, Runtime, Store, Tool, tool
 from podium.human import approval
-from podium.testing import FunctionModel, tool_call
-
-
-def _transfer_agent(ran: list[dict[str, Any]]) -> ReactAgent:
-    @tool(approval=True)
-    def transfer(amount: int, to: str) -> str:
-        """Transfer money.
-
-        Args:
-            amount: how much.
-            to: to whom.
-        """
-        ran.append({"amount": amount, "to": to})
-        return f"sent {amount} to {to}"
-
-    def model(messages: list[Message], request: ModelRequest) -> AIMessage:
-        last = messages[-1]
-        if isinstance(last, ToolMessage):
-            return AIMessage(content=f"done: {last.content}")
-        return AIMessage(tool_calls=[tool_call("transfer", {"amount": 100, "to": "Ada"}, id="t1")])
-
-    return ReactAgent("banker", FunctionModel(model), [transfer])
 
 
 async def test_an_approved_call_runs_once_with_the_model_s_arguments(store: Store) -> None:
     ran: list[dict[str, Any]] = []
-    runtime, agent = Runtime(store), _transfer_agent(ran)
+    runtime, agent = Runtime(store), transfer_agent(ran)
     first = await runtime.run(agent, "pay Ada", thread_id="t")
     assert first.status == "interrupted" and not ran
     (asked,) = first.interrupts
@@ -50,7 +29,7 @@ async def test_an_approved_call_runs_once_with_the_model_s_arguments(store: Stor
 
 async def test_a_rejected_call_is_not_run_and_the_model_hears_why(store: Store) -> None:
     ran: list[dict[str, Any]] = []
-    runtime, agent = Runtime(store), _transfer_agent(ran)
+    runtime, agent = Runtime(store), transfer_agent(ran)
     await runtime.run(agent, "pay Ada", thread_id="t")
     done = await runtime.resume(agent, "t", "No, she was paid already.")
     assert not ran
@@ -61,7 +40,7 @@ async def test_a_rejected_call_is_not_run_and_the_model_hears_why(store: Store) 
 
 async def test_edited_arguments_are_checked_then_run_and_the_model_is_told(store: Store) -> None:
     ran: list[dict[str, Any]] = []
-    runtime, agent = Runtime(store), _transfer_agent(ran)
+    runtime, agent = Runtime(store), transfer_agent(ran)
     await runtime.run(agent, "pay Ada", thread_id="t")
     again = await runtime.resume(agent, "t", 'edit: {"amount": "lots", "to": "Ada"}')  # not a number: asked again
     assert again.status == "interrupted" and not ran
@@ -124,7 +103,7 @@ def test_an_approval_expectation_round_trips_and_says_how_to_answer() -> None:
 
 async def test_an_edit_names_only_the_arguments_it_changes(store: Store) -> None:
     ran: list[dict[str, Any]] = []
-    runtime, agent = Runtime(store), _transfer_agent(ran)
+    runtime, agent = Runtime(store), transfer_agent(ran)
     await runtime.run(agent, "pay Ada", thread_id="t")
     done = await runtime.resume(agent, "t", 'edit: {"amount": 40}')  # "to" keeps the model's value
     assert ran == [{"amount": 40, "to": "Ada"}]

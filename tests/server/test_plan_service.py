@@ -212,6 +212,16 @@ def test_a_rejected_plan_a_stray_verdict_and_a_new_name_over_http(make_store: Ca
         ]
 
 
+def _first_step(client: httpx.Client) -> tuple[str, dict[str, Any]]:
+    """Plan "Onboard Ada Lovelace" in session s1 and wait for its first step: the plan's id, and the body of a
+    verdict approving that step."""
+    plan_id = client.post("/input_task", json={"description": "Onboard Ada Lovelace", "session_id": "s1"}).json()[
+        "plan_id"
+    ]
+    first = _until(lambda: _waiting(client, plan_id))
+    return plan_id, {"plan_id": plan_id, "session_id": "s1", "step_id": first["id"], "approved": True}
+
+
 def test_two_verdicts_racing_for_one_step_one_is_taken_the_other_is_a_conflict(
     make_store: Callable[[], Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -239,11 +249,7 @@ def test_two_verdicts_racing_for_one_step_one_is_taken_the_other_is_a_conflict(
         live_server({"plans": small}, make_store()) as url,
         httpx.Client(base_url=url, timeout=60) as client,
     ):
-        plan_id = client.post("/input_task", json={"description": "Onboard Ada Lovelace", "session_id": "s1"}).json()[
-            "plan_id"
-        ]
-        first = _until(lambda: _waiting(client, plan_id))
-        base = {"plan_id": plan_id, "session_id": "s1", "step_id": first["id"], "approved": True}
+        plan_id, base = _first_step(client)
         edits = ["Create the account of Ada Lovelace", "Create the account of Ada King"]  # a person: the step can run
         with ThreadPoolExecutor(2) as pool:
             sent = list(
@@ -293,11 +299,7 @@ def test_a_verdict_sent_before_another_was_recorded_is_not_reported_as_taken(
         live_server({"plans": small}, make_store()) as url,
         httpx.Client(base_url=url, timeout=60) as client,
     ):
-        plan_id = client.post("/input_task", json={"description": "Onboard Ada Lovelace", "session_id": "s1"}).json()[
-            "plan_id"
-        ]
-        first = _until(lambda: _waiting(client, plan_id))
-        base = {"plan_id": plan_id, "session_id": "s1", "step_id": first["id"], "approved": True}
+        plan_id, base = _first_step(client)
         edit = "Create the account of Ada Lovelace"
         mode[0] = "first"
         assert client.post("/human_feedback", json={**base, "updated_action": edit}).status_code == 200
@@ -319,16 +321,12 @@ def test_a_cancelled_run_ends_its_plan_cancelled_and_verdicts_on_it_are_conflict
         live_server({"plans": small}, make_store()) as url,
         httpx.Client(base_url=url, timeout=60) as client,
     ):
-        plan_id = client.post("/input_task", json={"description": "Onboard Ada Lovelace", "session_id": "s1"}).json()[
-            "plan_id"
-        ]
-        first = _until(lambda: _waiting(client, plan_id))
+        plan_id, body = _first_step(client)
         (run,) = client.get("/threads/s1/runs").json()
         assert client.post(f"/threads/s1/runs/{run['run_id']}/cancel").status_code == 202
         plan = _plan(client, "s1")
         assert (plan["overall_status"], plan["reason"]) == ("cancelled", "its run was cancelled")
         assert [s["status"] for s in plan["steps"]] == ["cancelled"] * 3 and plan["pending_steps"] == 0
-        body = {"plan_id": plan_id, "session_id": "s1", "step_id": first["id"], "approved": True}
         refused = client.post("/human_feedback", json=body)
         assert refused.status_code == 409
         assert refused.json()["detail"] == (

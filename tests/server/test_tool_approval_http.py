@@ -10,38 +10,18 @@ from typing import Any
 import httpx
 import pytest
 from langgraph_sdk import get_client
+from tests.approval_support import transfer_agent
 from tests.server.conftest import live_server
 
-from podium import AIMessage, HumanMessage, Message, ModelRequest, ReactAgent, ToolMessage, tool
+from podium import ReactAgent
 from podium.app import App
 from podium.models.base import Model
-from podium.testing import FunctionModel, tool_call
 
 SENT: list[dict[str, Any]] = []
 
 
-@tool(approval=True)
-def transfer(amount: int, to: str) -> str:
-    """Transfer money.
-
-    Args:
-        amount: how much.
-        to: to whom.
-    """
-    SENT.append({"amount": amount, "to": to})
-    return f"sent {amount} to {to}"
-
-
-def _reply(messages: list[Message], request: ModelRequest) -> AIMessage:
-    last = messages[-1]
-    if isinstance(last, ToolMessage):
-        return AIMessage(content=f"done: {last.content}")
-    assert isinstance(last, HumanMessage)
-    return AIMessage(tool_calls=[tool_call("transfer", {"amount": 100, "to": "Ada"}, id=f"c{len(messages)}")])
-
-
 def _build(model: Model) -> ReactAgent:
-    return ReactAgent("banker", FunctionModel(_reply), [transfer])
+    return transfer_agent(SENT)
 
 
 @pytest.fixture
