@@ -7,9 +7,9 @@
   thread of the caller (a digest of user, app and context id, so two users' contexts never meet) and later
   messages of the same context continue it. Runs go through the server's executor like every other run.
 - **Questions.** A Podium interrupt ends the A2A task's turn as ``input-required`` with the question as the status
-  message (its choices in the message metadata, ``podium.questions``); the next message on that task (or
-  context) answers it and the same run resumes.
-- **Progress streams** (``message/stream``): each message the app says on the way is a ``working`` status
+  message (how to answer in brackets, as over ``/v1``; its choices in the message metadata, ``podium.questions``);
+  the next message on that task (or context) answers it and the same run resumes.
+- **Progress streams** (``message/stream``): each reply the app says on the way is a ``working`` status
   message; the final answer is the task's ``answer`` artifact, then the task completes. A run that fails or hits a
   limit fails the task with the reason as its status message.
 - **Auth** is the rest of the server's: open in dev mode; otherwise an API key or JWT with the ``run`` scope, the
