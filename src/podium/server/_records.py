@@ -3,7 +3,8 @@
 All of it lives in the store as per-thread state values (versioned, so nothing is rewritten in place):
 
 - the thread's owner, in the thread's creation metadata (set once, by the server, before any run);
-- ``server.thread``: ``{"metadata": {...}, "updated": ts, "deleted": bool}``;
+- ``server.thread``: ``{"metadata": {...}, "updated": ts}`` (``"deleted": true`` in a thread deleted by an earlier
+  version, which kept its records: hidden from every route);
 - ``server.run:<run id>``: the API fields of a run (assistant, metadata, strategy) and, for a run the runtime
   never started (still queued, refused or cancelled in the queue), its status;
 - ``server.queue``: the runs waiting for their turn on the thread, so a restart starts them.
@@ -19,9 +20,21 @@ from fastapi import HTTPException
 from podium.server._wire import iso
 
 if TYPE_CHECKING:
+    from podium.server._state import ServerState
     from podium.store.base import RunRecord, Store, ThreadInfo
 
-__all__ = ["api_status", "get_queue", "owned_thread", "put_queue", "run_extra", "run_out", "set_run_extra"]
+__all__ = [
+    "api_status",
+    "create_thread",
+    "delete_thread",
+    "get_queue",
+    "owned_thread",
+    "put_queue",
+    "run_extra",
+    "run_out",
+    "set_run_extra",
+    "update_thread",
+]
 
 _THREAD = "server.thread"
 _QUEUE = "server.queue"
@@ -73,6 +86,15 @@ async def create_thread(
     record = {"metadata": metadata, "updated": info.created}
     await store.put_state(thread_id, _THREAD, record)
     return info, record
+
+
+async def delete_thread(state: ServerState, thread_id: str) -> None:
+    """Delete a thread: its runs are cancelled (queued, executing anywhere, waiting for an answer), then everything
+    it stored is dropped, so its id is free for a new, empty thread (:meth:`podium.store.base.Store.delete_thread`).
+    """
+    await state.executor.end_thread(thread_id)
+    state.values.pop(thread_id, None)
+    await state.store.delete_thread(thread_id)
 
 
 async def update_thread(store: Store, thread_id: str, record: dict[str, Any], **changes: Any) -> dict[str, Any]:

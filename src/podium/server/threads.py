@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from podium.events import RunEnded, event_to_dict
 from podium.server._convert import Values
-from podium.server._records import create_thread, owned_thread, update_thread
+from podium.server._records import create_thread, delete_thread, owned_thread, update_thread
 from podium.server._state import ServerState
 from podium.server._wire import MAX_SEQ, StorableDict, iso, seq_number
 from podium.server.auth import Principal, require
@@ -170,11 +170,10 @@ async def patch(thread_id: str, body: ThreadPatch, request: Request, principal: 
 
 @router.delete("/threads/{thread_id}", status_code=204)
 async def delete(thread_id: str, request: Request, principal: Run) -> Response:
-    """Delete a thread: its runs are cancelled and it is gone from every route."""
+    """Delete a thread: its runs are cancelled and everything it stored is dropped; its id is free again."""
     state = _state(request)
-    _, record = await owned_thread(state.store, thread_id, principal.user)
-    await state.executor.end_thread(thread_id)
-    await update_thread(state.store, thread_id, record, deleted=True)
+    await owned_thread(state.store, thread_id, principal.user)
+    await delete_thread(state, thread_id)
     return Response(status_code=204)
 
 
