@@ -148,7 +148,8 @@ def create_app(
 
     from podium import __version__
 
-    app = FastAPI(title="Podium", version=__version__, lifespan=lifespan)
+    # FastAPI's /docs and /redoc load their scripts from a CDN (blank offline): /docs is a page of the package's own
+    app = FastAPI(title="Podium", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.podium = state
     app.add_exception_handler(PodiumError, _podium_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
