@@ -20,13 +20,11 @@ from fastapi import HTTPException
 from podium.server._wire import iso
 
 if TYPE_CHECKING:
-    from podium.server._state import ServerState
     from podium.store.base import RunRecord, Store, ThreadInfo
 
 __all__ = [
     "api_status",
     "create_thread",
-    "delete_thread",
     "get_queue",
     "owned_thread",
     "put_queue",
@@ -86,15 +84,6 @@ async def create_thread(
     record = {"metadata": metadata, "updated": info.created}
     await store.put_state(thread_id, _THREAD, record)
     return info, record
-
-
-async def delete_thread(state: ServerState, thread_id: str) -> None:
-    """Delete a thread: its runs are cancelled (queued, executing anywhere, waiting for an answer), then everything
-    it stored is dropped, so its id is free for a new, empty thread (:meth:`podium.store.base.Store.delete_thread`).
-    """
-    await state.executor.end_thread(thread_id)
-    state.values.pop(thread_id, None)
-    await state.store.delete_thread(thread_id)
 
 
 async def update_thread(store: Store, thread_id: str, record: dict[str, Any], **changes: Any) -> dict[str, Any]:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from fastapi import HTTPException, Request
 
@@ -35,7 +35,6 @@ from podium.errors import UsageError
 from podium.store.base import ApiKey
 
 if TYPE_CHECKING:
-    from podium.server._state import ServerState
     from podium.store.base import Store
 
 __all__ = [
@@ -194,7 +193,14 @@ async def startup_auth(config: AuthConfig, store: Store, host: str) -> tuple[Aut
     )
 
 
-async def dev_principal(state: ServerState) -> Principal | None:
+class _Served(Protocol):
+    """What :func:`dev_principal` reads and updates of a server's state."""
+
+    auth: AuthConfig
+    store: Store
+
+
+async def dev_principal(state: _Served) -> Principal | None:
     """The caller of every request in dev mode (the dev user, with every scope), or ``None`` when requests need
     credentials.
 

@@ -36,9 +36,10 @@ from podium.orchestration.plan import (
 )
 from podium.orchestration.plan.agent import asks_help
 from podium.server._executor import Job
-from podium.server._records import create_thread, delete_thread, owned_thread, run_extra
+from podium.server._records import create_thread, owned_thread, run_extra
 from podium.server._state import ServerState
 from podium.server.auth import Principal, require
+from podium.server.threads import delete_thread
 
 __all__ = ["router"]
 

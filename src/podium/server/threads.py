@@ -16,13 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from podium.events import RunEnded, event_to_dict
 from podium.server._convert import Values
-from podium.server._records import create_thread, delete_thread, owned_thread, update_thread
+from podium.server._records import create_thread, owned_thread, update_thread
 from podium.server._state import ServerState
 from podium.server._wire import MAX_SEQ, StorableDict, iso, seq_number
 from podium.server.auth import Principal, require
 from podium.store.base import THREAD_ID, RunRecord, ThreadInfo
 
-__all__ = ["router", "thread_values"]
+__all__ = ["delete_thread", "router", "thread_values"]
 
 KEPT_VALUES = 1024
 """Threads whose values a server keeps (the least recently read go first)."""
@@ -134,6 +134,15 @@ async def _out(state: ServerState, info: ThreadInfo, record: dict[str, Any], *, 
         "values": values.to_dict(),
         "interrupts": {last.id: values.pending()} if last is not None and values.interrupts else {},
     }
+
+
+async def delete_thread(state: ServerState, thread_id: str) -> None:
+    """Delete a thread: its runs are cancelled (queued, executing anywhere, waiting for an answer), then everything
+    it stored is dropped, so its id is free for a new, empty thread (:meth:`podium.store.base.Store.delete_thread`).
+    """
+    await state.executor.end_thread(thread_id)
+    state.values.pop(thread_id, None)
+    await state.store.delete_thread(thread_id)
 
 
 @router.post("/threads")
