@@ -364,8 +364,8 @@ def serve(
             raise
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    logging.getLogger("podium.server").info("serving %s on http://%s:%d", ", ".join(served), host, port)
-    address = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    address = f"http://{f'[{host}]' if ':' in host else host}:{port}"  # an IPv6 address in brackets: http://[::1]:8000
+    logging.getLogger("podium.server").info("serving %s on %s", ", ".join(served), address)
     typer.echo(f"Open {address}/ in a browser for the chat page ({address}/plan: the plan page).")
     options: dict[str, Any] = {"log_config": uvicorn_log_config(log_level), "timeout_graceful_shutdown": 10}
     # idle connections stay open longer than clients and balancers keep them (httpx 5 s, balancers often 60 s): a

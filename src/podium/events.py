@@ -314,6 +314,9 @@ class TokenDelta(Event):
 
     text: str
     """The new text."""
+    namespace: str = ""
+    """The history the reply goes to, as :attr:`MessageAdded.namespace`: "" is the thread's, what a person reads;
+    another is an agent's own (a task's messages to another task, a plan step's work)."""
     kind: Literal["token"] = "token"
     """Tag of the variant."""
 

@@ -199,6 +199,40 @@ async def test_dev_mode_only_on_loopback_when_nothing_is_configured(tmp_path: Pa
     await store.close()
 
 
+def test_dev_mode_ends_once_a_key_is_created_while_the_server_runs(tmp_path: Path) -> None:
+    """``podium keys create`` against a server in dev mode (its store, another process's connection): within a
+    couple of seconds the server asks for credentials, /mcp (one user, dev mode only) included, without a restart."""
+    path = tmp_path / "s.db"
+    config, _ = asyncio.run(startup_auth(AuthConfig(), SQLiteStore(path), "127.0.0.1"))
+    assert config.dev_user == "local"
+    with live_server(example_apps("trip"), SQLiteStore(path), auth=config) as url:
+        assert httpx.post(f"{url}/threads", json={}).status_code == 200
+        assert httpx.get(f"{url}/info").json()["auth"] == "dev"
+        (secret,) = _store_with_keys(path, ("alice", ["read", "run"]))
+        deadline = time.monotonic() + 5
+        while httpx.post(f"{url}/threads", json={}).status_code == 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        refused = httpx.post(f"{url}/threads", json={})
+        assert refused.status_code == 401 and "credentials required" in refused.json()["detail"]
+        assert time.monotonic() < deadline - 2  # noticed within about a second or two
+        keyed = httpx.post(f"{url}/threads", json={}, headers={"Authorization": f"Bearer {secret}"})
+        assert keyed.status_code == 200 and keyed.json()["thread_id"]
+        assert httpx.get(f"{url}/threads/search", headers={"X-Api-Key": "pdm_x_y"}).status_code == 401
+        assert httpx.get(f"{url}/info").json()["auth"] == "api_keys"
+        mcp = httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert mcp.status_code == 404 and "dev mode" in mcp.json()["detail"]
+
+
+def test_dev_mode_asked_for_in_python_stays_dev_mode(tmp_path: Path) -> None:
+    """``create_app(..., auth=AuthConfig.dev())`` (and the default) is dev mode whatever keys the store holds."""
+    path = tmp_path / "s.db"
+    _store_with_keys(path, ("alice", ["read", "run"]))
+    with live_server(example_apps("trip"), SQLiteStore(path), auth=AuthConfig.dev()) as url:
+        assert httpx.post(f"{url}/threads", json={}).status_code == 200
+        time.sleep(1.5)
+        assert httpx.post(f"{url}/threads", json={}).status_code == 200
+
+
 def test_serve_on_a_public_address_without_auth_refuses_to_start(tmp_path: Path) -> None:
     done = CliRunner().invoke(
         cli, ["serve", "trip", "--host", "0.0.0.0", "--port", "0", "--store", str(tmp_path / "s.db")]

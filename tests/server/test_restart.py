@@ -70,6 +70,38 @@ def serve_process(*args: str, store: Path, port: int | None = None) -> Iterator[
             raise
 
 
+def test_an_ipv6_address_is_printed_in_brackets(tmp_path: Path) -> None:
+    """``--host ::1`` serves ``http://[::1]:PORT``, and the log and the hint print that, never ``http://::1:PORT``."""
+    with socket.socket(socket.AF_INET6) as sock:
+        sock.bind(("::1", 0))
+        port = int(sock.getsockname()[1])
+    command = ["serve", "trip", "--host", "::1", "--port", str(port), "--store", str(tmp_path / "s.db")]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "podium", *command],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    url = f"http://[::1]:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert process.poll() is None, process.communicate()
+            try:
+                assert httpx.get(f"{url}/health", timeout=1).status_code == 200
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "podium serve did not start"
+                time.sleep(0.1)
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=15)
+    assert f"serving trip on {url}" in err and f"Open {url}/ in a browser" in out
+    assert "http://::1" not in out + err
+
+
 def test_serve_runs_the_named_apps_and_stops_on_sigint(tmp_path: Path) -> None:
     with serve_process("trip", store=tmp_path / "s.db") as (process, url):
         names = [a["assistant_id"] for a in httpx.post(f"{url}/assistants/search", json={}).json()]

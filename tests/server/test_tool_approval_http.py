@@ -24,13 +24,17 @@ def _build(model: Model) -> ReactAgent:
     return transfer_agent(SENT)
 
 
+def bank_app() -> App:
+    """The app ``bank``: its agent pays Ada 100 with :func:`transfer`, which waits for approval."""
+    return App(name="bank", build=_build, cassette=Path(__file__).parent / "cassettes" / "empty.json")
+
+
 @pytest.fixture
 def bank(tmp_path: Path) -> Iterator[str]:
     from podium.store.sqlite import SQLiteStore
 
     SENT.clear()
-    app = App(name="bank", build=_build, cassette=Path(__file__).parent / "cassettes" / "empty.json")
-    with live_server({"bank": app}, SQLiteStore(tmp_path / "bank.db")) as url:
+    with live_server({"bank": bank_app()}, SQLiteStore(tmp_path / "bank.db")) as url:
         yield url
 
 

@@ -149,6 +149,33 @@ async def test_deleting_the_newest_run_drops_what_it_stored(store: Store) -> Non
         await store.delete_run("r2")
 
 
+async def test_deleting_a_thread_drops_everything_it_stored_and_frees_its_id(store: Store) -> None:
+    """A deleted thread's id makes a new, empty thread: none of the old events, runs, journals, state or lease come
+    back, and another thread is untouched."""
+    for thread in ("t", "other"):
+        await store.create_thread(thread, {"owner": "ada"})
+        await store.create_run(RunRecord(id=f"{thread}-r1", thread_id=thread))
+        await store.append_events(thread, [message(1, "old", run=f"{thread}-r1", key="k1")])
+        await store.put_state(thread, "server.thread", {"metadata": {"title": "old"}})
+    assert await store.acquire_thread("t", new_owner("old"), 60) is None
+    await store.delete_thread("t")
+    assert await store.get_thread("t") is None and "t" not in {t.id for t in await store.list_threads()}
+    assert await store.get_run("t-r1") is None and await store.journal("t-r1") == {}
+    made = await store.create_thread("t", {"owner": "bob"})
+    assert made.metadata == {"owner": "bob"}
+    assert (
+        await store.read_events("t") == [] and await store.last_seq("t") == 0 and await store.log_head("t") == (0, "")
+    )
+    assert await store.list_runs("t") == [] and await store.last_run("t") is None
+    assert await store.load_messages("t") == [] and await store.get_state("t", "server.thread") is None
+    assert await store.acquire_thread("t", new_owner("new"), 60) is None  # the old lease went with it
+    await store.append_events("t", [message(1, "new", run="t-r2", key="k1")])
+    assert [m.content for m in await store.load_messages("t")] == ["new"]
+    assert [m.content for m in await store.load_messages("other")] == ["old"]
+    assert await store.get_state("other", "server.thread") == {"metadata": {"title": "old"}}
+    await store.delete_thread("never-made")  # nothing to delete: nothing happens
+
+
 async def test_lease_is_exclusive_renewable_and_released(store: Store) -> None:
     await store.create_thread("t")
     me, other = new_owner("me"), new_owner("other")

@@ -111,7 +111,7 @@ async def call_model(
         response = None
         async for item in model.stream(request):
             if isinstance(item, TextDelta):
-                await state.publish(TokenDelta(text=item.text, path=path))
+                await state.publish(TokenDelta(text=item.text, path=path, namespace=namespace))
             elif isinstance(item, Done):
                 response = item.response
         if response is None:

@@ -24,9 +24,9 @@ from fastapi import HTTPException
 
 from podium.errors import UsageError
 from podium.events import InterruptRaised, MessageAdded, RunEnded, answers_from_text
-from podium.messages import AIMessage
 from podium.server._executor import Job
 from podium.server._records import create_thread, owned_thread
+from podium.server._reply import question_text
 from podium.server.auth import Principal
 from podium.server.openai_compat import _events
 
@@ -153,10 +153,9 @@ class _AppExecutor(AgentExecutor):
         async for event in _events(self.state, job, subscription):
             if event.run_id != job.run_id:
                 continue
-            if isinstance(event, MessageAdded) and isinstance(event.message, AIMessage) and event.message.content:
-                if event.namespace == "" and len(event.path) <= 1:
-                    await progress()
-                    said = event.message.content
+            if isinstance(event, MessageAdded) and event.is_reply:  # what a person reads (:mod:`._reply`)
+                await progress()
+                said = event.message.content
             elif isinstance(event, InterruptRaised):
                 questions.append(event.interrupt)
             elif isinstance(event, RunEnded):
@@ -170,7 +169,7 @@ class _AppExecutor(AgentExecutor):
             await updater.complete()
         elif status == "interrupted":
             asked = [_question(q) for q in questions]
-            text = "\n".join(q["prompt"] + (f" [{' / '.join(q['options'])}]" if q["options"] else "") for q in asked)
+            text = "\n".join(question_text(q) for q in questions)
             message = updater.new_agent_message(_text_parts(text), metadata={"podium.questions": asked})
             await updater.requires_input(message)
         elif status == "cancelled":

@@ -3,7 +3,8 @@
 All of it lives in the store as per-thread state values (versioned, so nothing is rewritten in place):
 
 - the thread's owner, in the thread's creation metadata (set once, by the server, before any run);
-- ``server.thread``: ``{"metadata": {...}, "updated": ts, "deleted": bool}``;
+- ``server.thread``: ``{"metadata": {...}, "updated": ts}`` (``"deleted": true`` in a thread deleted by an earlier
+  version, which kept its records: hidden from every route);
 - ``server.run:<run id>``: the API fields of a run (assistant, metadata, strategy) and, for a run the runtime
   never started (still queued, refused or cancelled in the queue), its status;
 - ``server.queue``: the runs waiting for their turn on the thread, so a restart starts them.
@@ -21,7 +22,17 @@ from podium.server._wire import iso
 if TYPE_CHECKING:
     from podium.store.base import RunRecord, Store, ThreadInfo
 
-__all__ = ["api_status", "get_queue", "owned_thread", "put_queue", "run_extra", "run_out", "set_run_extra"]
+__all__ = [
+    "api_status",
+    "create_thread",
+    "get_queue",
+    "owned_thread",
+    "put_queue",
+    "run_extra",
+    "run_out",
+    "set_run_extra",
+    "update_thread",
+]
 
 _THREAD = "server.thread"
 _QUEUE = "server.queue"

@@ -7,9 +7,9 @@
   thread of the caller (a digest of user, app and context id, so two users' contexts never meet) and later
   messages of the same context continue it. Runs go through the server's executor like every other run.
 - **Questions.** A Podium interrupt ends the A2A task's turn as ``input-required`` with the question as the status
-  message (its choices in the message metadata, ``podium.questions``); the next message on that task (or
-  context) answers it and the same run resumes.
-- **Progress streams** (``message/stream``): each message the app says on the way is a ``working`` status
+  message (how to answer in brackets, as over ``/v1``; its choices in the message metadata, ``podium.questions``);
+  the next message on that task (or context) answers it and the same run resumes.
+- **Progress streams** (``message/stream``): each reply the app says on the way is a ``working`` status
   message; the final answer is the task's ``answer`` artifact, then the task completes. A run that fails or hits a
   limit fails the task with the reason as its status message.
 - **Auth** is the rest of the server's: open in dev mode; otherwise an API key or JWT with the ``run`` scope, the
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 
-from podium.server.auth import authenticate
+from podium.server.auth import authenticate, dev_principal
 
 if TYPE_CHECKING:
     from podium.server._state import ServerState
@@ -48,10 +48,11 @@ def mount(app: FastAPI, state: ServerState) -> None:
     default = next(iter(state.apps), None)
     router = APIRouter(tags=["a2a"])
 
-    def card(name: str, request: Request) -> JSONResponse:
+    async def card(name: str, request: Request) -> JSONResponse:
         from podium.server._a2a_agent import card_json
 
         state.app(name)
+        await dev_principal(state)  # dev mode may have ended (a key was created): the card says what holds now
         return JSONResponse(card_json(state, name, str(request.base_url)))
 
     @router.get("/.well-known/agent-card.json")
@@ -59,12 +60,12 @@ def mount(app: FastAPI, state: ServerState) -> None:
         """The card of the server's first app."""
         if default is None:
             raise HTTPException(404, "no app is served")
-        return card(default, request)
+        return await card(default, request)
 
     @router.get("/a2a/{name}/.well-known/agent-card.json")
     async def app_card(name: str, request: Request) -> JSONResponse:
         """The card of the app ``name``."""
-        return card(name, request)
+        return await card(name, request)
 
     @router.post("/a2a/{name}")
     async def rpc(name: str, request: Request) -> Response:

@@ -22,9 +22,11 @@ from podium.errors import PodiumError, RunNotFound, StoreError, ThreadBusy, Thre
 from podium.server import assistants, openai_compat, ops, pages, plan, runs, threads
 from podium.server._guard import RequestGuard
 from podium.server._state import ServerState
-from podium.server.auth import AuthConfig
+from podium.server.auth import AuthConfig, dev_principal
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
     from podium.app import App
     from podium.runtime.bus import EventBus
     from podium.store.base import Store
@@ -146,7 +148,8 @@ def create_app(
 
     from podium import __version__
 
-    app = FastAPI(title="Podium", version=__version__, lifespan=lifespan)
+    # FastAPI's /docs and /redoc load their scripts from a CDN (blank offline): /docs is a page of the package's own
+    app = FastAPI(title="Podium", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.podium = state
     app.add_exception_handler(PodiumError, _podium_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
@@ -160,6 +163,8 @@ def create_app(
     app.include_router(plan.router, prefix="/api")
     pages.mount(app)
     if mcp is not None:
+        for route in mcp.routes:
+            route.app = _while_dev_mode(state, route.app)
         app.router.routes.extend(mcp.routes)
     elif mcp_missing is not None:
         status, detail = mcp_missing
@@ -185,6 +190,19 @@ def _shared_queue(store: Store) -> Any:
     """The run queue of a store several servers can share (PostgreSQL), or ``None`` (one process: SQLite, memory)."""
     queue = getattr(store, "run_queue", None)
     return queue() if callable(queue) else None
+
+
+def _while_dev_mode(state: ServerState, endpoint: ASGIApp) -> ASGIApp:
+    """``endpoint``, answering only while the server is in dev mode (which ends once an API key is created)."""
+
+    async def gated(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and await dev_principal(state) is None:
+            status, detail = _mcp_missing(state)
+            await JSONResponse({"detail": detail}, status_code=status)(scope, receive, send)
+            return
+        await endpoint(scope, receive, send)
+
+    return gated
 
 
 def _mcp_missing(state: ServerState) -> tuple[int, str]:

@@ -10,7 +10,9 @@ Credentials (``docs/server.md``, "Authentication"):
 
 Scopes: ``read`` (look), ``run`` (start and steer runs), ``admin`` (operate the server; holds every scope). No valid
 credentials answer 401, a missing scope 403. Dev mode (:meth:`AuthConfig.dev`) runs every request as one local user
-with every scope; ``podium serve`` allows it only on a loopback address (:func:`startup_auth`).
+with every scope; ``podium serve`` allows it only on a loopback address (:func:`startup_auth`), and only while the
+store holds no API key: once one is created (``podium keys create`` while the server runs) requests need credentials
+(:func:`dev_principal`).
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ import asyncio
 import hashlib
 import ipaddress
 import json
+import logging
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from fastapi import HTTPException, Request
 
@@ -38,6 +42,7 @@ __all__ = [
     "AuthConfig",
     "Principal",
     "Scope",
+    "dev_principal",
     "is_loopback",
     "key_digest",
     "new_api_key",
@@ -52,6 +57,12 @@ SCOPES: frozenset[str] = frozenset({"read", "run", "admin"})
 """Every scope."""
 
 KEY_PREFIX = "pdm_"
+
+KEY_CHECK_INTERVAL = 1.0
+"""Seconds a dev-mode server that ends at the first key (:attr:`AuthConfig.until_key`) trusts its last look at the
+store: a key created while it runs is required at most this long (plus one store read) later."""
+
+_log = logging.getLogger("podium.server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +103,9 @@ class AuthConfig:
     """The scopes of a token that names none."""
     dev_user: str | None = None
     """Dev mode: every request acts as this user with every scope, no credentials asked."""
+    until_key: bool = False
+    """Dev mode ends once the store holds a valid API key (a key created while the server runs): requests then need
+    credentials. :func:`startup_auth` chooses dev mode this way for want of keys."""
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -167,15 +181,52 @@ async def startup_auth(config: AuthConfig, store: Store, host: str) -> tuple[Aut
         what = " and ".join(w for w, on in (("API keys", keys), ("JWT bearer tokens", config.jwt)) if on)
         return config, f"authentication: {what}"
     if is_loopback(host):
-        dev = AuthConfig.dev()
+        dev = AuthConfig(dev_user="local", until_key=True)
         return dev, (
             f"dev mode: no API keys or JWT configured, every request acts as user {dev.dev_user!r} "
-            "(create a key with `podium keys create NAME` to require credentials)"
+            "(create a key with `podium keys create NAME` to require credentials: this server requires them within "
+            "a second or two, no restart needed)"
         )
     raise UsageError(
         f"refusing to serve on {host!r} without authentication: create an API key (`podium keys create NAME`) "
         "or configure JWT (--jwt-secret, --jwt-public-key or --jwks), or bind a loopback address"
     )
+
+
+class _Served(Protocol):
+    """What :func:`dev_principal` reads and updates of a server's state."""
+
+    auth: AuthConfig
+    store: Store
+
+
+async def dev_principal(state: _Served) -> Principal | None:
+    """The caller of every request in dev mode (the dev user, with every scope), or ``None`` when requests need
+    credentials.
+
+    Dev mode chosen for want of keys (:attr:`AuthConfig.until_key`) ends for good once a valid API key is in the
+    store: the server's auth becomes the API keys', and a log line says so. The store is read at most once per
+    :data:`KEY_CHECK_INTERVAL`; requests meanwhile go by the last answer.
+    """
+    config = state.auth
+    if config.dev_user is None:
+        return None
+    if config.until_key and await _a_key_exists(config, state.store):
+        if state.auth is config:
+            state.auth = replace(config, dev_user=None, until_key=False)
+            _log.warning("dev mode ended: the store holds an API key now, so every request needs credentials")
+        return None
+    return Principal(user=config.dev_user, scopes=SCOPES)
+
+
+async def _a_key_exists(config: AuthConfig, store: Store) -> bool:
+    """Whether the store holds a valid API key, as last read (read again when that was over a second ago)."""
+    cache = config._cache
+    now = time.monotonic()
+    if now - cache.get("keys_read_at", float("-inf")) >= KEY_CHECK_INTERVAL:
+        cache["keys_read_at"] = now  # before the read: requests meanwhile use the last answer, not a read each
+        cache["key_exists"] = any(k.revoked is None for k in await store.list_api_keys())
+    return bool(cache.get("key_exists", False))
 
 
 def _unauthorized(detail: str) -> HTTPException:
@@ -263,9 +314,10 @@ async def authenticate(request: Request) -> Principal:
         HTTPException: 401 without valid credentials.
     """
     state = request.app.state.podium
+    dev = await dev_principal(state)
+    if dev is not None:
+        return dev
     config: AuthConfig = state.auth
-    if config.dev_user is not None:
-        return Principal(user=config.dev_user, scopes=SCOPES)
     token = _credential(request)
     if token is None:
         raise _unauthorized("credentials required: send an API key (Authorization: Bearer or X-Api-Key) or a JWT")

@@ -8,9 +8,10 @@ Any OpenAI client talks to a Podium app this way (``docs/server.md``, "OpenAI-co
   shows it; its id comes back in ``X-Podium-Thread-Id``, which a later request may send back to continue that
   thread, a stateless one too) and belongs to the user of the credentials, never to the request's ``user`` field.
 - **Tool calls stay inside.** The agent's own tool calls run on the server and are never sent as
-  ``tool_calls``/``delta.tool_calls`` (a client would try to run them): only the agent's text is.
-- **Questions are text.** A run that waits for the human answers with the question (its choices in brackets); the
-  next user message of the conversation answers it and the run continues.
+  ``tool_calls``/``delta.tool_calls`` (a client would try to run them): only what a person reads is, the reply,
+  then the artifacts in brief (:mod:`podium.server._reply`).
+- **Questions are text.** A run that waits for the human answers with the question (its choices, or how to
+  answer, in brackets); the next user message of the conversation answers it and the run continues.
 - Runs go through the server's executor like every other run: a client that disconnects mid-stream leaves a run
   that completes, and a restart finishes it.
 """
@@ -33,12 +34,13 @@ from fastapi.routing import APIRoute
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from podium.errors import SubscriberLagged
-from podium.events import Artifact, Event, InterruptRaised, MessageAdded, RunEnded, TokenDelta
+from podium.events import Event, MessageAdded, RunEnded
 from podium.messages import AIMessage, HumanMessage, Message, Usage
 from podium.models.openai_format import from_openai
 from podium.runtime.bus import Subscription
 from podium.server._executor import Job
 from podium.server._records import create_thread, owned_thread, run_extra
+from podium.server._reply import Reply
 from podium.server._state import ServerState
 from podium.server._wire import storable
 from podium.server.auth import Principal, require
@@ -216,52 +218,31 @@ async def _answer_or_add(state: ServerState, app: str, job: Job, text: str) -> N
 
 @dataclass(slots=True)
 class _Answer:
-    """What a run said, built from its events: the text sent so far, its question, its usage, how it ended."""
+    """What a run said (its text as a person reads it, :class:`~podium.server._reply.Reply`), its usage, how it
+    ended."""
 
     job: Job
     usage: Usage = field(default_factory=Usage)
-    text: list[str] = field(default_factory=list)
-    questions: list[str] = field(default_factory=list)
-    artifacts: list[str] = field(default_factory=list)
-    """The run's artifacts as text: an OpenAI client has no side panel, so they follow the reply."""
-    ended: RunEnded | None = None
-    _tokens_since_message: bool = False
+    reply: Reply = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.reply = Reply(self.job.run_id)
+
+    @property
+    def ended(self) -> RunEnded | None:
+        """How the run ended, once it has."""
+        return self.reply.ended
+
+    @property
+    def text(self) -> str:
+        """The reply so far."""
+        return "".join(self.reply.text)
 
     def feed(self, event: Event) -> str:
         """Take one event; the text it adds to the answer (``""`` for none)."""
-        if event.run_id != self.job.run_id or self.ended is not None:
-            return ""
-        top = len(event.path) <= 1
-        if isinstance(event, TokenDelta) and top and event.text:
-            self._tokens_since_message = True
-            return self._add(event.text, new_message=False)
-        if isinstance(event, MessageAdded) and event.usage is not None:
+        if isinstance(event, MessageAdded) and event.usage is not None and event.run_id == self.job.run_id:
             self.usage = self.usage + event.usage
-        if isinstance(event, MessageAdded) and isinstance(event.message, AIMessage) and event.namespace == "" and top:
-            streamed, self._tokens_since_message = self._tokens_since_message, False
-            if not streamed and event.is_reply:  # (not a worker's report, nor hand-back bookkeeping)
-                return self._add(event.message.content, new_message=True)
-        elif isinstance(event, InterruptRaised):
-            interrupt = event.interrupt
-            options = interrupt.expectation.options if interrupt.expectation is not None else []
-            self.questions.append(interrupt.prompt + (f" [{' / '.join(options)}]" if options else ""))
-        elif isinstance(event, Artifact):
-            body = event.content if isinstance(event.content, str) else json.dumps(event.content, ensure_ascii=False)
-            self.artifacts.append(f"{event.title}:\n{body}" if event.title else body)
-        elif isinstance(event, RunEnded):
-            self.ended = event
-            tail = "\n\n".join(self.artifacts)
-            if event.status == "interrupted" and self.questions:
-                tail = "\n\n".join(t for t in (tail, "\n".join(self.questions)) if t)
-            if tail:
-                return self._add(tail, new_message=True)
-        return ""
-
-    def _add(self, text: str, *, new_message: bool) -> str:
-        if new_message and self.text:
-            text = "\n\n" + text
-        self.text.append(text)
-        return text
+        return self.reply.feed(event)
 
     def failure(self) -> str | None:
         """Why the run did not answer, or ``None`` when it completed or asked a question."""
@@ -393,7 +374,7 @@ async def chat_completions(
         # the run happened (its tools ran, the message is in the conversation): a client's automatic retry would
         # run the turn again, so the OpenAI clients are told not to (they read this header before the status)
         return _error(status, failure, {**headers, "x-should-retry": "false"})
-    message = {"role": "assistant", "content": "".join(answer.text)}
+    message = {"role": "assistant", "content": answer.text}
     completion = {
         "id": completion_id,
         "object": "chat.completion",

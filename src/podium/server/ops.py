@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from podium.errors import PodiumError, SubscriberLagged
 from podium.server._metrics import Metrics
-from podium.server.auth import Principal, require
+from podium.server.auth import Principal, dev_principal, require
 
 if TYPE_CHECKING:
     from podium.server._state import ServerState
@@ -60,6 +60,7 @@ async def info(request: Request) -> dict[str, Any]:
     from podium import __version__
 
     state = _state(request)
+    await dev_principal(state)  # dev mode may have ended (a key was created): say what holds now
     auth = state.auth
     mode = (
         "dev"

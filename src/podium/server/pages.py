@@ -1,4 +1,4 @@
-"""The web pages: the chat page at ``/`` and the plan page at ``/plan`` (see docs/server.md).
+"""The web pages: the chat page at ``/``, the plan page at ``/plan`` and the API page at ``/docs`` (docs/server.md).
 
 Plain HTML, CSS and JavaScript modules shipped inside the package (``podium/server/static``): nothing is fetched
 from elsewhere and no build step runs. The pages use the public HTTP API only, with the caller's credentials (an API
@@ -46,6 +46,12 @@ async def plan_page() -> FileResponse:
     return FileResponse(STATIC / "plan.html", headers=_HEADERS)
 
 
+@router.get("/docs")
+async def api_page() -> FileResponse:
+    """The API page: every route of ``/openapi.json`` with its methods, summary and parameters (works offline)."""
+    return FileResponse(STATIC / "api.html", headers=_HEADERS)
+
+
 class _Static(StaticFiles):
     """The pages' scripts and styles, with the pages' security headers."""
 
@@ -58,6 +64,6 @@ class _Static(StaticFiles):
 
 
 def mount(app: FastAPI) -> None:
-    """Serve the pages on ``app``: ``/``, ``/plan`` and their files under ``/static``."""
+    """Serve the pages on ``app``: ``/``, ``/plan``, ``/docs`` and their files under ``/static``."""
     app.include_router(router)
     app.mount("/static", _Static(directory=STATIC), name="static")

@@ -36,9 +36,10 @@ from podium.orchestration.plan import (
 )
 from podium.orchestration.plan.agent import asks_help
 from podium.server._executor import Job
-from podium.server._records import create_thread, owned_thread, run_extra, update_thread
+from podium.server._records import create_thread, owned_thread, run_extra
 from podium.server._state import ServerState
 from podium.server.auth import Principal, require
+from podium.server.threads import delete_thread
 
 __all__ = ["router"]
 
@@ -298,9 +299,8 @@ async def delete_messages(request: Request, principal: Run) -> dict[str, Any]:
     state = _state(request)
     deleted = 0
     for record in await _sessions(state, principal.user):
-        _, server_record = await owned_thread(state.store, record.session.id, principal.user)
-        await state.executor.end_thread(record.session.id)
-        await update_thread(state.store, record.session.id, server_record, deleted=True)
+        await owned_thread(state.store, record.session.id, principal.user)
+        await delete_thread(state, record.session.id)
         deleted += 1
     return {"status": f"Deleted {deleted} sessions with their plans, steps and messages"}
 

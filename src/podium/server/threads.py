@@ -22,7 +22,7 @@ from podium.server._wire import MAX_SEQ, StorableDict, iso, seq_number
 from podium.server.auth import Principal, require
 from podium.store.base import THREAD_ID, RunRecord, ThreadInfo
 
-__all__ = ["router", "thread_values"]
+__all__ = ["delete_thread", "router", "thread_values"]
 
 KEPT_VALUES = 1024
 """Threads whose values a server keeps (the least recently read go first)."""
@@ -136,6 +136,15 @@ async def _out(state: ServerState, info: ThreadInfo, record: dict[str, Any], *, 
     }
 
 
+async def delete_thread(state: ServerState, thread_id: str) -> None:
+    """Delete a thread: its runs are cancelled (queued, executing anywhere, waiting for an answer), then everything
+    it stored is dropped, so its id is free for a new, empty thread (:meth:`podium.store.base.Store.delete_thread`).
+    """
+    await state.executor.end_thread(thread_id)
+    state.values.pop(thread_id, None)
+    await state.store.delete_thread(thread_id)
+
+
 @router.post("/threads")
 async def create(body: ThreadCreate, request: Request, principal: Run) -> dict[str, Any]:
     """Create a thread (``if_exists="do_nothing"`` returns the caller's existing one)."""
@@ -170,11 +179,10 @@ async def patch(thread_id: str, body: ThreadPatch, request: Request, principal: 
 
 @router.delete("/threads/{thread_id}", status_code=204)
 async def delete(thread_id: str, request: Request, principal: Run) -> Response:
-    """Delete a thread: its runs are cancelled and it is gone from every route."""
+    """Delete a thread: its runs are cancelled and everything it stored is dropped; its id is free again."""
     state = _state(request)
-    _, record = await owned_thread(state.store, thread_id, principal.user)
-    await state.executor.end_thread(thread_id)
-    await update_thread(state.store, thread_id, record, deleted=True)
+    await owned_thread(state.store, thread_id, principal.user)
+    await delete_thread(state, thread_id)
     return Response(status_code=204)
 
 

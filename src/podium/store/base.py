@@ -412,6 +412,14 @@ class Store(ABC):
             StoreError: no such run, or events of another run follow its own.
         """
 
+    @abstractmethod
+    async def delete_thread(self, thread_id: str) -> None:
+        """Drop a thread and everything it stored: its events (so its messages and journals), runs, state and lease.
+
+        Its id is free again: a thread created with it starts empty. Stop the thread's runs first (a run still
+        writing would fail or, holding no lease, write into the new thread). Deleting a missing thread does nothing.
+        """
+
     # single writer
     @abstractmethod
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:

@@ -155,6 +155,14 @@ class MemoryStore(Store):
         del self._runs[run_id]
         self._journals.pop(run_id, None)
 
+    async def delete_thread(self, thread_id: str) -> None:
+        thread = self._threads.pop(thread_id, None)
+        for run_id in thread.runs if thread is not None else ():
+            self._runs.pop(run_id, None)
+            self._journals.pop(run_id, None)
+        for event in thread.events if thread is not None else ():
+            self._journals.pop(event.run_id, None)  # a run the store has no record of stored events too
+
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
         thread = self._thread(thread_id)
         now = time.time()

@@ -422,6 +422,15 @@ class PostgresStore(Store):
 
         await self._run(work)
 
+    async def delete_thread(self, thread_id: str) -> None:
+        async def work(conn: AsyncConnection[Any]) -> None:
+            async with conn.transaction():
+                for table in ("events", "runs", "state", "leases"):
+                    await conn.execute(f"DELETE FROM {table} WHERE thread_id=%s", (thread_id,))
+                await conn.execute("DELETE FROM threads WHERE id=%s", (thread_id,))
+
+        await self._run(work)
+
     # leases
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
         # the common cases in one statement, no transaction: a free thread, or a renewal of the owner's own lease

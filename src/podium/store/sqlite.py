@@ -388,6 +388,14 @@ class SQLiteStore(Calls, Store):
 
         await self._tx(work)
 
+    async def delete_thread(self, thread_id: str) -> None:
+        def work(c: sqlite3.Connection) -> None:
+            for table in ("events", "runs", "state", "leases"):
+                c.execute(f"DELETE FROM {table} WHERE thread_id=?", (thread_id,))
+            c.execute("DELETE FROM threads WHERE id=?", (thread_id,))
+
+        await self._tx(work)
+
     # leases
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
         # a power cut ends every holder: no fsync needed
