@@ -126,3 +126,20 @@ async def test_the_sdk_streams_a_resume_and_rejoins(server: str) -> None:
         )
         again = [p async for p in client.runs.join_stream(thread_id, run_id, stream_mode="values")]
         assert again[-1].data == resumed[-1].data
+
+
+def test_token_chunks_are_of_the_reply_not_of_a_task_s_message_to_another(server: str) -> None:
+    """tasks-demo's coordinator writes "TO[calculator]: ..." to its calculator task and streams it: not a reply."""
+    thread_id = _thread(server)
+    body = {
+        "assistant_id": "tasks-demo",
+        "input": {"messages": [{"role": "user", "content": "What is 12 times 7?"}]},
+        "stream_mode": ["messages-tuple", "events"],
+    }
+    frames = _frames(httpx.post(f"{server}/threads/{thread_id}/runs/stream", json=body, timeout=30).text.splitlines())
+    chunks = "".join(f[1][0]["content"] for f in frames if f[0] == "messages" and f[1][0]["type"] == "AIMessageChunk")
+    tokens = [f[1] for f in frames if f[0] == "events" and f[1]["kind"] == "token"]
+    assert any(t["namespace"] for t in tokens)  # the tasks' own messages did stream, as events
+    assert "TO[" not in chunks and "DONE" not in chunks
+    replies = [f[1][0]["content"] for f in frames if f[0] == "messages" and f[1][0]["type"] == "ai"]
+    assert replies[-1] == "12 × 7 = 84."

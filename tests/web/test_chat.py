@@ -276,3 +276,27 @@ def test_the_page_says_when_the_server_is_gone(page: Page, tmp_path: Path, conso
     assert set(console_errors) == {"Failed to load resource: net::ERR_CONNECTION_REFUSED"}
     page.close()  # (the page keeps trying the server: closed first, it can log no more refusals before teardown)
     console_errors.clear()
+
+
+def test_a_task_app_streams_only_its_reply(page: Page, tmp_path: Path) -> None:
+    """tasks-demo's coordinator streams "TO[calculator]: ..." to its calculator task: never drawn, even for a moment."""
+    from playwright.sync_api import expect
+
+    from podium.store.sqlite import SQLiteStore
+
+    with live_server(example_apps("tasks-demo"), SQLiteStore(tmp_path / "tasks.db")) as base:
+        page.goto(f"{base}/?app=tasks-demo")
+        expect(page.locator("#app")).to_have_value("tasks-demo")
+        page.evaluate(
+            """() => {
+              window.__leaked = [];
+              new MutationObserver(() => {
+                const text = document.querySelector("#messages").innerText;
+                if (text.includes("TO[") || text.includes("DONE")) window.__leaked.push(text);
+              }).observe(document.querySelector("#messages"), { subtree: true, childList: true, characterData: true });
+            }"""
+        )
+        say(page, "What is 12 times 7?")
+        expect(page.locator("#messages .msg.assistant").last).to_contain_text("12 × 7 = 84.")
+        assert page.evaluate("window.__leaked") == []
+        page.close()  # before the server stops: a page still connected would log a refused connection

@@ -70,7 +70,7 @@ class _Renderer:
         if "events" in self.modes:
             out.append(frame("events", event_to_dict(event), seq))
         if isinstance(event, TokenDelta):
-            if "messages-tuple" in self.modes:
+            if "messages-tuple" in self.modes and event.namespace == "":  # a reply to the thread's history only
                 chunk_id = f"{event.run_id}-{self.values.last_seq + 1}"
                 self.streamed.add(chunk_id)
                 chunk = {"type": "AIMessageChunk", "content": event.text, "id": chunk_id, "tool_call_chunks": []}

@@ -297,7 +297,8 @@ function apply(event) {
       if (event.namespace === "" && !event.message.metadata?.handoff_back) addMessage(event.message);
       break;
     case "token":
-      if (event.path.length <= 1) addToken(event.text);
+      // only a reply to the thread's history is what a person reads (not a task's message to another task)
+      if (event.path.length <= 1 && !event.namespace) addToken(event.text);
       break;
     case "side":
       addNote(event);
