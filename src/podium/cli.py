@@ -269,11 +269,12 @@ def eval_(
 
 
 def _serve_apps(names: list[str]) -> dict[str, Any]:
-    from podium.app import example_names
+    """The apps to serve by name: those named, else every example found."""
+    from podium.app import example_names, no_examples_hint
 
     chosen = names or example_names()
     if not chosen:
-        raise PodiumError("no apps to serve: name them (podium serve trip) or run where an examples/ folder is")
+        raise PodiumError(f"no apps to serve: none named and no examples/ folder here; {no_examples_hint()}")
     loaded = [load_app(name) for name in chosen]
     return {app.name: app for app in loaded}
 
