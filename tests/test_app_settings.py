@@ -122,6 +122,8 @@ def test_module_attribute_is_found_in_the_current_folder(tmp_path: Path, monkeyp
     _without_the_repository(monkeypatch, tmp_path)
     monkeypatch.delitem(sys.modules, "podium_cwd_team", raising=False)
     assert load_app("podium_cwd_team:team").source == (tmp_path / "podium_cwd_team.py").resolve()
+    with pytest.raises(UsageError, match="no module named in ':app': write module:attribute"):
+        load_app(":app")
     with pytest.raises(UsageError) as raised:
         load_app("podium_no_such_team:app")
     assert str(raised.value) == (

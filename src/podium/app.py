@@ -200,6 +200,8 @@ def load_app(spec: str) -> App:
         if module is None and (":" in spec or "." in spec):
             module_name, _, attribute = spec.partition(":")
             attribute = attribute or "app"
+            if not module_name:
+                raise UsageError(f"no module named in {spec!r}: write module:attribute (like team:app)")
             module = _import_module(module_name)
     if module is None:
         raise _not_found(spec)
