@@ -82,3 +82,70 @@ def test_the_examples_load_with_any_classifier_chosen(monkeypatch: pytest.Monkey
     assert app.welcome.startswith("Hello, I am")
     chosen = app.build(ScriptedModel([])).classifier  # type: ignore[attr-defined]
     assert isinstance(chosen, LLMClassifier if kind == "llm" else HybridClassifier)
+
+
+def _without_the_repository(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """Run from ``folder`` as the installed command does: the repository (and its examples package) not importable,
+    the current folder not on ``sys.path``."""
+    monkeypatch.chdir(folder)
+    here = {ROOT, folder.resolve()}
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p and Path(p).resolve() not in here])
+    monkeypatch.delitem(sys.modules, "examples", raising=False)
+
+
+def test_an_example_name_away_from_the_repository_says_where_the_examples_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _without_the_repository(monkeypatch, tmp_path)
+    with pytest.raises(UsageError) as raised:
+        load_app("trip")
+    assert str(raised.value) == (
+        "no app 'trip' and no examples/ folder here; the examples ship in the repository's examples/ folder: run "
+        "from the repository root, or name an app file (path/to/app.py) or a module (module:attribute)"
+    )
+    served = CliRunner().invoke(cli, ["serve", "--port", "0", "--store", "memory"])
+    assert served.exit_code == 2
+    assert served.output.startswith("error: no apps to serve: none named and no examples/ folder here; the examples")
+    assert "run from the repository root" in served.output
+
+
+def test_an_unknown_name_lists_the_examples_and_the_other_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(UsageError, match=r"no app 'nope'; the examples here are .*\btrip\b.*; or name an app file"):
+        load_app("nope")
+
+
+def test_module_attribute_is_found_in_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "podium_cwd_team.py").write_text(
+        "from podium.app import App\nteam = App(name='team', build=lambda model: None)\n"
+    )
+    _without_the_repository(monkeypatch, tmp_path)
+    monkeypatch.delitem(sys.modules, "podium_cwd_team", raising=False)
+    assert load_app("podium_cwd_team:team").source == (tmp_path / "podium_cwd_team.py").resolve()
+    with pytest.raises(UsageError, match="no module named in ':app': write module:attribute"):
+        load_app(":app")
+    with pytest.raises(UsageError) as raised:
+        load_app("podium_no_such_team:app")
+    assert str(raised.value) == (
+        "cannot import app module 'podium_no_such_team': no module 'podium_no_such_team' in the current folder "
+        f"({tmp_path}) or on the import path"
+    )
+
+
+def test_a_missing_app_file_is_said_to_be_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder.py").mkdir()
+    with pytest.raises(UsageError) as raised:
+        load_app("nothere.py")
+    assert str(raised.value) == f"no app file nothere.py: it does not exist (in {tmp_path})"
+    with pytest.raises(UsageError, match=r"no app file folder\.py: it is a folder"):
+        load_app("folder.py")
+
+
+def test_an_app_that_cannot_run_offline_names_both_ways_out() -> None:
+    from podium.app import App
+
+    with pytest.raises(UsageError) as raised:
+        App(name="t", build=lambda model: None).model(Settings())  # type: ignore[arg-type,return-value]
+    said = str(raised.value)
+    assert "set PODIUM_MODEL" in said and "cassette=" in said and "offline_fallback=" in said

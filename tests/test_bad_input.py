@@ -37,10 +37,17 @@ from podium.testing import FunctionModel, ScriptedModel, tool_call
 ROOT = Path(__file__).parents[1]
 
 
-def podium(tmp_path: Path, *args: str, stdin: bytes = b"", **env: str) -> subprocess.CompletedProcess[bytes]:
+def podium(
+    tmp_path: Path, *args: str, stdin: bytes = b"", timeout: float = 60, **env: str
+) -> subprocess.CompletedProcess[bytes]:
     environment = {**os.environ, "PODIUM_DATA_DIR": str(tmp_path / "data"), **env}
     return subprocess.run(
-        [sys.executable, "-m", "podium", *args], input=stdin, capture_output=True, cwd=ROOT, env=environment, timeout=60
+        [sys.executable, "-m", "podium", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        env=environment,
+        timeout=timeout,
     )
 
 
@@ -157,6 +164,45 @@ def test_a_command_line_that_does_not_parse_is_one_error_line(tmp_path: Path, ar
     line = refused(podium(tmp_path, *args))
     assert f"see python -m podium {args[0]} --help" in line
     assert not (tmp_path / "data").exists()
+
+
+def _jwks_files(tmp_path: Path) -> tuple[Path, Path]:
+    """A JSON file that is not a key set, and a key set with no key."""
+    (tmp_path / "list.json").write_text("[1]")
+    (tmp_path / "empty.json").write_text('{"keys": []}')
+    return tmp_path / "list.json", tmp_path / "empty.json"
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--log-level", "loud"], "unknown log level 'loud'"),
+        (["--port", "99999"], "'--port'"),
+        (["--port", "-1"], "'--port'"),
+        (["--lease-ttl", "inf"], "'--lease-ttl'"),
+        (["--jwks", "/nonexistent/jwks.json"], "cannot read the JWKS file /nonexistent/jwks.json"),
+        (["--jwks", "{tmp}/list.json"], "is not a key set"),
+        (["--jwks", "{tmp}/empty.json"], "is not a key set"),
+        (["--workers", "2"], "--workers 2 needs a PostgreSQL store"),
+    ],
+)
+def test_serve_refuses_bad_options_before_it_listens_or_makes_a_store(
+    tmp_path: Path, args: list[str], words: str
+) -> None:
+    _jwks_files(tmp_path)
+    store = tmp_path / "s.db"
+    options = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
+    refused(podium(tmp_path, "serve", "trip", "--port", "0", "--store", str(store), *options, timeout=20), words)
+    assert not list(tmp_path.glob("s.db*"))  # neither the file nor its -wal and -shm
+    assert not (tmp_path / "data").exists()
+
+
+def test_threads_takes_a_limit_larger_than_the_store_counts(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    assert podium(tmp_path, "chat", "trip", "--store", store, stdin=b"Weather in Paris\n").returncode == 0
+    listed = podium(tmp_path, "threads", "--limit", str(2**70), "--store", store)
+    assert listed.returncode == 0, listed.stderr.decode()
+    assert len(listed.stdout.decode().splitlines()) == 1
 
 
 def test_a_store_folder_that_cannot_be_created_is_a_store_error(tmp_path: Path) -> None:

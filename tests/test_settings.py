@@ -62,3 +62,27 @@ async def test_open_store_variants(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         await store.close()
     with pytest.raises(UsageError, match="unsupported store"):
         open_store("postgres://db/podium")
+
+
+@pytest.mark.parametrize("store", [5, 2.5, True, b"x.db", ["x.db"]])
+def test_a_store_that_is_not_text_or_a_path_is_refused_before_anything_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: object
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(data_dir=tmp_path / "d")
+    with pytest.raises(UsageError, match=f"the store must be text or a path .*not {type(store).__name__}"):
+        open_store(store, settings=settings)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="the store setting must be text or a path"):
+        open_store(settings=Settings(store=store, data_dir=tmp_path / "d"))  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="the data_dir setting must be text or a path"):
+        open_store(settings=Settings(data_dir=store))  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []  # no file named 5 (or anything else)
+
+
+async def test_a_store_given_as_a_path_or_a_text_data_dir_opens(tmp_path: Path) -> None:
+    by_path = open_store(tmp_path / "p.db", settings=Settings())
+    in_folder = open_store(settings=Settings(data_dir=str(tmp_path / "d")))  # type: ignore[arg-type]
+    assert isinstance(by_path, SQLiteStore) and by_path.path == str(tmp_path / "p.db")
+    assert isinstance(in_folder, SQLiteStore) and in_folder.path == str(tmp_path / "d" / "podium.db")
+    for store in (by_path, in_folder):
+        await store.close()

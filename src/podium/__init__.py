@@ -1,7 +1,11 @@
 """Podium: agents, orchestrations and a durable runtime for multi-agent systems.
 
-The public API is re-exported here; heavy dependencies (``openai``, ``pydantic``) load on first use.
+The public API is re-exported here; heavy dependencies (``openai``, ``pydantic``) load on first use, and
+:class:`PostgresStore` is imported when first asked for (constructing one without the ``postgres`` extra raises
+:class:`UsageError` saying what to install).
 """
+
+import typing as _typing
 
 from podium.agents import Agent, AgentResult, ReactAgent, Toolset
 from podium.errors import (
@@ -69,6 +73,9 @@ from podium.settings import Settings, open_store
 from podium.store import MemoryStore, SQLiteStore, Store
 from podium.tools import Tool, ToolArgumentsError, ToolMetadata, ToolReturn, ToolSpec, tool
 
+if _typing.TYPE_CHECKING:
+    from podium.store.postgres import PostgresStore
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -107,6 +114,7 @@ __all__ = [
     "QuestionDeclined",
     "ModelSettings",
     "PodiumError",
+    "PostgresStore",
     "ReactAgent",
     "RunContext",
     "RunEnded",
@@ -154,3 +162,21 @@ __all__ = [
     "tool",
     "to_openai",
 ]
+
+_LAZY = {"PostgresStore": "podium.store.postgres"}
+"""Public names imported on first use, and the module each comes from."""
+
+
+def __getattr__(name: str) -> _typing.Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # asked once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -4,8 +4,8 @@ An app is a module with an ``app = App(...)`` attribute: a name, a function buil
 the cassette that lets it run offline (with, optionally, a model answering offline what the cassette cannot, such as
 a rule-based stand-in). ``podium chat NAME`` takes ``NAME.py`` (``-`` read as ``_``) of the importable
 ``examples`` package, else of the ``examples/`` folder of the current folder (never of a parent folder, where anyone
-could have planted one), a path to a ``.py`` file, or ``package.module[:attribute]``. The loaded app's ``source``
-says which file it came from.
+could have planted one), a path to a ``.py`` file, or ``package.module[:attribute]`` (found in the current folder
+first, as ``python -m`` finds it). The loaded app's ``source`` says which file it came from.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from podium.models.base import Model
     from podium.settings import Settings
 
-__all__ = ["App", "example_names", "load_app"]
+__all__ = ["App", "example_names", "load_app", "no_examples_hint"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -64,7 +64,11 @@ class App:
         if self.cassette is None:
             if self.offline_fallback is not None:
                 return self.offline_fallback
-            raise UsageError(f"app {self.name!r} has no cassette for offline use; set PODIUM_MODEL")
+            raise UsageError(
+                f"app {self.name!r} has no cassette for offline use and no offline_fallback: set PODIUM_MODEL (with "
+                "PODIUM_BASE_URL and PODIUM_API_KEY for your endpoint) to use a real model, or give the App a "
+                "cassette= or an offline_fallback= model"
+            )
         from podium.models.replay import ReplayModel
 
         return ReplayModel(self.cassette, fallback=self.offline_fallback)
@@ -134,16 +138,57 @@ def example_names() -> list[str]:
     return sorted({p.stem.replace("_", "-") for d in _examples_dirs() for p in d.glob("*.py") if p.stem != "__init__"})
 
 
+_HOW_TO_NAME = "name an app file (path/to/app.py) or a module (module:attribute)"
+
+
+def no_examples_hint() -> str:
+    """What to do when no example is found by name: where the examples are, and the other ways to name an app."""
+    return f"the examples ship in the repository's examples/ folder: run from the repository root, or {_HOW_TO_NAME}"
+
+
+def _not_found(spec: str) -> UsageError:
+    """No app named ``spec``: the examples that are found, or where they are, and the other ways to name one."""
+    names = example_names()
+    if names:
+        return UsageError(f"no app {spec!r}; the examples here are {', '.join(names)}; or {_HOW_TO_NAME}")
+    return UsageError(f"no app {spec!r} and no examples/ folder here; {no_examples_hint()}")
+
+
+def _import_module(module_name: str) -> ModuleType:
+    """The module ``module_name``, found (as by ``python -m``) in the current folder first, then on ``sys.path``."""
+    here = str(Path.cwd())
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if module_name == missing or module_name.startswith(f"{missing}."):  # the app's module, not one it imports
+            raise UsageError(
+                f"cannot import app module {module_name!r}: no module {missing!r} in the current folder "
+                f"({here}) or on the import path"
+            ) from None
+        raise UsageError(f"cannot import app module {module_name!r}: {exc}") from None
+    except ImportError as exc:
+        raise UsageError(f"cannot import app module {module_name!r}: {exc}") from None
+    except Exception as exc:
+        raise UsageError(f"cannot import app module {module_name!r}: {type(exc).__name__}: {exc}") from exc
+
+
 def load_app(spec: str) -> App:
     """Find and load the app named by ``spec``.
 
     Raises:
-        UsageError: nothing found, or the module has no ``App``.
+        UsageError: nothing found (a ``.py`` file that does not exist, an unknown name or module), or the module has
+            no ``App``.
     """
     attribute = "app"
     module: ModuleType | None = None
     path = Path(spec)
-    if spec.endswith(".py") and path.is_file():
+    if spec.endswith(".py"):
+        if not path.is_file():
+            reason = "is a folder" if path.is_dir() else "does not exist"
+            raise UsageError(f"no app file {spec}: it {reason} (in {Path.cwd()})")
         module = _load_file(path)
     else:
         stem = spec.replace("-", "_")
@@ -155,14 +200,11 @@ def load_app(spec: str) -> App:
         if module is None and (":" in spec or "." in spec):
             module_name, _, attribute = spec.partition(":")
             attribute = attribute or "app"
-            try:
-                module = importlib.import_module(module_name)
-            except ImportError as exc:
-                raise UsageError(f"cannot import app module {module_name!r}: {exc}") from None
-            except Exception as exc:
-                raise UsageError(f"cannot import app module {module_name!r}: {type(exc).__name__}: {exc}") from exc
+            if not module_name:
+                raise UsageError(f"no module named in {spec!r}: write module:attribute (like team:app)")
+            module = _import_module(module_name)
     if module is None:
-        raise UsageError(f"no app {spec!r}; examples found here: {', '.join(example_names()) or 'none'}")
+        raise _not_found(spec)
     found = getattr(module, attribute, None)
     if not isinstance(found, App):
         raise UsageError(f"{spec!r} has no App named {attribute!r}")

@@ -35,6 +35,10 @@ StoreOption = Annotated[
 ]
 
 
+_MOST = 2**63 - 1
+"""The largest count a store takes (SQLite's and PostgreSQL's 64-bit integers); a larger ``--limit`` lists all."""
+
+
 class _Printer:
     """Shows events for a person (or as JSON lines for scripts, every event as it is).
 
@@ -220,12 +224,12 @@ def _with_store(spec: str | None, work: Callable[[Store], Awaitable[None]], *, i
 @cli.command()
 def threads(
     store: StoreOption = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="How many threads to list")] = 20,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many threads to list (at most)")] = 20,
 ) -> None:
     """List stored conversations, newest first."""
 
     async def listing(opened: Store) -> None:
-        for info in await opened.list_threads(limit):
+        for info in await opened.list_threads(min(limit, _MOST)):
             typer.echo(f"{info.id}\t{info.metadata.get('agent', '')}")
 
     _with_store(store, listing, inspect=True)
@@ -265,11 +269,12 @@ def eval_(
 
 
 def _serve_apps(names: list[str]) -> dict[str, Any]:
-    from podium.app import example_names
+    """The apps to serve by name: those named, else every example found."""
+    from podium.app import example_names, no_examples_hint
 
     chosen = names or example_names()
     if not chosen:
-        raise PodiumError("no apps to serve: name them (podium serve trip) or run where an examples/ folder is")
+        raise PodiumError(f"no apps to serve: none named and no examples/ folder here; {no_examples_hint()}")
     loaded = [load_app(name) for name in chosen]
     return {app.name: app for app in loaded}
 
@@ -277,6 +282,12 @@ def _serve_apps(names: list[str]) -> dict[str, Any]:
 def _auth_options(
     jwt_secret: str | None, jwt_public_key: str | None, jwks: str | None, audience: str | None, issuer: str | None
 ) -> Any:
+    """The server's JWT configuration; the key files it names are read now, so a bad one stops the start.
+
+    Raises:
+        PodiumError: a public key file that cannot be read, a JWKS file that cannot be read or holds no usable key,
+            or more than one key source.
+    """
     from pathlib import Path
 
     from podium.server.auth import AuthConfig
@@ -287,14 +298,38 @@ def _auth_options(
             public_key = Path(jwt_public_key).read_text()
         except OSError as exc:
             raise PodiumError(f"cannot read the JWT public key {jwt_public_key}: {exc.strerror}") from None
-    return AuthConfig(jwt_secret=jwt_secret, jwt_public_key=public_key, jwks=jwks, audience=audience, issuer=issuer)
+    config = AuthConfig(jwt_secret=jwt_secret, jwt_public_key=public_key, jwks=jwks, audience=audience, issuer=issuer)
+    if jwks and not jwks.startswith(("http://", "https://")):  # a URL is fetched when the first token comes
+        _check_jwks_file(jwks)
+    return config
+
+
+def _check_jwks_file(path: str) -> None:
+    """Refuse a JWKS file that cannot be read or holds no usable key (else every token would get 400 later)."""
+    from pathlib import Path
+
+    import jwt
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise PodiumError(
+            f"cannot read the JWKS file {path}: {reason} (--jwks takes a file or an https:// URL)"
+        ) from None
+    try:
+        jwt.PyJWKSet.from_json(text)
+    except (ValueError, TypeError, AttributeError, jwt.PyJWTError) as exc:
+        raise PodiumError(
+            f'the JWKS file {path} is not a key set ({{"keys": [...]}} with at least one usable key): {exc}'
+        ) from None
 
 
 @cli.command()
 def serve(
     apps: Annotated[list[str] | None, typer.Argument(help="Apps to serve (default: every example)")] = None,
     host: Annotated[str, typer.Option("--host", help="Address to bind")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to bind")] = 8000,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to bind (0: any free port)")] = 8000,
     store: StoreOption = None,
     jwt_secret: Annotated[
         str | None, typer.Option("--jwt-secret", envvar="PODIUM_JWT_SECRET", help="Accept HS256 JWTs signed with this")
@@ -304,7 +339,8 @@ def serve(
         typer.Option("--jwt-public-key", envvar="PODIUM_JWT_PUBLIC_KEY", help="Accept RS256 JWTs: a PEM file"),
     ] = None,
     jwks: Annotated[
-        str | None, typer.Option("--jwks", envvar="PODIUM_JWKS", help="Accept RS256 JWTs: a JWKS file or URL")
+        str | None,
+        typer.Option("--jwks", envvar="PODIUM_JWKS", help="Accept RS256 JWTs: a JWKS file (read at start) or URL"),
     ] = None,
     jwt_audience: Annotated[str | None, typer.Option("--jwt-audience", envvar="PODIUM_JWT_AUDIENCE")] = None,
     jwt_issuer: Annotated[str | None, typer.Option("--jwt-issuer", envvar="PODIUM_JWT_ISSUER")] = None,
@@ -314,7 +350,12 @@ def serve(
     ] = 1,
     lease_ttl: Annotated[
         float,
-        typer.Option("--lease-ttl", min=1.0, help="PostgreSQL: seconds before a dead process's runs move elsewhere"),
+        typer.Option(
+            "--lease-ttl",
+            min=1.0,
+            callback=lambda value: _finite("--lease-ttl", value),
+            help="PostgreSQL: seconds before a dead process's runs move elsewhere",
+        ),
     ] = 10.0,
     max_runs: Annotated[
         int, typer.Option("--max-runs", min=1, help="PostgreSQL: the most runs one process executes at once")
@@ -338,9 +379,11 @@ def serve(
         raise typer.Exit(2) from None
     import logging
 
-    log = configure_logging(log_level)
     listening: socket.socket | None = None
     try:
+        log = configure_logging(log_level)
+        if workers > 1:  # refused before any store file is made
+            _need_shared_store(workers, store)
         served = _serve_apps(apps or [])
         config = _auth_options(jwt_secret, jwt_public_key, jwks, jwt_audience, jwt_issuer)
 
@@ -352,11 +395,6 @@ def serve(
         listening = _listen(host, port)  # before anything is opened or recovered: a taken port ends it here
         _with_store(store, decide)
         opened = open_store(store)
-        if workers > 1 and not hasattr(opened, "run_queue"):
-            raise PodiumError(
-                f"--workers {workers} needs a PostgreSQL store (--store postgresql://...): processes share runs "
-                "through its queue; a SQLite or memory store serves one process"
-            )
     except BaseException as exc:  # (a refusal of _with_store's comes as typer.Exit)
         if listening is not None:
             listening.close()
@@ -364,6 +402,7 @@ def serve(
             raise
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    port = listening.getsockname()[1]  # the one chosen, for --port 0
     address = f"http://{f'[{host}]' if ':' in host else host}:{port}"  # an IPv6 address in brackets: http://[::1]:8000
     logging.getLogger("podium.server").info("serving %s on %s", ", ".join(served), address)
     typer.echo(f"Open {address}/ in a browser for the chat page ({address}/plan: the plan page).")
@@ -398,6 +437,29 @@ def serve(
         pass
     if not server.started:  # the application's start-up failed (what uvicorn.run exits with then)
         raise typer.Exit(3)
+
+
+def _need_shared_store(workers: int, store: str | None) -> None:
+    """Refuse several workers without a PostgreSQL store, judged from its name (nothing is opened or created).
+
+    Raises:
+        PodiumError: the store (``--store``, else the settings') is not a ``postgresql://`` URL.
+    """
+    target = store if store is not None else Settings.load().store
+    if target is None or not target.startswith("postgresql://"):
+        raise PodiumError(
+            f"--workers {workers} needs a PostgreSQL store (--store postgresql://...): processes share runs "
+            "through its queue; a SQLite or memory store serves one process"
+        )
+
+
+def _finite(option: str, value: float) -> float:
+    """``value``, unless it is infinite (a range check lets ``inf`` through)."""
+    import math
+
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a number of seconds", param_hint=f"'{option}'")
+    return value
 
 
 def _listen(host: str, port: int) -> socket.socket:

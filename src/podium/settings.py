@@ -220,19 +220,18 @@ def open_store(
 ) -> Store:
     """Open a store: ``"memory"``, a SQLite file path, ``sqlite:///path``, or by default the settings' store.
 
-        A ``postgresql://user:password@host/db`` URL opens a :class:`~podium.store.postgres.PostgresStore` (needs the
-        ``postgres`` extra); it connects on first use. SQLite and PostgreSQL stores get the settings' ``durability``.
+    A ``postgresql://user:password@host/db`` URL opens a :class:`~podium.store.postgres.PostgresStore` (needs the
+    ``postgres`` extra); it connects on first use. SQLite and PostgreSQL stores get the settings' ``durability``.
     ``read_only`` opens an existing SQLite file for reading only (see :class:`~podium.store.sqlite.SQLiteStore`); it
     changes nothing for the other stores.
 
-        Raises:
-            UsageError: an unsupported URL scheme, or an empty path.
-            StoreError: a malformed ``postgresql://`` URL, or (``read_only``) no SQLite file at the path.
+    Raises:
+        UsageError: a store that is neither text nor a path (``open_store(5)``; nothing is created), an unsupported
+            URL scheme, or an empty path.
+        StoreError: a malformed ``postgresql://`` URL, or (``read_only``) no SQLite file at the path.
     """
     settings = settings or Settings.load()
-    target = str(spec) if spec is not None else settings.store
-    if target is None:
-        target = str(settings.data_dir.expanduser() / "podium.db")
+    target = _store_target(spec, settings)
     if target == "memory":
         from podium.store.memory import MemoryStore
 
@@ -253,3 +252,33 @@ def open_store(
     from podium.store.sqlite import SQLiteStore
 
     return SQLiteStore(Path(target).expanduser(), durability=settings.durability, read_only=read_only)
+
+
+def _store_target(spec: object, settings: Settings) -> str:
+    """The store ``spec`` names as text, else the settings' store, else the data folder's ``podium.db``.
+
+    Raises:
+        UsageError: ``spec``, ``settings.store`` or ``settings.data_dir`` is neither text nor a path (a number, say,
+            which would otherwise become a file of that name).
+    """
+    if spec is None:
+        spec, named_by = settings.store, "the store setting"
+        if spec is None:
+            folder = _as_text(settings.data_dir, "the data_dir setting", "a folder")
+            return str(Path(folder).expanduser() / "podium.db")
+    else:
+        named_by = "the store"
+    return _as_text(spec, named_by, "'memory', a file path, sqlite:///path or postgresql://...")
+
+
+def _as_text(value: object, named_by: str, expected: str) -> str:
+    """``value`` (text or an ``os.PathLike`` of text) as text.
+
+    Raises:
+        UsageError: anything else, naming ``named_by`` and what it should be (``expected``).
+    """
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise UsageError(f"{named_by} must be text or a path ({expected}), not {type(value).__name__} {value!r}")
+    return value

@@ -8,7 +8,8 @@ its last chunk. What still fails becomes a :class:`ModelError` whose text never 
 The ``openai`` package is imported when the first request is made, so ``import podium`` stays fast.
 
 A reply the provider's content filter stopped is a :class:`ModelError`; a refusal (the ``refusal`` field) becomes the
-reply's text, so that it is shown rather than lost.
+reply's text, so that it is shown rather than lost. A server that ignores ``stream: true`` and answers a streamed
+request with one JSON completion is read as that completion (its text, tool calls and usage; see ``_unstreamed``).
 
 The client (and its connection pool) belongs to the event loop that made the first request: a request from
 another loop gets a fresh client, since pooled connections cannot cross loops. Close the model with
@@ -35,6 +36,7 @@ from podium.models._openai_failures import (
     server_message,
     timed_out,
 )
+from podium.models._unstreamed import whole_completion
 from podium.models.base import (
     Done,
     Model,
@@ -246,6 +248,14 @@ class OpenAIModel(Model):
         except Exception as exc:
             error = self._failure(exc)
             raise error from error.__cause__
+        return self._response(completion, request)
+
+    def _response(self, completion: Any, request: ModelRequest) -> ModelResponse:
+        """The reply a whole chat completion holds: its text (or refusal), tool calls and usage.
+
+        Raises:
+            ModelError: the completion has no choices, or the content filter stopped it.
+        """
         if not completion.choices:
             raise ModelError(f"model {self.name!r} returned no choices")
         choice = completion.choices[0]
@@ -284,12 +294,16 @@ class OpenAIModel(Model):
         finish_reason: str | None = None
         model_name = self.name
         chunks: Any = None
+        whole: Any = None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout  # the whole call: opening the stream (and its retries) and every chunk
         try:
             chunks = await self._create(client, body, deadline)
+            whole = await whole_completion(
+                chunks, self.name, deadline=deadline, seconds=self.timeout, keys=self._keys()
+            )
             pieces = aiter(chunks)
-            while True:
+            while whole is None:  # a stream (a whole completion is read after the connection is given back)
                 try:
                     chunk = await asyncio.wait_for(anext(pieces), max(deadline - loop.time(), 0.0))
                 except StopAsyncIteration:
@@ -321,6 +335,14 @@ class OpenAIModel(Model):
         finally:
             if chunks is not None:  # also when the consumer stops early: give the connection back
                 await chunks.close()
+        if whole is not None:  # the server ignored stream=true and sent the whole completion: its reply, at once
+            response = self._response(whole, request)
+            if response.message.content:
+                yield TextDelta(response.message.content)
+            for index, call in enumerate(response.message.tool_calls):
+                yield ToolCallDelta(index=index, id=call.id, name=call.name, arguments=call.arguments)
+            yield Done(response)
+            return
         self._check_filter(finish_reason)
         message = AIMessage(content="".join(text), tool_calls=calls.tool_calls())
         response = ModelResponse(message=message, usage=usage, model_name=model_name, finish_reason=finish_reason)

@@ -3,7 +3,8 @@
 - ``master/``: :class:`MasterAgent`, one orchestrator over agents exposed as tools, with a task stack,
   intent classification (its ``routing/``), guardrails and artifacts.
 - ``supervisor/``: :func:`create_supervisor` / :func:`create_swarm`, a supervisor delegating through
-  handoff tools, and agents handing off to each other.
+  handoff tools (and forwarding an agent's answer with :func:`create_forward_message_tool`), and agents handing off
+  to each other.
 - ``tasks/``: :class:`Task`, agents as message transformers with LLM, tool-handler and user responders,
   and tasks with sub-tasks over a current pending message.
 
@@ -30,9 +31,11 @@ if TYPE_CHECKING:
         as_master_tool,
     )
     from podium.orchestration.supervisor import (
+        ForwardMessageTool,
         HandoffTool,
         Supervisor,
         Swarm,
+        create_forward_message_tool,
         create_handoff_tool,
         create_supervisor,
         create_swarm,
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
 _HOME = {
     "AgentTool": "master",
     "FinalResult": "tasks",
+    "ForwardMessageTool": "supervisor",
     "FunctionTool": "master",
     "HandoffTool": "supervisor",
     "KillSwitch": "tasks",
@@ -75,6 +79,7 @@ _HOME = {
     "ToolCallRequest": "master",
     "ToolContent": "master",
     "as_master_tool": "master",
+    "create_forward_message_tool": "supervisor",
     "create_handoff_tool": "supervisor",
     "create_supervisor": "supervisor",
     "create_swarm": "supervisor",
@@ -89,6 +94,7 @@ _HOME = {
 __all__ = [
     "AgentTool",
     "FinalResult",
+    "ForwardMessageTool",
     "FunctionTool",
     "HandoffTool",
     "KillSwitch",
@@ -108,6 +114,7 @@ __all__ = [
     "ToolCallRequest",
     "ToolContent",
     "as_master_tool",
+    "create_forward_message_tool",
     "create_handoff_tool",
     "create_supervisor",
     "create_swarm",
