@@ -36,18 +36,21 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serve_process(*args: str, store: Path, port: int | None = None) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """``podium serve ARGS`` on a free port (or ``port``); yields the process and its base URL once it answers."""
+def serve_process(
+    *args: str, store: Path, port: int | None = None, host: str = "127.0.0.1"
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``podium serve ARGS`` on ``host`` and a free port (or ``port``); yields the process and its base URL once it
+    answers."""
     port = port or _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "podium", "serve", *args, "--port", str(port), "--store", str(store)],
+        [sys.executable, "-m", "podium", "serve", *args, "--host", host, "--port", str(port), "--store", str(store)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     try:
         deadline = time.monotonic() + 90  # a loaded machine takes long to import the examples' dependencies
         while True:
@@ -75,27 +78,8 @@ def test_an_ipv6_address_is_printed_in_brackets(tmp_path: Path) -> None:
     with socket.socket(socket.AF_INET6) as sock:
         sock.bind(("::1", 0))
         port = int(sock.getsockname()[1])
-    command = ["serve", "trip", "--host", "::1", "--port", str(port), "--store", str(tmp_path / "s.db")]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "podium", *command],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    url = f"http://[::1]:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert process.poll() is None, process.communicate()
-            try:
-                assert httpx.get(f"{url}/health", timeout=1).status_code == 200
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "podium serve did not start"
-                time.sleep(0.1)
-    finally:
+    with serve_process("trip", store=tmp_path / "s.db", port=port, host="::1") as (process, url):
+        assert url == f"http://[::1]:{port}" and httpx.get(f"{url}/health", timeout=5).status_code == 200
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=15)
     assert f"serving trip on {url}" in err and f"Open {url}/ in a browser" in out
