@@ -63,8 +63,11 @@ def console_errors() -> ConsoleErrors:
 @pytest.fixture
 def page(browser: Browser, console_errors: ConsoleErrors) -> Iterator[Page]:
     """A fresh page (its own storage) at 1280 px; the test fails if the page logged a console error."""
+    from playwright.sync_api import expect
+
     context = browser.new_context(viewport=WIDE)
     context.set_default_timeout(20_000)
+    expect.set_options(timeout=15_000)  # a loaded machine (CI beside other work) answers a re-plan in seconds
     yield console_errors.watch(context.new_page())
     context.close()
     assert list(console_errors) == [], f"console errors: {console_errors}"

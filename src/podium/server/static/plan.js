@@ -322,15 +322,17 @@ async function start() {
   $("approve-all").addEventListener("click", () =>
     act(() => api("POST", "/approve_step_or_steps", { plan_id: page.plan.id, session_id: page.session, approved: true })),
   );
+  // once sent, a box is emptied unless something else was typed in it meanwhile (the next answer, already)
+  const sent = (box, text) => () => box.value.trim() === text && (box.value = "");
   $("clarify").addEventListener("submit", (event) => {
     event.preventDefault();
     const text = $("clarify-answer").value.trim();
-    if (text) clarify(text).then(() => ($("clarify-answer").value = ""));
+    if (text) clarify(text).then(sent($("clarify-answer"), text));
   });
   $("more").addEventListener("submit", (event) => {
     event.preventDefault();
     const text = $("more-info").value.trim();
-    if (text) clarify(text).then(() => ($("more-info").value = ""));
+    if (text) clarify(text).then(sent($("more-info"), text));
   });
   status("Connecting…", "busy");
   try {
