@@ -33,7 +33,10 @@ async def test_cancelling_everything_drops_the_requests_that_wait() -> None:
         ["book a GP appointment and also refill my prescription RX7654321", "cancel everything", "hello"],
         "clinic-desk",
     )
-    assert said[1] is not None and said[1].startswith("OK, I stopped the appointment booking task.")
+    assert said[1] is not None and said[1].startswith(
+        "OK, I stopped the appointment booking task, and dropped what waited its turn (refill my prescription "
+        "RX7654321)."
+    )
     assert said[2] is not None and "pharmacy pickup" not in said[1] + said[2]
 
 

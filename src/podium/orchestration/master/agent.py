@@ -240,12 +240,14 @@ class _Session:
                 names.append(dropped.parent_tool)
                 if decision.reason != "all":
                     break
-            if decision.reason == "all":
-                self.later.clear()  # "cancel everything": the requests waiting their turn too
+            # "cancel everything": the requests of a message that wait their turn go too
+            waiting, self.later = (self.later, []) if decision.reason == "all" else ([], self.later)
             if not names:
                 return await self.say("There is no task in progress to stop.", menu)
             await self.save()
             what = spoken(names[0]) if len(names) == 1 else "every task (" + ", ".join(map(spoken, names)) + ")"
+            if waiting:
+                what += f", and dropped what waited its turn ({'; '.join(waiting)})"
             if decision.reason == "then" and decision.text:  # what the message asks after dropping the task
                 await self.ctx.add_message(AIMessage(content=f"OK, I stopped {what}.", name=self.agent.name))
                 return _Human(decision.text)
