@@ -212,6 +212,33 @@ def test_the_planner_can_be_answered_again_after_an_answer(page: Page, url: str)
     expect(page.get_by_role("button", name="Re-plan")).to_be_enabled()
 
 
+def test_an_answer_typed_while_the_last_one_is_taken_is_kept(page: Page, url: str) -> None:
+    """The plan's reads after a clarification come back slowly (1.5 s each): the next answer, typed meanwhile, is
+    still in its box when the first one has been taken."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/plan")
+    _plan(page, "asdf qwerty zxcv")
+    expect(page.locator("#version")).to_have_text("version 1")
+    page.evaluate(
+        """() => {
+          const fetched = window.fetch;
+          window.fetch = async (...args) => {
+            const answer = await fetched(...args);
+            if (String(args[0]).includes("/plans?session_id=")) await new Promise((r) => setTimeout(r, 1500));
+            return answer;
+          };
+        }"""
+    )
+    box = page.get_by_label("Clarification")
+    box.fill("lorem ipsum dolor")
+    page.locator("#clarify").get_by_role("button", name="Send").click()
+    expect(page.locator("#version")).to_have_text("version 2")  # the first read after the answer: still slow ones due
+    box.fill("onboard Jessica Smith next week")
+    page.wait_for_timeout(3500)  # the reads the first answer made have all come back by now
+    expect(box).to_have_value("onboard Jessica Smith next week")
+
+
 def test_the_server_error_goes_once_the_server_is_back(page: Page, tmp_path: Path, console_errors: list[str]) -> None:
     from playwright.sync_api import expect
 
