@@ -94,27 +94,31 @@ def test_a_yes_or_no_question_takes_yes_and_no_as_people_say_them(text: str, fit
     assert Expectation(type="choice", options=["Yes", "No"]).fit(text) == (fit and fit.capitalize())
 
 
-def _day_planner() -> ReactAgent:
-    """A ReAct agent whose tool asks museums or beaches; its model says what the tool answered."""
+def _asker(question: str, options: list[str] | None, said: list[str], result: str = "{}") -> ReactAgent:
+    """A ReAct agent whose one tool asks ``question`` (a choice of ``options``, or free text), records the answer it
+    is given in ``said`` and returns ``result`` with it; its model reports the result as ``[ok] ...`` or
+    ``[error] ...``."""
     from podium import AIMessage, ToolMessage
     from podium.testing import FunctionModel, tool_call
 
-    async def plan_day(ctx: RunContext[object], city: str) -> str:
-        """Plan a day in a city.
-
-        Args:
-            city: the city.
-        """
-        choice = Expectation(type="choice", options=["museums", "beaches"])
-        return f"A day of {await ctx.ask(f'Do you prefer museums or beaches in {city}?', expectation=choice)}"
+    async def ask_it(ctx: RunContext[object]) -> str:
+        """Ask the human."""
+        choice = Expectation(type="choice", options=options) if options else None
+        said.append(await ctx.ask(question, expectation=choice))
+        return result.format(said[-1])
 
     def reply(messages: list[object], request: object) -> AIMessage:
         last = messages[-1]
         if isinstance(last, ToolMessage):
             return AIMessage(content=f"[{'error' if last.is_error else 'ok'}] {last.content}")
-        return AIMessage(tool_calls=[tool_call("plan_day", {"city": "Lisbon"})])
+        return AIMessage(tool_calls=[tool_call("ask_it", {})])
 
-    return ReactAgent("planner", FunctionModel(reply), [plan_day])
+    return ReactAgent("asker", FunctionModel(reply), [ask_it])
+
+
+def _day_planner() -> ReactAgent:
+    """An agent asking museums or beaches; it answers "A day of <the choice>"."""
+    return _asker("Do you prefer museums or beaches in Lisbon?", ["museums", "beaches"], [], "A day of {}")
 
 
 async def test_an_answer_that_declines_ends_the_tool_call_and_the_model_hears_it() -> None:
@@ -159,23 +163,8 @@ def test_an_option_named_in_a_negated_clause_is_refused(options: list[str], text
 
 
 def _confirmer(said: list[str]) -> ReactAgent:
-    """A ReAct agent whose tool keeps the data only on yes (what a person says is recorded in ``said``)."""
-    from podium import AIMessage, ToolMessage
-    from podium.testing import FunctionModel, tool_call
-
-    async def clean_up(ctx: RunContext[object]) -> str:
-        """Clean up the account."""
-        answer = await ctx.ask("Keep your data?", expectation=Expectation(type="choice", options=["yes", "no"]))
-        said.append(answer)
-        return "kept" if answer == "yes" else "deleted"
-
-    def reply(messages: list[object], request: object) -> AIMessage:
-        last = messages[-1]
-        if isinstance(last, ToolMessage):
-            return AIMessage(content=f"[{'error' if last.is_error else 'ok'}] {last.content}")
-        return AIMessage(tool_calls=[tool_call("clean_up", {})])
-
-    return ReactAgent("cleaner", FunctionModel(reply), [clean_up])
+    """An agent whose tool would keep the data only on yes (what it is told is recorded in ``said``)."""
+    return _asker("Keep your data?", ["yes", "no"], said)
 
 
 @pytest.mark.parametrize("text", ["never mind", "cancel", "stop", "forget it"])
@@ -200,22 +189,8 @@ async def test_a_plain_yes_or_no_still_answers(text: str, answer: str) -> None:
 
 
 async def test_a_decline_of_a_free_text_question_is_not_taken_as_its_answer() -> None:
-    from podium import AIMessage, ToolMessage
-    from podium.testing import FunctionModel, tool_call
-
     noted: list[str] = []
-
-    async def take_note(ctx: RunContext[object]) -> str:
-        """Take a note."""
-        noted.append(await ctx.ask("What should the note say?"))
-        return "saved"
-
-    def reply(messages: list[object], request: object) -> AIMessage:
-        if isinstance(messages[-1], ToolMessage):
-            return AIMessage(content=str(messages[-1].content))
-        return AIMessage(tool_calls=[tool_call("take_note", {})])
-
-    agent = ReactAgent("notes", FunctionModel(reply), [take_note])
+    agent = _asker("What should the note say?", None, noted, "saved")
     runtime = Runtime(MemoryStore())
     asked = await runtime.run(agent, "note something")
     done = await runtime.resume(agent, asked.thread_id, "never mind")

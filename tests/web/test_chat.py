@@ -272,6 +272,8 @@ def test_the_page_says_when_the_server_is_gone(page: Page, tmp_path: Path, conso
     page.press("#input", "Enter")
     expect(page.locator("#status")).to_have_text("The server does not answer: is podium serve running?")
     expect(page.locator("#send")).to_be_enabled()
+    expect(page.locator("#input")).to_have_value("anyone there?")  # what was typed is kept to send again
+    page.wait_for_timeout(300)  # the thread list is asked for again (refused too)
     # the browser itself logs the refused connection; the page adds no error of its own
     assert set(console_errors) == {"Failed to load resource: net::ERR_CONNECTION_REFUSED"}
     page.close()  # (the page keeps trying the server: closed first, it can log no more refusals before teardown)

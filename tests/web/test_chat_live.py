@@ -164,24 +164,6 @@ def test_a_first_message_with_an_emoji_at_the_title_cut_starts_a_conversation(pa
     expect(page.locator("#messages .msg.assistant > .body")).to_have_text([f"You said: {text}"])
 
 
-def test_the_typed_text_stays_when_the_server_is_gone(page: Page, tmp_path: Path, console_errors: list[str]) -> None:
-    from playwright.sync_api import expect
-
-    from podium.store.sqlite import SQLiteStore
-
-    with live_server({"echo": echo}, SQLiteStore(tmp_path / "gone.db")) as gone:
-        page.goto(f"{gone}/?app=echo")
-        expect(page.locator("#app")).to_have_value("echo")
-    page.fill("#input", "anyone there?")
-    page.press("#input", "Enter")
-    expect(page.locator("#status")).to_have_text("The server does not answer: is podium serve running?")
-    expect(page.locator("#input")).to_have_value("anyone there?")
-    page.wait_for_timeout(300)  # the thread list is asked for again (refused too)
-    assert set(console_errors) == {"Failed to load resource: net::ERR_CONNECTION_REFUSED"}
-    page.close()  # (a page left open may log one more refused retry before teardown)
-    console_errors.clear()
-
-
 def test_the_page_reconnects_after_the_server_died_mid_run(
     page: Page, tmp_path: Path, console_errors: list[str]
 ) -> None:
