@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from podium import _codec
 from podium.errors import UsageError
-from podium.human import approval, joined_codes, yes_or_no
+from podium.human import approval, clauses, joined_codes, negated, yes_or_no
 from podium.messages import MESSAGE_TYPES, Message, Usage
 
 if TYPE_CHECKING:
@@ -145,12 +145,6 @@ class Expectation:
         )
 
 
-_NEGATED = re.compile(
-    r"\b(?:not|no|never|neither|nor|isn'?t|aren'?t|wasn'?t|don'?t|doesn'?t|won'?t|rather\s+than|instead\s+of)\b"
-)
-_CLAUSES = re.compile(r"[,;:.!?()\u2013\u2014]|\s-\s|\bbut\b|\bso\b")
-
-
 def _named(options: list[str], said: str) -> str | None:
     """The one option ``said`` (lowercase) names as a word outside a negated clause; in a choice of two, the other
     option when the one named is refused ("not home" of home or motor: motor); else ``None``."""
@@ -158,9 +152,9 @@ def _named(options: list[str], said: str) -> str | None:
     def names(option: str, text: str) -> bool:
         return re.search(rf"(?<!\w){re.escape(option.strip().lower())}(?!\w)", text) is not None
 
-    clauses = [c for c in _CLAUSES.split(said) if c.strip()]
-    refused = " | ".join(c for c in clauses if _NEGATED.search(c))
-    meant = " | ".join(c for c in clauses if not _NEGATED.search(c))
+    parts = clauses(said)
+    refused = " | ".join(c for c in parts if negated(c))
+    meant = " | ".join(c for c in parts if not negated(c))
     named = [o for o in options if names(o, meant)]
     if len(named) == 1:
         return named[0]

@@ -11,6 +11,7 @@ They are phrase lists, not a model: they catch the common ways of saying these t
 
 from __future__ import annotations
 
+import json
 import re
 
 __all__ = [
@@ -18,9 +19,11 @@ __all__ = [
     "Caseless",
     "approval",
     "cancels",
+    "clauses",
     "declines",
     "emergency",
     "joined_codes",
+    "negated",
     "pleasantry",
     "requests_in",
     "straight",
@@ -244,8 +247,6 @@ def approval(text: str) -> str | None:
         return None
     edit = _EDIT.fullmatch(said)
     if edit:
-        import json
-
         try:
             arguments = json.loads(edit.group("args"))
         except ValueError:
@@ -298,3 +299,21 @@ def unsure(text: str) -> bool:
     """True when ``text`` says the person does not know or have what was asked ("I'm not sure", "I don't have
     one", "no idea", "I can't find it", "I forgot")."""
     return _UNSURE.search(straight(text)) is not None
+
+
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|neither|nor|isn'?t|aren'?t|wasn'?t|don'?t|doesn'?t|won'?t|n't|rather\s+than|instead\s+of)\b"
+)
+_CLAUSE = re.compile(r"[,;:.!?()\u2013\u2014]|\s-\s|\bbut\b|\bso\b", re.IGNORECASE)
+
+
+def clauses(text: str) -> list[str]:
+    """The clauses of ``text`` (apostrophes straightened), split at punctuation, a dash, "but" and "so": what a
+    negation reaches ("No, I'm not a partner, I'm staff" has three)."""
+    return [c for c in _CLAUSE.split(straight(text)) if c.strip()]
+
+
+def negated(clause: str) -> bool:
+    """Whether ``clause`` (one of :func:`clauses`) says no to what it names ("not Motor", "I don't want Home",
+    "rather than Dental")."""
+    return _NEGATION.search(clause.lower()) is not None

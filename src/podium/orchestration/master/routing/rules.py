@@ -11,7 +11,7 @@ import functools
 import re
 
 from podium.events import Expectation
-from podium.human import Caseless, cancels, emergency, joined_codes, straight
+from podium.human import Caseless, cancels, clauses, emergency, joined_codes, negated, straight
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, INTENTS
 from podium.orchestration.master.routing.scoring import SemanticIndex
 from podium.orchestration.master.routing.text import STOPWORDS, stem, words
@@ -253,10 +253,6 @@ def _stems(text: str) -> list[str]:
     return [stem(w) for w in words(text) if w not in STOPWORDS]
 
 
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|neither|nor|isn'?t|aren'?t|wasn'?t|don'?t|doesn'?t|n't|rather\s+than|instead\s+of)\b"
-)
-_CLAUSE = re.compile(r"[,;:.!?()\u2013\u2014]|\s-\s|\bbut\b|\bso\b", re.IGNORECASE)
 
 
 def _same(word: str, said: str) -> bool:
@@ -296,7 +292,7 @@ def _share(parts: tuple[str, ...], said: list[str]) -> float:
 
 def affirmed(text: str) -> str:
     """The clauses of ``text`` that are not negated ("No, I'm not a partner, I'm staff" gives "I'm staff")."""
-    return " ".join(c for c in _CLAUSE.split(straight(text)) if c.strip() and not _NEGATION.search(c.lower()))
+    return " ".join(c for c in clauses(text) if not negated(c))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -316,15 +312,15 @@ def _choice(options: list[str], text: str) -> str | None:
     if len(abbreviated) == 1 and len(said_words) <= 4:  # "GP" for "General practice"
         return abbreviated[0]
     said: list[str] = []
-    negated: list[str] = []
-    for clause in _CLAUSE.split(straight(text)):
-        (negated if _NEGATION.search(clause.lower()) else said).extend(_stems(clause))
+    refused_words: list[str] = []
+    for clause in clauses(text):
+        (refused_words if negated(clause) else said).extend(_stems(clause))
     scored: list[tuple[float, str]] = []
     refused: list[str] = []
     for option in options:
         parts = _option(option)[0]
         share = _share(parts, said)
-        if share < 0.5 and _share(parts, negated) >= 0.5:
+        if share < 0.5 and _share(parts, refused_words) >= 0.5:
             refused.append(option)
         elif share >= 0.5:
             scored.append((share, option))
