@@ -192,6 +192,11 @@ class ToolDefinitionError(PodiumError):
 class ToolArgumentsError(PodiumError, ValueError):
     """The arguments a model gave do not fit the tool; the message tells the model how to fix them."""
 
+    def __init__(self, message: str, *, problem: str | None = None) -> None:
+        super().__init__(message)
+        self.problem = problem or message
+        """What does not fit, for a person (without the schema the message shows a model)."""
+
 
 class ToolTimeout(PodiumError):
     """A tool call did not finish within its tool's timeout (a sync tool's thread may still be running)."""

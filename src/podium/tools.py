@@ -331,9 +331,9 @@ class Tool:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}" for err in exc.errors()
             )
+            problem = f"Invalid arguments for tool '{self.name}': {problems}."
             raise ToolArgumentsError(
-                f"Invalid arguments for tool '{self.name}': {problems}. "
-                f"Expected arguments matching this schema: {json.dumps(self.parameters)}"
+                f"{problem} Expected arguments matching this schema: {json.dumps(self.parameters)}", problem=problem
             ) from None
         return dict(model.__dict__)
 

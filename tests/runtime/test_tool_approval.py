@@ -108,3 +108,12 @@ async def test_an_edit_names_only_the_arguments_it_changes(store: Store) -> None
     done = await runtime.resume(agent, "t", 'edit: {"amount": 40}')  # "to" keeps the model's value
     assert ran == [{"amount": 40, "to": "Ada"}]
     assert done.output.startswith('done: (The user changed the arguments to {"amount":40,"to":"Ada"};')
+
+
+async def test_a_re_asked_approval_says_what_does_not_fit_without_the_schema(store: Store) -> None:
+    runtime, agent = Runtime(store), transfer_agent([])
+    await runtime.run(agent, "pay Ada", thread_id="t")
+    again = await runtime.resume(agent, "t", 'edit: {"amount": "lots"}')
+    (asked,) = again.interrupts
+    assert "amount: Input should be a valid integer" in asked.prompt
+    assert "schema" not in asked.prompt  # the schema is for a model; a person is told what does not fit

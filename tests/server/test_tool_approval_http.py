@@ -87,6 +87,7 @@ def test_bad_hitl_decisions_are_refused_with_a_fitting_detail(bank: str) -> None
     httpx.post(f"{runs}/wait", json={"assistant_id": "bank", "input": {"messages": [{"role": "user", "content": "x"}]}})
     for bad, fragment in [
         ({"type": "maybe"}, "decision type must be 'approve', 'edit', 'reject'"),
+        ("approve", 'decisions must be a list of one {"type": "approve" | "edit" | "reject"}'),
         ({"type": "edit"}, 'an edit decision needs "edited_action"'),
         ({"type": "edit", "edited_action": {"name": "transfer", "args": [1]}}, 'needs "edited_action"'),
         ({"type": "edit", "edited_action": {"name": "delete_all", "args": {}}}, "not the tool called"),

@@ -286,7 +286,7 @@ async def approval(
         try:
             kwargs = tool.validate({**(fixed or {}), **edited})
         except ToolArgumentsError as exc:
-            question = f"{prompt} ({exc} Edit them again, approve the call as it was, or reject it.)"
+            question = f"{prompt} ({exc.problem} Edit them again, approve the call as it was, or reject it.)"
             continue
         shown = json.dumps(edited, separators=(",", ":"), ensure_ascii=False)
         return kwargs, f"(The user changed the arguments to {shown}; this is the result of that call.)\n"

@@ -197,7 +197,8 @@ def _decision(decisions: Any, interrupt: Interrupt, call: ToolCall) -> str:
     :func:`podium.human.approval`)."""
     allowed = _decisions(interrupt)
     if not isinstance(decisions, list) or len(decisions) != 1 or not isinstance(decisions[0], dict):
-        raise HTTPException(422, f'decisions must be a list of one {{"type": {" | ".join(map(repr, allowed))}}}')
+        kinds = " | ".join(f'"{kind}"' for kind in allowed)
+        raise HTTPException(422, f'decisions must be a list of one {{"type": {kinds}}}')
     decision = decisions[0]
     kind = decision.get("type")
     if kind not in allowed:

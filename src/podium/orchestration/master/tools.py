@@ -151,8 +151,7 @@ class FunctionTool(MasterTool):
             if missing:  # a tool that may not ask: say what it needed
                 needs = ", ".join(n.replace("_", " ") for n in missing)
                 return ToolContent(value=f"{self.name} needs {needs}, which I could not tell from your message.")
-            said = str(exc).split(" Expected arguments matching")[0]  # the problem, without the schema
-            return ToolContent(value=f"{self.name} could not run: {said}")
+            return ToolContent(value=f"{self.name} could not run: {exc.problem}")
         edited = ""
         if self.tool.approval:  # asked through the task stack, as the tool's own questions are
             shown = {k: v for k, v in arguments.items() if k not in _GIVEN}

@@ -253,8 +253,6 @@ def _stems(text: str) -> list[str]:
     return [stem(w) for w in words(text) if w not in STOPWORDS]
 
 
-
-
 def _same(word: str, said: str) -> bool:
     """One word of an option and one said: equal stems, one a prefix of the other ("physio"), or one typo."""
     if word == said:
