@@ -170,6 +170,7 @@ def _jwks_files(tmp_path: Path) -> tuple[Path, Path]:
     """A JSON file that is not a key set, and a key set with no key."""
     (tmp_path / "list.json").write_text("[1]")
     (tmp_path / "empty.json").write_text('{"keys": []}')
+    (tmp_path / "key.pem").write_text("-----BEGIN PUBLIC KEY-----\nnot a key\n-----END PUBLIC KEY-----\n")
     return tmp_path / "list.json", tmp_path / "empty.json"
 
 
@@ -183,6 +184,7 @@ def _jwks_files(tmp_path: Path) -> tuple[Path, Path]:
         (["--jwks", "/nonexistent/jwks.json"], "cannot read the JWKS file /nonexistent/jwks.json"),
         (["--jwks", "{tmp}/list.json"], "is not a key set"),
         (["--jwks", "{tmp}/empty.json"], "is not a key set"),
+        (["--jwt-public-key", "{tmp}/key.pem"], "key.pem: the JWT public key is not an RSA public key in PEM"),
         (["--workers", "2"], "--workers 2 needs a PostgreSQL store"),
     ],
 )

@@ -298,31 +298,12 @@ def _auth_options(
             public_key = Path(jwt_public_key).read_text()
         except OSError as exc:
             raise PodiumError(f"cannot read the JWT public key {jwt_public_key}: {exc.strerror}") from None
-    config = AuthConfig(jwt_secret=jwt_secret, jwt_public_key=public_key, jwks=jwks, audience=audience, issuer=issuer)
-    if jwks and not jwks.startswith(("http://", "https://")):  # a URL is fetched when the first token comes
-        _check_jwks_file(jwks)
-    return config
-
-
-def _check_jwks_file(path: str) -> None:
-    """Refuse a JWKS file that cannot be read or holds no usable key (else every token would get 400 later)."""
-    from pathlib import Path
-
-    import jwt
-
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise PodiumError(
-            f"cannot read the JWKS file {path}: {reason} (--jwks takes a file or an https:// URL)"
-        ) from None
-    try:
-        jwt.PyJWKSet.from_json(text)
-    except (ValueError, TypeError, AttributeError, jwt.PyJWTError) as exc:
-        raise PodiumError(
-            f'the JWKS file {path} is not a key set ({{"keys": [...]}} with at least one usable key): {exc}'
-        ) from None
+        return AuthConfig(jwt_secret=jwt_secret, jwt_public_key=public_key, jwks=jwks, audience=audience, issuer=issuer)
+    except PodiumError as exc:
+        if public_key is not None and "public key" in str(exc):
+            raise PodiumError(f"{jwt_public_key}: {exc}") from None
+        raise
 
 
 @cli.command()

@@ -140,6 +140,22 @@ def test_rs256_tokens_verified_by_a_public_key_or_a_jwks_file(tmp_path: Path, rs
             assert _status(url, _token("an-hs256-secret-of-32-bytes-or-more", sub="erin")) == 401  # not RS256
 
 
+def test_a_key_source_that_cannot_verify_anything_is_refused_when_the_config_is_made(
+    tmp_path: Path, rsa_keys: tuple[Any, str, Any]
+) -> None:
+    (tmp_path / "jwks.json").write_text(json.dumps(rsa_keys[2]))
+    assert AuthConfig(jwks=str(tmp_path / "jwks.json")).jwt
+    (tmp_path / "bad.json").write_text('{"keys": []}')
+    with pytest.raises(UsageError, match="is not a key set"):
+        AuthConfig(jwks=str(tmp_path / "bad.json"))
+    with pytest.raises(UsageError, match="cannot read the JWKS file"):
+        AuthConfig(jwks=str(tmp_path / "missing.json"))
+    with pytest.raises(UsageError, match="not an RSA public key in PEM"):
+        AuthConfig(jwt_public_key="ssh-rsa AAAA not pem")
+    with pytest.raises(UsageError, match="not an RSA public key in PEM"):
+        AuthConfig(jwt_public_key="-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")
+
+
 def test_rs256_tokens_verified_by_a_jwks_url(tmp_path: Path, rsa_keys: tuple[Any, str, Any]) -> None:
     private, _, jwks = rsa_keys
     body = json.dumps(jwks).encode()

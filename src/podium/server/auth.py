@@ -84,7 +84,8 @@ class AuthConfig:
     """How callers are authenticated: API keys from the store, JWTs, or (dev mode) nobody at all.
 
     Raises:
-        UsageError: more than one JWT key source, or an unknown scope.
+        UsageError: more than one JWT key source, an unknown scope, a public key that is not an RSA key in PEM, or a
+            JWKS file that cannot be read or holds no usable key (a JWKS URL is fetched when the first token comes).
     """
 
     api_keys: bool = True
@@ -115,6 +116,10 @@ class AuthConfig:
         unknown = set(self.default_scopes) - SCOPES
         if unknown:
             raise UsageError(f"unknown scopes {sorted(unknown)}; scopes are read, run and admin")
+        if self.jwt_public_key:
+            _check_public_key(self.jwt_public_key)
+        if self.jwks and not self.jwks.startswith(("http://", "https://")):  # a URL is fetched at the first token
+            self._cache["jwks"] = _read_jwks(self.jwks)
 
     @classmethod
     def dev(cls, user: str = "local") -> AuthConfig:
@@ -125,6 +130,37 @@ class AuthConfig:
     def jwt(self) -> bool:
         """Whether JWT bearer tokens are accepted."""
         return bool(self.jwt_secret or self.jwt_public_key or self.jwks)
+
+
+def _check_public_key(pem: str) -> None:
+    """Refuse a public key that is not an RSA key in PEM (else every token would be refused later, one by one)."""
+    from jwt.algorithms import RSAAlgorithm
+
+    try:
+        RSAAlgorithm(RSAAlgorithm.SHA256).prepare_key(pem)
+    except Exception as exc:  # pyjwt and cryptography raise several types for a key they cannot read
+        raise UsageError(f"the JWT public key is not an RSA public key in PEM: {exc}") from None
+
+
+def _read_jwks(path: str) -> Any:
+    """The key set in the JWKS file ``path``.
+
+    Raises:
+        UsageError: the file cannot be read, or holds no usable key.
+    """
+    import jwt
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"cannot read the JWKS file {path}: {reason} (a JWKS is a file or an https:// URL)") from None
+    try:
+        return jwt.PyJWKSet.from_json(text)
+    except (ValueError, TypeError, AttributeError, jwt.PyJWTError) as exc:
+        raise UsageError(
+            f'the JWKS file {path} is not a key set ({{"keys": [...]}} with at least one usable key): {exc}'
+        ) from None
 
 
 def key_digest(secret: str) -> str:
@@ -264,12 +300,7 @@ def _jwt_key(config: AuthConfig, token: str) -> Any:
         if client is None:
             client = config._cache["client"] = jwt.PyJWKClient(config.jwks, cache_keys=True, timeout=10)
         return client.get_signing_key_from_jwt(token).key
-    keys = config._cache.get("jwks")
-    if keys is None:
-        try:
-            keys = config._cache["jwks"] = jwt.PyJWKSet.from_json(Path(config.jwks).read_text())
-        except (OSError, jwt.PyJWKSetError) as exc:
-            raise UsageError(f"cannot read the JWKS file {config.jwks}: {exc}") from None
+    keys = config._cache["jwks"]  # read when the config was made
     kid = jwt.get_unverified_header(token).get("kid")
     for key in keys.keys:
         if kid is None or key.key_id == kid:
