@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from podium import AIMessage, HumanMessage, MessageAdded, SideChannel, StepRecorded, StoreError, ToolCall
-from podium.errors import LeaseLost
+from podium.errors import LeaseLost, UsageError
 from podium.store.base import RunRecord, Store, new_owner
 
 
@@ -28,6 +28,11 @@ async def test_threads_are_created_once_and_listed(store: Store) -> None:
     assert await store.get_thread("missing") is None
     assert {t.id for t in await store.list_threads()} == {"t1", "t2", "t3"}
     assert len(await store.list_threads(limit=1)) == 1
+    assert await store.list_threads(limit=0) == []
+    assert len(await store.list_threads(limit=10**30)) == 3  # more than a database integer: every thread
+    for bad in (-1, 2.5, True):
+        with pytest.raises(UsageError, match="a listing's limit is a whole number"):
+            await store.list_threads(limit=bad)  # type: ignore[arg-type]
 
 
 async def test_events_round_trip_in_order(store: Store) -> None:

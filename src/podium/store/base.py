@@ -214,6 +214,21 @@ def check_new_thread_id(thread_id: str) -> None:
         )
 
 
+MAX_LIMIT: Final = 2**62
+"""The largest count a listing passes to a database (a larger one means "every row", as this does)."""
+
+
+def listing_limit(limit: int) -> int:
+    """``limit``, checked for a listing of rows: a count of zero or more, capped at :data:`MAX_LIMIT`.
+
+    Raises:
+        UsageError: it is not a whole number, or is negative.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise UsageError(f"a listing's limit is a whole number, zero or more, not {limit!r}")
+    return min(limit, MAX_LIMIT)
+
+
 def owner_is_alive(owner: str) -> bool:
     """Whether the process holding a lease as ``owner`` may still be running.
 
@@ -252,7 +267,11 @@ class Store(ABC):
 
     @abstractmethod
     async def list_threads(self, limit: int = 100) -> list[ThreadInfo]:
-        """The most recently created threads first."""
+        """The most recently created threads first, at most ``limit`` of them.
+
+        Raises:
+            UsageError: ``limit`` is not a whole number, zero or more.
+        """
 
     # event log
     @abstractmethod

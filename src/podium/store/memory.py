@@ -10,7 +10,7 @@ from typing import Any
 from podium.errors import LeaseLost, StoreError
 from podium.events import Event, MessageAdded
 from podium.messages import Message
-from podium.store.base import ApiKey, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
+from podium.store.base import ApiKey, RunRecord, RunStatus, Store, ThreadInfo, listing_limit, owner_is_alive
 
 __all__ = ["MemoryStore"]
 
@@ -54,7 +54,7 @@ class MemoryStore(Store):
 
     async def list_threads(self, limit: int = 100) -> list[ThreadInfo]:
         infos = sorted((t.info for t in self._threads.values()), key=lambda i: i.created, reverse=True)
-        return infos[:limit]
+        return infos[: listing_limit(limit)]
 
     async def append_events(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
         thread = self._thread(thread_id)

@@ -45,7 +45,7 @@ from podium.store._rows import (
     run_from_row,
     run_row,
 )
-from podium.store.base import ApiKey, Durability, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
+from podium.store.base import ApiKey, Durability, RunRecord, RunStatus, Store, ThreadInfo, listing_limit, owner_is_alive
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -298,7 +298,9 @@ class PostgresStore(Store):
         return ThreadInfo(id=thread_id, created=rows[0][0], metadata=json.loads(rows[0][1])) if rows else None
 
     async def list_threads(self, limit: int = 100) -> list[ThreadInfo]:
-        rows = await self._rows("SELECT id, created, metadata FROM threads ORDER BY created DESC LIMIT %s", (limit,))
+        rows = await self._rows(
+            "SELECT id, created, metadata FROM threads ORDER BY created DESC LIMIT %s", (listing_limit(limit),)
+        )
         return [ThreadInfo(id=r[0], created=r[1], metadata=json.loads(r[2])) for r in rows]
 
     # events

@@ -56,7 +56,17 @@ from podium.store._rows import (
 )
 from podium.store._syncer import Syncer
 from podium.store._writer import Writer
-from podium.store.base import ApiKey, Claim, Durability, RunRecord, RunStatus, Store, ThreadInfo, owner_is_alive
+from podium.store.base import (
+    ApiKey,
+    Claim,
+    Durability,
+    RunRecord,
+    RunStatus,
+    Store,
+    ThreadInfo,
+    listing_limit,
+    owner_is_alive,
+)
 
 __all__ = ["SQLiteStore"]
 
@@ -269,7 +279,9 @@ class SQLiteStore(Calls, Store):
         return ThreadInfo(id=thread_id, created=rows[0][0], metadata=json.loads(rows[0][1])) if rows else None
 
     async def list_threads(self, limit: int = 100) -> list[ThreadInfo]:
-        rows = await self._query("SELECT id, created, metadata FROM threads ORDER BY created DESC LIMIT ?", (limit,))
+        rows = await self._query(
+            "SELECT id, created, metadata FROM threads ORDER BY created DESC LIMIT ?", (listing_limit(limit),)
+        )
         return [ThreadInfo(id=r[0], created=r[1], metadata=json.loads(r[2])) for r in rows]
 
     # events
