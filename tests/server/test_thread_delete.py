@@ -4,10 +4,15 @@ old one comes back."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import httpx
 from openai import OpenAI
+from tests.server.conftest import example_apps, live_server
+
+from podium.store.sqlite import SQLiteStore
 
 TRIP = "What's the weather in Lisbon?"
 
@@ -67,3 +72,27 @@ def test_an_openai_conversation_whose_thread_was_deleted_starts_again(gated_serv
         assert again.parse().choices[0].message.content == "Today in Lisbon: 24 °C, sunny."
     values = httpx.get(f"{gated_server}/threads/{thread_id}/state").json()["values"]
     assert [m["content"] for m in values["messages"] if m["type"] == "human"] == [TRIP]  # one turn: the new one
+
+
+def test_a_thread_an_earlier_version_deleted_frees_its_id_when_it_is_given_again(tmp_path: Path) -> None:
+    async def leave_tombstones() -> None:  # what deleting a thread left before deletes dropped everything
+        store = SQLiteStore(tmp_path / "old.db")
+        for thread_id in ("kept-1", "kept-2"):
+            await store.create_thread(thread_id, {"owner": "local"})
+            await store.put_state(thread_id, "server.thread", {"metadata": {"v": 1}, "updated": 0, "deleted": True})
+        await store.close()
+
+    asyncio.run(leave_tombstones())
+    with (
+        live_server(example_apps("trip"), SQLiteStore(tmp_path / "old.db")) as url,
+        httpx.Client(base_url=url) as client,
+    ):
+        assert client.get("/threads/kept-1").status_code == 404
+        made = client.post("/threads", json={"thread_id": "kept-1", "metadata": {"v": 2}})
+        assert made.status_code == 200, made.text
+        assert made.json()["metadata"] == {"v": 2}
+        same = client.post("/threads", json={"thread_id": "kept-2", "if_exists": "do_nothing"})
+        assert same.status_code == 200 and same.json()["metadata"] == {}, same.text
+        ran = client.post("/threads/kept-1/runs/wait", json=_run(TRIP))
+        assert ran.status_code == 200, ran.text
+        assert [m["content"] for m in ran.json()["messages"] if m["type"] == "human"] == [TRIP]

@@ -4,7 +4,7 @@ All of it lives in the store as per-thread state values (versioned, so nothing i
 
 - the thread's owner, in the thread's creation metadata (set once, by the server, before any run);
 - ``server.thread``: ``{"metadata": {...}, "updated": ts}`` (``"deleted": true`` in a thread deleted by an earlier
-  version, which kept its records: hidden from every route);
+  version, which kept its records: hidden from every route, and dropped when its id is given to a new thread);
 - ``server.run:<run id>``: the API fields of a run (assistant, metadata, strategy) and, for a run the runtime
   never started (still queued, refused or cancelled in the queue), its status;
 - ``server.queue``: the runs waiting for their turn on the thread, so a restart starts them.
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "api_status",
     "create_thread",
+    "existing_thread",
     "get_queue",
     "owned_thread",
     "put_queue",
@@ -66,6 +67,16 @@ async def owned_thread(store: Store, thread_id: str, user: str) -> tuple[ThreadI
     raise HTTPException(404, f"no thread {thread_id!r}")
 
 
+async def existing_thread(store: Store, thread_id: str) -> ThreadInfo | None:
+    """The thread, or ``None`` when there is none, or only the kept records of one an earlier version deleted (they
+    are dropped now, so that the id makes a new, empty thread)."""
+    info = await store.get_thread(thread_id)
+    if info is not None and (await store.get_state(thread_id, _THREAD) or {}).get("deleted"):
+        await store.delete_thread(thread_id)
+        return None
+    return info
+
+
 async def create_thread(
     store: Store, thread_id: str, user: str, metadata: dict[str, Any], *, checked: bool = False
 ) -> tuple[ThreadInfo, dict[str, Any]]:
@@ -76,7 +87,7 @@ async def create_thread(
     Raises:
         HTTPException: 409 when the id is taken.
     """
-    if not checked and await store.get_thread(thread_id) is not None:
+    if not checked and await existing_thread(store, thread_id) is not None:
         raise HTTPException(409, f"thread {thread_id!r} already exists")
     info = await store.ensure_thread(thread_id, {"owner": user})  # the record's write, durable, syncs it along
     if info.metadata.get("owner") != user:  # another client made it meanwhile

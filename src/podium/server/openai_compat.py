@@ -39,7 +39,7 @@ from podium.messages import AIMessage, HumanMessage, Message, Usage
 from podium.models.openai_format import from_openai
 from podium.runtime.bus import Subscription
 from podium.server._executor import Job
-from podium.server._records import create_thread, owned_thread, run_extra
+from podium.server._records import create_thread, existing_thread, owned_thread, run_extra
 from podium.server._reply import Reply
 from podium.server._state import ServerState
 from podium.server._wire import storable
@@ -191,7 +191,7 @@ async def _start(
             await store.append_events(job.thread_id, list[Event](seeded))
     else:
         job.thread_id = _conversation_thread(principal.user, conversation)
-        if await store.get_thread(job.thread_id) is None:
+        if await existing_thread(store, job.thread_id) is None:
             metadata = {"source": "openai", "conversation_id": conversation}
             await create_thread(store, job.thread_id, principal.user, metadata)
         await owned_thread(store, job.thread_id, principal.user)

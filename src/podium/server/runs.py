@@ -20,7 +20,7 @@ from podium.errors import UsageError
 from podium.runtime.bus import Subscription
 from podium.server._convert import NOTHING_WAITS, input_text, resume_answer
 from podium.server._executor import Job, Strategy
-from podium.server._records import create_thread, owned_thread, run_extra, run_out, update_thread
+from podium.server._records import create_thread, existing_thread, owned_thread, run_extra, run_out, update_thread
 from podium.server._state import ServerState
 from podium.server._wire import StorableDict, seq_number
 from podium.server.auth import Principal, require
@@ -91,7 +91,7 @@ async def _submit(state: ServerState, principal: Principal, thread_id: str, body
         if extra_keys or "resume" not in body.command:
             raise HTTPException(422, f"command supports only resume, not {', '.join(extra_keys) or 'nothing'}")
     text = input_text(body.input) if body.input is not None else None
-    if body.if_not_exists == "create" and await store.get_thread(thread_id) is None:
+    if body.if_not_exists == "create" and await existing_thread(store, thread_id) is None:
         if body.command is not None:
             raise HTTPException(409, NOTHING_WAITS)  # a new thread asks nothing
         try:

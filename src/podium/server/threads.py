@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from podium.events import RunEnded, event_to_dict
 from podium.server._convert import Values
-from podium.server._records import create_thread, owned_thread, update_thread
+from podium.server._records import create_thread, existing_thread, owned_thread, update_thread
 from podium.server._state import ServerState
 from podium.server._wire import MAX_SEQ, StorableDict, iso, seq_number
 from podium.server.auth import Principal, require
@@ -150,11 +150,10 @@ async def create(body: ThreadCreate, request: Request, principal: Run) -> dict[s
     """Create a thread (``if_exists="do_nothing"`` returns the caller's existing one)."""
     state = _state(request)
     thread_id = body.thread_id or str(uuid.uuid4())
-    if body.thread_id is not None and body.if_exists == "do_nothing":
-        existing = await state.store.get_thread(thread_id)
-        if existing is not None:
-            info, record = await owned_thread(state.store, thread_id, principal.user)
-            return await _out(state, info, record)
+    do_nothing = body.thread_id is not None and body.if_exists == "do_nothing"
+    if do_nothing and await existing_thread(state.store, thread_id) is not None:
+        info, record = await owned_thread(state.store, thread_id, principal.user)
+        return await _out(state, info, record)
     info, record = await create_thread(state.store, thread_id, principal.user, body.metadata)
     return await _out(state, info, record, new=True)
 
