@@ -31,6 +31,7 @@ from podium.orchestration.master import (
     ToolContent,
     ToolInput,
     classifier_for,
+    corrections,
     fit_expectation,
 )
 
@@ -67,6 +68,7 @@ class AppointmentBooking(MasterTool):
         expose_to_user=True,
         introduction="Book an appointment with a GP, a physiotherapist or a dentist.",
         can_generate_task=True,
+        takes_corrections=True,
         examples=[
             "I'd like to book an appointment",
             "Can I see a doctor next week?",
@@ -80,6 +82,17 @@ class AppointmentBooking(MasterTool):
     async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
         slots: dict[str, Any] = dict(await ctx.load_state(request.state_key, {}) or {})
         asking = slots.get("asking") if request.resumed else None
+        retry = ""
+        if request.correction:  # "sorry, wrong one: P-111223": what it names replaces what was said
+            corrected = corrections(request.text, {"patient": PATIENT, "department": DEPARTMENT})
+            if corrected.get("patient"):
+                corrected["patient"] = "P-" + re.sub(r"\D", "", corrected["patient"])
+            slots.update(corrected)
+            asking = None  # and a slot still missing may be in it too
+            if corrected:
+                await ctx.progress("Corrected: " + ", ".join(f"{k} {v}" for k, v in corrected.items()))
+            else:
+                retry = 'I could not tell what to change: say the new value ("I meant P-111223"). '
         if asking in (None, "patient") and not slots.get("patient"):
             found = fit_expectation(PATIENT, request.text)
             slots["patient"] = "P-" + re.sub(r"\D", "", found) if found else None
@@ -90,7 +103,7 @@ class AppointmentBooking(MasterTool):
             slots["asking"] = "patient"
             await ctx.save_state(request.state_key, slots)
             return ToolContent.ask(
-                "What is your patient number? It starts with P- and has six digits, e.g. P-204118.",
+                retry + "What is your patient number? It starts with P- and has six digits, e.g. P-204118.",
                 expectation=PATIENT,
                 context="AppointmentBooking needs the patient number: P- and six digits.",
             )
@@ -98,7 +111,7 @@ class AppointmentBooking(MasterTool):
             slots["asking"] = "department"
             await ctx.save_state(request.state_key, slots)
             return ToolContent.ask(
-                "Which department: General practice, Physiotherapy or Dental?",
+                retry + "Which department: General practice, Physiotherapy or Dental?",
                 expectation=DEPARTMENT,
                 context="AppointmentBooking needs the department: General practice, Physiotherapy or Dental.",
             )

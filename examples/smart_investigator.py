@@ -36,6 +36,7 @@ from podium.orchestration.master import (
     ToolContent,
     ToolInput,
     classifier_for,
+    corrections,
     fit_expectation,
     harmful_term,
 )
@@ -76,6 +77,7 @@ class DeclineLetterAssistance(MasterTool):
         expose_to_user=True,
         introduction="Assist you in crafting a standardised declined letter.",
         can_generate_task=True,
+        takes_corrections=True,
         examples=[
             "I want to write a decline letter",
             "Draft a declined letter for a claim",
@@ -88,11 +90,21 @@ class DeclineLetterAssistance(MasterTool):
     async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
         slots: dict[str, Any] = dict(await ctx.load_state(request.state_key, {}) or {})
         asking = slots.get("asking") if request.resumed else None
+        retry = ""
+        if request.correction:  # "no wait, I meant 4411BA": what it names replaces what was said
+            corrected = corrections(request.text, {"claim_id": CLAIM_ID, "topology": TOPOLOGY})
+            slots.update(corrected)
+            asking = None  # and a slot still missing may be in it too
+            if corrected:
+                await ctx.progress("Corrected: " + ", ".join(f"{k} {v}" for k, v in corrected.items()))
+            else:
+                retry = 'I could not tell what to change: say the new value ("I meant 4411BA"). '
         if asking in (None, "claim_id") and not slots.get("claim_id"):
             slots["claim_id"] = fit_expectation(CLAIM_ID, request.text)
         if asking in (None, "topology") and not slots.get("topology"):
             slots["topology"] = fit_expectation(TOPOLOGY, request.text)
-        retry = "That does not look like one. " if asking and not slots.get(asking) else ""
+        if asking and not slots.get(asking):
+            retry = "That does not look like one. "
         if not slots.get("claim_id"):
             await ctx.progress("Obtaining claim_id...")
             slots["asking"] = "claim_id"

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from podium import Expectation
 from podium.human import Caseless, declines, emergency, joined_codes, pleasantry, yes_or_no
 
 
@@ -30,6 +31,11 @@ from podium.human import Caseless, declines, emergency, joined_codes, pleasantry
         "he has a knife",
         "please call an ambulance",
         "I can\u2019t breathe",  # a phone's apostrophe
+        "i dont want to be alive anymore",
+        "I do not want to live anymore.",
+        "honestly I'd be better off dead",
+        "the claimant just called and said he'll come here and hurt me",
+        "my ex says she is going to come over and kill us",
     ],
 )
 def test_emergencies_said_in_everyday_words_are_caught(text: str) -> None:
@@ -47,6 +53,9 @@ def test_emergencies_said_in_everyday_words_are_caught(text: str) -> None:
         "my claim id is 000123",
         "the weather in Lisbon",
         "a fire drill is scheduled at the office",
+        "I don't want to live in Paris after all",
+        "this delay will hurt my credit score",
+        "he said he would sue me over the bill",
     ],
 )
 def test_ordinary_requests_are_no_emergency(text: str) -> None:
@@ -69,10 +78,24 @@ def test_ordinary_requests_are_no_emergency(text: str) -> None:
         ("yes but make it Tuesday", None),
         ("what about Tuesday?", None),
         ("", None),
+        ("no wait, flight at 7pm", False),  # a no that goes on is a no: in doubt, the answer that does nothing
+        ("no. wrong time", False),
+        ("No thanks, maybe later", False),
+        ("i guess not", False),
+        ("no problem, go ahead", True),
+        ("no doubt", True),
+        ("no idea", None),
+        ("no worries", None),
     ],
 )
 def test_yes_and_no(text: str, verdict: bool | None) -> None:
     assert yes_or_no(text) is verdict
+
+
+@pytest.mark.parametrize("text", ["no, 7pm", "no. wrong time", "no wait, I meant the hotel", "No thanks, maybe later"])
+def test_an_answer_that_begins_with_no_is_never_taken_as_yes(text: str) -> None:
+    assert Expectation(type="choice", options=["yes", "no"]).fit(text) == "no"
+    assert Expectation(type="choice", options=["Yes", "No"]).fit("no worries") is None  # neither: asked again
 
 
 def test_declining_is_the_whole_message() -> None:

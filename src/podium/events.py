@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from podium import _codec
 from podium.errors import UsageError
-from podium.human import approval, clauses, joined_codes, negated, yes_or_no
+from podium.human import approval, clauses, corrected, joined_codes, negated, ordinal, yes_or_no
 from podium.messages import MESSAGE_TYPES, Message, Usage
 
 if TYPE_CHECKING:
@@ -77,11 +77,13 @@ class Expectation:
     def fit(self, text: str) -> str | None:
         """What in ``text`` answers this expectation, or ``None`` when it does not fit (an empty text never fits).
 
-        A ``choice`` takes an option given alone (case and end punctuation aside), its number, or the one option the
-        text names as a word ("Yes, please" is ``yes``; "yes or no" names two and fits neither), and answers with
-        the option as written. An option named in a negated clause is refused ("I don't want Motor"), and in a
-        choice of two the other one is meant ("not home"). A choice of yes or no also takes yes and no as people
-        say them ("yeah", "sure, go ahead", "nope", and "never mind" for no: :func:`podium.human.yes_or_no`). A
+        A ``choice`` takes an option given alone (case and end punctuation aside), its number or place ("the second
+        one", "option 2", "the last one": :func:`podium.human.ordinal`), or the one option the text names as a word
+        ("Yes, please" is ``yes``; "yes or no" names two and fits neither), and answers with the option as written.
+        An option named in a negated clause is refused ("I don't want Motor"), and in a choice of two the other one
+        is meant ("not home"). A choice of yes or no also takes yes and no as people say them ("yeah", "sure, go
+        ahead", "nope", and "never mind" for no: :func:`podium.human.yes_or_no`); an answer that begins with no
+        is never yes ("no, make it 7pm"). A
         ``pattern`` needs a match of ``pattern`` in the text, or in the text with the gaps people type inside codes
         taken out ("P 123 456": :func:`podium.human.joined_codes`, then the answer); ``text`` takes anything. The
         text itself is the answer of a pattern or a text. An ``approval`` answers ``"approve"``, ``"reject"``,
@@ -92,6 +94,11 @@ class Expectation:
             return None
         if self.type == "approval":
             return approval(said)
+        last = corrected(said) if self.type in ("choice", "pattern") else None
+        if last is not None and last != said and not said.lower().startswith(("no", "nope", "nah")):
+            found = self.fit(last)  # "dentist. no wait, physio": what it changed to, first
+            if found is not None:
+                return found
         if self.type == "choice" and self.options:
             bare = said.rstrip(".!").strip().lower()
             for option in self.options:
@@ -99,6 +106,9 @@ class Expectation:
                     return option
             if bare.isdigit() and 1 <= int(bare) <= len(self.options):
                 return self.options[int(bare) - 1]
+            place = ordinal(bare, len(self.options))
+            if place is not None:
+                return self.options[place]
             sides = {o.strip().lower(): o for o in self.options}
             if "yes" in sides and "no" in sides:  # a yes-or-no question: "yeah", "sure", "nope", "never mind" too
                 verdict = yes_or_no(said)
@@ -106,6 +116,7 @@ class Expectation:
                     return sides["yes" if verdict else "no"]
                 if re.match(r"(?:yes|yeah|yep|ok(?:ay)?|sure)\b.*\b(?:but|except|instead|rather|change)\b", bare):
                     return None  # "yes, but make it Tuesday" is no plain yes: asked again, not taken as one
+                return _named(self.options, bare, other=False)  # a refused "no" is no yes ("no worries")
             return _named(self.options, bare)
         if self.type == "pattern" and self.pattern:
             try:
@@ -145,9 +156,10 @@ class Expectation:
         )
 
 
-def _named(options: list[str], said: str) -> str | None:
-    """The one option ``said`` (lowercase) names as a word outside a negated clause; in a choice of two, the other
-    option when the one named is refused ("not home" of home or motor: motor); else ``None``."""
+def _named(options: list[str], said: str, *, other: bool = True) -> str | None:
+    """The one option ``said`` (lowercase) names as a word outside a negated clause; in a choice of two (unless
+    ``other`` is false), the other option when the one named is refused ("not home" of home or motor: motor); else
+    ``None``."""
 
     def names(option: str, text: str) -> bool:
         return re.search(rf"(?<!\w){re.escape(option.strip().lower())}(?!\w)", text) is not None
@@ -161,7 +173,7 @@ def _named(options: list[str], said: str) -> str | None:
     if named:
         return None  # two options named: ambiguous
     rest = [o for o in options if not names(o, refused)]
-    return rest[0] if len(options) == 2 and len(rest) == 1 else None
+    return rest[0] if other and len(options) == 2 and len(rest) == 1 else None
 
 
 @dataclass(slots=True, kw_only=True)

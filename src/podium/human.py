@@ -20,10 +20,13 @@ __all__ = [
     "approval",
     "cancels",
     "clauses",
+    "corrected",
+    "corrects",
     "declines",
     "emergency",
     "joined_codes",
     "negated",
+    "ordinal",
     "pleasantry",
     "requests_in",
     "straight",
@@ -110,10 +113,16 @@ _EMERGENCY = Caseless(
     r"\btoo\s+many\s+(?:pills|tablets|painkillers|sleeping\s+pills)|\bsuicid\w*|"
     r"\bkill(?:ing)?\s+(?:my|him|her|them)sel(?:f|ves)|\bend\s+(?:my\s+life|it\s+all)\b|\bwant\s+to\s+die|"
     r"\bself[-\s]?harm\w*|\bhurt(?:ing)?\s+myself|\banaphyla\w*|\ballergic\s+reaction|"
+    r"\b(?:don'?t|do\s+not|no\s+longer)\s+want\s+to\s+(?:be\s+alive|exist(?!\s+(?:in|on|as)\b)|"
+    r"live(?:\s+any\s*more|\s*$|\s*[.!,])|wake\s+up\s+(?:any\s*more|again))|\bwish(?:ing)?\s+(?:i\s+(?:was|were)|to\s+be)\s+"
+    r"dead|\bbetter\s+off\s+dead|\bno\s+reason\s+to\s+(?:live|go\s+on)|\btake\s+my\s+(?:own\s+)?life|\bnot\s+worth\s+living|"
     # fire, gas, violence
     r"\b(?:is|are|was|been|caught|set)\s+on\s+fire|\b(?:house|home|flat|apartment|building|kitchen|car)\s+"
     r"(?:is\s+)?(?:burning|ablaze)|\bgas\s+leak|\bsmell\s+(?:of\s+)?gas\b|"
     r"\b(?:threaten\w*|going|gonna|trying)\s+to\s+(?:hurt|kill|attack|stab|shoot)\s+(?:me|us|him|her|them|my)|"
+    r"\b(?:he|she|they|someone|somebody)(?:'ll|\s+will|'s\s+going\s+to|\s+is\s+going\s+to|'re\s+going\s+to|"
+    r"\s+wants?\s+to|\s+said\s+(?:he|she|they)(?:'ll|'d|\s+will|\s+would))\s+(?:\w+\s+){0,4}?"
+    r"(?:hurt|kill|attack|stab|shoot|beat\s+up)\s+(?:me|us)\b|"
     r"\b(?:being|been|was|got)\s+(?:attacked|assaulted|stabbed|shot|raped)|\b(?:attacking|hitting|beating)\s+me\b|"
     r"\b(?:has|have|with|holding)\s+a\s+(?:gun|knife|weapon)\b|\bbreaking\s+into\s+(?:my|our|the)\s+(?:house|home|flat)|"
     r"\bsomeone\s+(?:is\s+)?in\s+my\s+(?:house|home|flat)|\bcall\s+(?:an\s+)?(?:ambulance|911|999|112|000)\b"
@@ -145,14 +154,17 @@ _POLITE = r"please|thanks|thank\s+you|cheers|mate|then|oh|well|um+|ah"
 _YES_PHRASES = re.compile(
     r"^(?:(?:yes|yeah|yep|yup|sure(?:\s+thing)?|ok(?:ay)?|alright|of\s+course|please\s+do|go\s+ahead|do\s+it|"
     r"sounds\s+good|that'?s\s+(?:right|correct|fine)|why\s+not|by\s+all\s+means|for\s+sure|i\s+do|i\s+would|"
-    r"no\s+problem|yes\s+please|"
+    r"no\s+problem|no\s+doubt|yes\s+please|"
     rf"let'?s\s+do\s+it|go\s+for\s+it|{_POLITE})[\s,.!]*)+$",
     re.IGNORECASE,
 )
 _NO = frozenset(["no", "n", "nope", "nah", "nay", "negative", "never"])
+_NO_FIRST = re.compile(r"(?:no|nope|nah)\b(?!\s+(?:problem|probs?|worries|worry|doubt|question|one)\b)(?!')")
+"""A no that the answer begins with, then goes on; not "no problem" or "no doubt", which say yes."""
 _NO_PHRASES = re.compile(
     r"^(?:(?:no|nope|nah|no\s+way|not\s+really|not\s+at\s+all|not\s+now|i\s+don'?t|i\s+do\s+not|don'?t|do\s+not|"
     r"no\s+thanks?(?:\s+you)?|better\s+not|rather\s+not|i'?d\s+rather\s+not|definitely\s+not|absolutely\s+not|"
+    r"i\s+(?:guess|think|suppose)\s+not|i\s+don'?t\s+think\s+so|i\s+do\s+not\s+think\s+so|"
     rf"of\s+course\s+not|{_POLITE})[\s,.!]*)+$",
     re.IGNORECASE,
 )
@@ -214,7 +226,8 @@ def yes_or_no(text: str, *, declines_as_no: bool = True) -> bool | None:
     """``True`` when ``text`` says yes ("y", "yeah", "sure", "ok", "go ahead", "yes please"), ``False`` when it says
     no ("n", "nope", "nah", "not now", "no thanks", and a decline: "never mind", "cancel", unless
     ``declines_as_no`` is false), ``None`` otherwise (anything more than that: "yes but make it Tuesday" is
-    neither)."""
+    neither). A no that goes on is still no ("no, make it 7pm", "no. wrong time"): in doubt, the answer that does
+    nothing; but "no idea" says neither, and "no problem" yes."""
     said = straight(text).strip().lower().rstrip(".!")
     if not said:
         return None
@@ -224,9 +237,16 @@ def yes_or_no(text: str, *, declines_as_no: bool = True) -> bool | None:
         return None
     if _YES_PHRASES.match(said):
         return True
-    if said in _NO or _NO_PHRASES.match(said) or (declines_as_no and declines(said)):
+    if _plain_no(said, declines_as_no=declines_as_no):
+        return False
+    if _NO_FIRST.match(said) and not unsure(said):  # "no, 7pm", "no. wrong time", "no wait, ...": a no that goes on
         return False
     return None
+
+
+def _plain_no(said: str, *, declines_as_no: bool = True) -> bool:
+    """Whether ``said`` (lowercase, stripped) is a no and nothing more ("nope", "no thanks", "never mind")."""
+    return said in _NO or bool(_NO_PHRASES.match(said)) or (declines_as_no and declines(said))
 
 
 _REJECTS = re.compile(
@@ -253,14 +273,15 @@ def approval(text: str) -> str | None:
             return None
         return "edit: " + json.dumps(arguments, separators=(",", ":")) if isinstance(arguments, dict) else None
     bare = said.rstrip(".!").strip().lower()
-    if bare in ("approve", "approved", "accept", "allow") or yes_or_no(said):
+    verdict = yes_or_no(said)
+    if bare in ("approve", "approved", "accept", "allow") or verdict:
         return "approve"
-    if yes_or_no(said) is False:
-        return "reject"
     rejected = _REJECTS.fullmatch(said)
-    if rejected:
+    if rejected and not _plain_no(straight(bare)):  # "no, too expensive": the reason goes with it
         why = rejected.group("why").strip().rstrip(".").strip()
         return f"reject: {why}" if why else "reject"
+    if verdict is False:
+        return "reject"
     return "reject" if re.match(r"(?:don'?t|do not|stop)\b", bare) else None
 
 
@@ -293,6 +314,72 @@ _UNSURE = re.compile(
     r"lost\s+(?:it|my)|no\s+clue)\b",
     re.IGNORECASE,
 )
+
+
+_ORDINALS = {
+    **dict.fromkeys(("first", "1st", "one"), 1),
+    **dict.fromkeys(("second", "2nd", "two"), 2),
+    **dict.fromkeys(("third", "3rd", "three"), 3),
+    **dict.fromkeys(("fourth", "4th", "four"), 4),
+    **dict.fromkeys(("fifth", "5th", "five"), 5),
+    **dict.fromkeys(("sixth", "6th", "six"), 6),
+    **dict.fromkeys(("last", "final", "bottom"), -1),
+}
+_ORDINAL = re.compile(
+    r"(?:(?:i'?ll\s+(?:take|have|go\s+with)|i\s+(?:want|choose|pick)|let'?s\s+(?:go\s+with|do)|go\s+with|make\s+it)\s+)?"
+    r"(?:the\s+)?(?:(?P<word>first|second|third|fourth|fifth|sixth|last|final|bottom|1st|2nd|3rd|4th|5th|6th)"
+    r"(?:\s+(?:one|option|choice))?|(?:option|number|choice|no\.?|#)\s*(?P<number>\d+|one|two|three|four|five|six))"
+    r"(?:\s+(?:please|thanks|thank\s+you))?",
+    re.IGNORECASE,
+)
+
+
+def ordinal(text: str, count: int) -> int | None:
+    """The index (from 0) of the option ``text`` picks by its place among ``count`` options ("the second one",
+    "option 2", "#3", "the last one", "I'll take the first"), or ``None`` (a bare digit is the caller's to read)."""
+    said = _ORDINAL.fullmatch(straight(text).strip().rstrip(".!").strip())
+    if said is None:
+        return None
+    key = (said["word"] or said["number"]).lower()
+    place = int(key) if key.isdigit() else _ORDINALS[key]
+    index = count - 1 if place == -1 else place - 1
+    return index if 0 <= index < count else None
+
+
+_CORRECTS = Caseless(
+    r"^\s*(?:no+[,.!\s]+|oh+[,.!\s]+|ah+[,.!\s]+|hang\s+on[,.!\s]+)?(?:wait\b|sorry\b|oops\b|whoops\b|actually\b|"
+    r"correction\b|my\s+(?:bad|mistake)\b|i\s+meant?\b|wrong\s+(?:one|number|id|code)\b|that'?s\s+(?:wrong|not\s+right)\b|"
+    r"make\s+(?:it|that)\b|change\s+(?:it|that)\s+to\b|it\s+should\s+(?:be|say|have\s+been)\b)|"
+    r"\bi\s+meant\b|\bshould\s+have\s+(?:said|been)\b|\btypo\b|\bwrong\s+(?:one|number|id|code)\b"
+)
+
+
+_CORRECTION_MARK = re.compile(
+    r"(?:\bno+\s+wait\b|\bwait\b|\bsorry\b|\bactually\b|\bi\s+meant\b|\bi\s+mean\b|\bmake\s+(?:it|that)\b|"
+    r"\bchange\s+(?:it|that)\s+to\b|\bit\s+should\s+(?:be|say)\b|\bcorrection\b|\boops\b|\bmy\s+(?:bad|mistake)\b)"
+    r"[\s,.:;!-]*",
+    re.IGNORECASE,
+)
+
+
+def corrected(text: str) -> str | None:
+    """What ``text`` says after its last correction ("dentist. no wait, physio": "physio"; "4411AB, sorry I
+    meant 4411BA": "4411BA"), or ``None`` when it corrects nothing or nothing follows: an answer that changes its
+    mind means its last word."""
+    said = straight(text)
+    last = None
+    for last in _CORRECTION_MARK.finditer(said):  # noqa: B007 - the last one is wanted
+        pass
+    if last is None:
+        return None
+    rest = said[last.end() :].strip(" ,.;:!?-")
+    return rest or None
+
+
+def corrects(text: str) -> bool:
+    """True when ``text`` corrects something said before ("no wait, I meant 4411BA", "sorry, wrong one: it's
+    P-111223", "actually make it 9", "oops, typo"): a tool may read again what it was told."""
+    return _CORRECTS.find(straight(text)) is not None
 
 
 def unsure(text: str) -> bool:

@@ -97,6 +97,11 @@ class ToolMetadata:
     """Text shown to users; the model sees the description instead."""
     can_generate_task: bool = False
     """The tool may leave a task pending (push onto an orchestrator's task stack)."""
+    takes_corrections: bool = False
+    """While its task waits for an answer, a message that corrects what the tool was told ("no wait, I meant
+    4411BA": :func:`podium.human.corrects`) is handed to it even when it does not answer the question, marked
+    as a correction (the master agent's ``ToolInput.correction``); the tool reads what changed and goes on.
+    Without it, such a message is refused as an answer that does not fit, and the question is asked again."""
     examples: list[str] = field(default_factory=list)
     """Example user requests this tool serves (used by routers)."""
     result_type: Any = None

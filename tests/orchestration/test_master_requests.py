@@ -13,7 +13,7 @@ AFTER = "\n\n(After this, I will turn to: refill my prescription RX7654321.)"
 
 async def test_two_requests_are_served_one_after_the_other() -> None:
     said = await talk(
-        ["I'd like to book a GP appointment and refill my prescription RX7654321", "P-204118", "General practice"],
+        ["I'd like to book an appointment and refill my prescription RX7654321", "P-204118", "General practice"],
         "clinic-desk",
     )
     assert said[0] == "What is your patient number? It starts with P- and has six digits, e.g. P-204118." + AFTER

@@ -231,7 +231,8 @@ class _Session:
                 expected = entry.task.expectation
                 if expected is not None and expected.type == "choice" and decision.text in expected.options:
                     text = decision.text  # a choice answered in other words ("I'm staff"): the option it means
-                return await self.resume(entry, text, decision.rationale, restated)
+                correction = decision.reason == "correction"
+                return await self.resume(entry, text, decision.rationale, restated, correction=correction)
             return await self.call(tool, text, decision.rationale, decision.arguments, restated)
         menu = f"{self.agent.capabilities}\n{_HOW}"
         if decision.kind == "abandon":
@@ -436,8 +437,11 @@ class _Session:
         )
         return await self.invoke(self.agent.tools[name], request, {}, None)
 
-    async def resume(self, entry: TaskEntry, text: str, rationale: str, restated: str = "") -> _Next:
-        """Resume the task ``entry`` with ``text``: its tool gets its state back (or replays up to its question)."""
+    async def resume(
+        self, entry: TaskEntry, text: str, rationale: str, restated: str = "", *, correction: bool = False
+    ) -> _Next:
+        """Resume the task ``entry`` with ``text``: its tool gets its state back (or replays up to its question);
+        ``correction``: ``text`` corrects what the tool was told rather than answering its question."""
         tool = self.agent.tools[entry.parent_tool]
         state = entry.parent_state
         if isinstance(state, dict) and ASK_STATE in state:
@@ -453,6 +457,7 @@ class _Session:
             resumed=True,
             state=state,
             classifier_text=restated,
+            correction=correction,
         )
         return await self.invoke(tool, request, {}, entry)
 
@@ -536,8 +541,13 @@ class _Session:
         if top is None:
             return None
         task = top.task
+        tool = self.agent.tools.get(top.parent_tool)
         return PendingTask(
-            tool=top.parent_tool, content=task.content, context=task.context, expectation=task.expectation
+            tool=top.parent_tool,
+            content=task.content,
+            context=task.context,
+            expectation=task.expectation,
+            takes_corrections=tool is not None and tool.metadata.takes_corrections,
         )
 
     def _human_message(self, text: str) -> HumanMessage:

@@ -286,6 +286,9 @@ class ToolInput(Injectable):
     classifier_text: str = ""
     """What the classifier wrote for the tool (its restatement of the request), kept apart from ``text``: the
     human's own words always reach the tool as ``text``, never a model's paraphrase. Empty when none."""
+    correction: bool = False
+    """``text`` does not answer the tool's question but corrects what it was told before ("no wait, I meant
+    4411BA"); only for a tool whose metadata ``takes_corrections``."""
 
     @property
     def state_key(self) -> str:
@@ -304,6 +307,7 @@ class ToolInput(Injectable):
             "state": self.state,
             "arguments": dict(self.arguments),
             "classifier_text": self.classifier_text,
+            "correction": self.correction,
         }
 
     @classmethod
@@ -319,4 +323,5 @@ class ToolInput(Injectable):
             state=data.get("state"),
             arguments=dict(data.get("arguments") or {}),
             classifier_text=str(data.get("classifier_text") or ""),
+            correction=bool(data.get("correction", False)),
         )

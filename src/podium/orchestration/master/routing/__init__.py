@@ -23,6 +23,7 @@ from podium.orchestration.master.routing.intents import harm_cue
 from podium.orchestration.master.routing.llm import CONTROL_TOOLS, LLMClassifier
 from podium.orchestration.master.routing.router import Router, describe_expectation
 from podium.orchestration.master.routing.rules import (
+    corrections,
     fit_expectation,
     harmful_term,
     is_abandon,
@@ -47,6 +48,7 @@ __all__ = [
     "ToolProfile",
     "classifier_for",
     "describe_expectation",
+    "corrections",
     "fit_expectation",
     "harm_cue",
     "harmful_term",

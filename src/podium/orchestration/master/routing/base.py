@@ -87,6 +87,8 @@ class PendingTask:
     """What the task is waiting for, for the classifier."""
     expectation: Expectation | None = None
     """The answer it expects, if declared."""
+    takes_corrections: bool = False
+    """The tool reads corrections of what it was told (``ToolMetadata.takes_corrections``)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -123,7 +125,9 @@ class Decision:
     confidence: float = 1.0
     """How sure the classifier is, 0 to 1 (the hybrid classifier asks the LLM below its threshold)."""
     reason: str = ""
-    """A short code for refusals and clarifications (``harmful``, ``out_of_scope``, ``no_fit``, ``empty`` ...)."""
+    """A short code for refusals and clarifications (``harmful``, ``out_of_scope``, ``no_fit``, ``empty`` ...);
+    for a route, ``return`` (back to a task left waiting) or ``correction`` (the text corrects what the waiting
+    task was told: ``ToolInput.correction``)."""
     source: str = ""
     """Which classifier decided (``router``, ``llm``, ``bypass``, ``master``)."""
     arguments: dict[str, Any] = field(default_factory=dict)

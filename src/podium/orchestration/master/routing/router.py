@@ -39,7 +39,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium.events import Expectation
-from podium.human import EMERGENCY_REPLY, unsure
+from podium.human import EMERGENCY_REPLY, corrects, unsure
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, discrimination_cue, harm_cue
 from podium.orchestration.master.routing.rules import (
@@ -122,7 +122,14 @@ def _opposed(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(mine for mine, theirs in pairs if theirs in found and mine not in found))
 
 
-_ASKING_INFO = re.compile(r"^\s*(?:what|when|where|which|how|who|whose|why)\b", re.IGNORECASE)
+_ASKING_INFO = re.compile(
+    r"^\s*(?:(?:and|so|btw|by\s+the\s+way|also|ok(?:ay)?|oh|hey|hi|but|then|um+|sorry|quick\s+question|"
+    r"one\s+more\s+thing)\b[\s,:;-]*)*"
+    r"(?:what|when|where|which|how|who|whose|why|(?:do|does|are|is|was|were)\s+(?:you|we|they|it|the|your|y'?all)\b)",
+    re.IGNORECASE,
+)
+"""A question asking for information ("what time do you close?", "btw do you close at lunch?"), not for an action
+("can you cancel it?")."""
 
 
 _SMALL_TALK_REPLIES = {
@@ -165,8 +172,8 @@ def guardrail(text: str) -> Decision | None:
 
 def _contradiction(text: str, opposed: tuple[str, ...]) -> str | None:
     """A word of ``text`` (as written) whose root begins with a verb that contradicts the tool (``opposed``, see
-    :func:`_opposed`), the first such verb first. A question asking for information ("what time do you close?")
-    contradicts nothing."""
+    :func:`_opposed`), the first such verb first. A question asking for information ("what time do you close?",
+    "and do you close at lunch?") contradicts nothing."""
     if not opposed or _ASKING_INFO.match(text):
         return None
     said = {stem(w): w for w in words(text)}
@@ -362,6 +369,9 @@ class Router(Classifier):
                 wanted = describe_expectation(pending.expectation)
                 why = f"The answer means {meant!r}, one of what {pending.tool} asked for ({wanted})"
                 return Decision(kind="route", tool=pending.tool, text=meant, rationale=why + ".", confidence=0.7)
+            if pending.takes_corrections and corrects(text) and not is_question(text):
+                why = f"The message corrects what {pending.tool} was told; it reads it again."
+                return Decision(kind="route", reason="correction", tool=pending.tool, text=text, rationale=why)
         chat = small_talk(text)
         if chat == "greeting":
             return Decision(kind="capabilities", confidence=0.9, rationale="The message greets me.")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 
 from podium.events import Expectation
-from podium.human import Caseless, cancels, clauses, emergency, joined_codes, negated, straight
+from podium.human import Caseless, cancels, clauses, corrected, emergency, joined_codes, negated, ordinal, straight
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, INTENTS
 from podium.orchestration.master.routing.scoring import SemanticIndex
 from podium.orchestration.master.routing.text import STOPWORDS, stem, words
@@ -22,6 +23,7 @@ __all__ = [
     "cancels",
     "cancels_everything",
     "cancels_then",
+    "corrections",
     "emergency",
     "fit_expectation",
     "harmful_term",
@@ -301,13 +303,23 @@ def _option(option: str) -> tuple[tuple[str, ...], str]:
     return tuple(_stems(option)), "".join(p[0] for p in parts) if len(parts) >= 2 else ""
 
 
+_CAPITALS = re.compile(r"\b[A-Z]{2,}\b")
+"""A word in capitals, as an abbreviation is typed ("GP")."""
+
+
 def _choice(options: list[str], text: str) -> str | None:
     stripped = text.strip().rstrip(".!").strip()
     if stripped.isdigit() and 1 <= int(stripped) <= len(options):
         return options[int(stripped) - 1]
+    place = ordinal(stripped, len(options))
+    if place is not None:
+        return options[place]
     said_words = words(text)
     abbreviated = [o for o in options if (initials := _option(o)[1]) and initials in said_words]
-    if len(abbreviated) == 1 and len(said_words) <= 4:  # "GP" for "General practice"
+    # "GP" for "General practice": in a short answer, or typed in capitals as an abbreviation is
+    if len(abbreviated) == 1 and (
+        len(said_words) <= 4 or _option(abbreviated[0])[1].upper() in _CAPITALS.findall(text)
+    ):
         return abbreviated[0]
     said: list[str] = []
     refused_words: list[str] = []
@@ -332,7 +344,9 @@ def _choice(options: list[str], text: str) -> str | None:
 
 
 def fit_expectation(expectation: Expectation | None, text: str) -> str | None:
-    """What in ``text`` answers ``expectation``: the chosen option, the matched pattern, or the text itself.
+    """What in ``text`` answers ``expectation``: the chosen option, the matched pattern, or the text itself. An
+    answer that changes its mind ("dentist. no wait, physio": :func:`podium.human.corrected`) means what it changed
+    to.
 
     ``None`` when the text does not fit (an empty text never fits).
     """
@@ -340,6 +354,10 @@ def fit_expectation(expectation: Expectation | None, text: str) -> str | None:
         return None
     if expectation is None or expectation.type == "text":
         return text.strip()
+    last = corrected(text)  # "dentist. no wait, physio": what it changed to, first
+    changed = fit_expectation(expectation, last) if last is not None and last != text.strip() else None
+    if changed is not None:
+        return changed
     if expectation.type == "choice":
         return _choice(list(expectation.options), text)
     if expectation.pattern is None:
@@ -349,3 +367,13 @@ def fit_expectation(expectation: Expectation | None, text: str) -> str | None:
     except re.error:
         return None
     return found.group(0) if found else None
+
+
+def corrections(text: str, expected: Mapping[str, Expectation]) -> dict[str, str]:
+    """What a correction ("no wait, I meant 4411BA") says of each named slot: ``{name: value}`` for each slot whose
+    expectation ``text`` answers (:func:`fit_expectation`), for a tool that ``takes_corrections``. A free-text slot
+    is never taken from a correction (it would take the whole sentence)."""
+    found = {
+        name: fit_expectation(expectation, text) for name, expectation in expected.items() if expectation.type != "text"
+    }
+    return {name: value for name, value in found.items() if value is not None}
