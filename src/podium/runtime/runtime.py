@@ -221,9 +221,10 @@ class Runtime:
                     f"not {agent.name!r}"
                 )
             journal = await self.store.journal(record.id)
-            unstored = self._unstored.pop(record.id, [])
             if answer is None:  # an answer given again replaces what was not stored
+                unstored = self._unstored.get(record.id, [])
                 await restore_unstored(self.store, self.bus, thread_id, journal, unstored, owner)
+            self._unstored.pop(record.id, None)  # stored now, or replaced (kept while the store still fails)
             cancelled = CANCEL_KEY in journal  # its status not stored: no answer revives a cancelled run
             answers = {} if cancelled else answers_by_id(record, pending_interrupts(journal), answer)
             ended = recorded_end(journal) if cancelled or (record.status == "running" and not answers) else None

@@ -5,6 +5,9 @@ When a thread is busy the run's ``multitask_strategy`` decides (``docs/server.md
 answers 409, ``enqueue`` waits its turn (the queue is stored, so a restart starts it), ``interrupt`` cancels the
 current run keeping what it did, ``rollback`` cancels it and drops what it stored. At start-up :meth:`recover`
 finishes every run a stopped server left running (the journal replays its completed steps) and restarts the queues.
+A run that the store fails after it started (a full disk, a database refusing writes, beyond the store's own
+retries) is not dropped: it goes on from its journal once the store takes writes again (after 1 s, then twice as
+long each time, up to 30 s), and its clients wait for its end as before.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import HTTPException
 
-from podium.errors import PodiumError
+from podium.errors import LeaseLost, PodiumError, StoreCorrupt, StoreError
 from podium.events import Event, RunEnded
 from podium.server._records import get_queue, put_queue, run_extra, set_run_extra
 
@@ -35,6 +38,11 @@ __all__ = ["Executor", "Job", "Strategy"]
 Strategy = Literal["reject", "enqueue", "interrupt", "rollback"]
 
 _log = logging.getLogger("podium.server")
+
+STORE_RETRY_FIRST = 1.0
+"""Seconds before a run stopped by a failing store goes on (its journal replays what it did), doubled each time
+the store fails it again, up to :data:`STORE_RETRY_MOST`."""
+STORE_RETRY_MOST = 30.0
 
 
 def _stream_tokens(event: Event) -> None:
@@ -237,24 +245,22 @@ class Executor:
 
     async def _execute(self, job: Job) -> None:
         try:
-            agent = self.agent(job.assistant_id)
-            busy: dict[str, Any] = {"if_busy": "wait", "busy_timeout": self.busy_timeout} if self.busy_timeout else {}
-            if job.resume and not busy:  # a run left by a process that stopped: its lease expires within its ttl
-                busy = {"if_busy": "wait", "busy_timeout": 2 * self.runtime.lease_ttl}
-            if job.resume:
-                await self.runtime.resume(
-                    agent, job.thread_id, job.answer, run_id=job.run_id, on_event=_stream_tokens, **busy
-                )
-            else:
-                assert job.text is not None
-                await self.runtime.run(
-                    agent, job.text, thread_id=job.thread_id, run_id=job.run_id, on_event=_stream_tokens, **busy
-                )
+            pause = STORE_RETRY_FIRST
+            while not await self._run_once(job):  # the store failed under a run that had started: it goes on later
+                _log.warning("run %s goes on in %g s, once the store takes its writes", job.run_id, pause)
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, STORE_RETRY_MOST)
         except (PodiumError, HTTPException) as exc:
             detail = exc.detail if isinstance(exc, HTTPException) else str(exc)
-            if await self.store.get_run(job.run_id) is None:
+            try:
+                started = await self.store.get_run(job.run_id) is not None
+            except StoreError:  # the store cannot say: the next start (or another process) settles the run
+                started = True
+            if not started:
                 await self._refused(job, "failed", str(detail))
-            _log.warning("run %s did not start: %s", job.run_id, detail)
+                _log.warning("run %s did not start: %s", job.run_id, detail)
+            else:  # stopping, or another process took the thread over: the run is finished elsewhere or later
+                _log.warning("run %s stopped here: %s", job.run_id, detail)
         except Exception:  # an agent that fails is recorded by the runtime; this is the server's own failure
             _log.exception("run %s failed in the server", job.run_id)
             with contextlib.suppress(Exception):
@@ -265,6 +271,53 @@ class Executor:
                 del self.active[job.thread_id]
             job.done.set()
             self.later(self._finished(job))
+
+    async def _run_once(self, job: Job) -> bool:
+        """Execute the job's run; ``False`` when the store failed after the run had started (the store's own
+        retries spent), so that it should go on later from its journal (the job then resumes it).
+
+        Raises:
+            PodiumError: what the runtime raised otherwise (the run did not start, or the store failed while this
+                server stops: the next start, or another process, finishes the run).
+            HTTPException: the app is not served.
+        """
+        agent = self.agent(job.assistant_id)
+        busy: dict[str, Any] = {"if_busy": "wait", "busy_timeout": self.busy_timeout} if self.busy_timeout else {}
+        if job.resume and not busy:  # a run left by a process that stopped: its lease expires within its ttl
+            busy = {"if_busy": "wait", "busy_timeout": 2 * self.runtime.lease_ttl}
+        try:
+            if job.resume:
+                await self.runtime.resume(
+                    agent, job.thread_id, job.answer, run_id=job.run_id, on_event=_stream_tokens, **busy
+                )
+            else:
+                assert job.text is not None
+                await self.runtime.run(
+                    agent, job.text, thread_id=job.thread_id, run_id=job.run_id, on_event=_stream_tokens, **busy
+                )
+        except (LeaseLost, StoreCorrupt):  # another process has the run, or retrying cannot help
+            raise
+        except StoreError as exc:
+            if self.closing or not await self._started(job):
+                raise
+            _log.warning("run %s stopped: %s", job.run_id, exc)
+            job.resume, job.answer, job.text = True, None, None  # what it did, and its answer, are in its journal
+            return False
+        return True
+
+    async def _started(self, job: Job) -> bool:
+        """Whether the job's run is recorded as running (asked again while the store cannot say, unless stopping)."""
+        pause = STORE_RETRY_FIRST
+        while True:
+            try:
+                record = await self.store.get_run(job.run_id)
+            except StoreError:
+                if self.closing:
+                    return False
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, STORE_RETRY_MOST)
+                continue
+            return record is not None and record.status == "running"
 
     async def _finished(self, job: Job) -> None:
         """After a job's execution: start the thread's next queued run."""
