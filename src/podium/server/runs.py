@@ -276,7 +276,8 @@ async def rejoin(
     cancel_on_disconnect: bool = False,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
-    """Stream a run again: from ``Last-Event-ID`` (a stored event's ``seq``), or the run's first event."""
+    """Stream a run again: from ``Last-Event-ID`` (a stored event's ``seq``), or the run's first event (also when the
+    id is past the thread's last event: a client's id from before a rollback, whose numbers the thread reused)."""
     state = _state(request)
     await owned_thread(state.store, thread_id, principal.user)
     run = await _run_json(state, thread_id, run_id)
@@ -285,6 +286,8 @@ async def rejoin(
         after = seq_number(last_event_id, "Last-Event-ID") or 0
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
+    if after and after > await state.store.last_seq(thread_id):
+        after = 0
     modes = _modes([m for m in stream_mode or [] if m] or extra.get("stream_mode") or ["values"])
     return await _streaming(state, thread_id, run["run_id"], modes, after, cancel_on_disconnect)
 
