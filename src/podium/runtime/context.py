@@ -46,10 +46,14 @@ T = TypeVar("T")
 _InjectableT = TypeVar("_InjectableT", bound=Injectable)
 
 
+_STRICT_JSON = json.JSONEncoder(allow_nan=False)
+"""What ``json.dumps(value, allow_nan=False)`` uses, made once (``dumps`` makes an encoder per call given options)."""
+
+
 def _check_exact_json(value: Any, what: str) -> None:
     """Raise :class:`UsageError` unless ``value`` comes back from JSON exactly as it is."""
     try:
-        same = json.loads(json.dumps(value, allow_nan=False)) == value
+        same = json.loads(_STRICT_JSON.encode(value)) == value
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{what} must be JSON data to be journaled; {exc}") from None
     if not same:
