@@ -108,11 +108,11 @@ def lc_messages(messages: list[Any]) -> list[dict[str, Any]]:
 
 
 def _account(messages: list[Any], request: Any, agent: str) -> None:
+    stats = ACCOUNT[0]
+    if stats is None:  # (the timed runs: nothing to import or count)
+        return
     from podium.models.openai_format import request_to_openai, tool_to_openai
 
-    stats = ACCOUNT[0]
-    if stats is None:
-        return
     chars = len(json.dumps(lc_messages(messages), ensure_ascii=False))
     stats.calls += 1
     stats.prompt_chars += chars

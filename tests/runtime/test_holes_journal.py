@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from podium import (
     AIMessage,
     HumanMessage,
@@ -90,6 +92,29 @@ async def test_a_step_value_that_is_not_json_is_refused_when_recorded(store: Sto
 
 async def _const(value: Any) -> Any:
     return value
+
+
+def test_the_json_check_walks_plain_values_and_writes_the_others_as_before() -> None:
+    import enum
+
+    from podium.runtime.context import _check_exact_json, _plain_json
+
+    class Size(enum.IntEnum):
+        SMALL = 1
+
+    deep: list[Any] = []
+    for _ in range(100):
+        deep = [deep]
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    plain = {"a": [1, -2.5, True, None, "\ud800"], "b": {"c": 2**62}}
+    assert _plain_json(plain)
+    for value in (plain, 2**70, deep, Size.SMALL, {"size": Size.SMALL}):  # come back equal: taken
+        _check_exact_json(value, "the value")
+    assert not _plain_json(2**70) and not _plain_json(deep) and not _plain_json(Size.SMALL)
+    for value in (10**5000, float("inf"), [float("nan")], cycle, {"k": (1,)}, {2: "x"}):  # refused
+        with pytest.raises(UsageError, match="must be JSON data"):
+            _check_exact_json(value, "the value")
 
 
 async def test_an_unserialisable_tool_result_goes_back_to_the_model_naming_the_tool(store: Store) -> None:

@@ -49,7 +49,9 @@ def check_input(input: object) -> HumanMessage:
     if not message.content.strip():
         raise UsageError("the input is empty: a run needs a message")
     _encodable(message.content, what)
-    _encodable(json.dumps(message_to_dict(message), ensure_ascii=False, default=str), "the input message")
+    if type(message) is not HumanMessage or message.name is not None or message.metadata:
+        # (a plain message's JSON form holds nothing but the content checked above: not written to check it)
+        _encodable(json.dumps(message_to_dict(message), ensure_ascii=False, default=str), "the input message")
     return message
 
 

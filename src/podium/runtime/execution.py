@@ -227,7 +227,8 @@ async def _execute_tool(
         if isinstance(decided, str):
             return ToolMessage(content=decided, tool_call_id=call.id, name=call.name, metadata={"approval": "rejected"})
         kwargs, edited = decided
-    await state.publish(ToolStarted(tool_call_id=call.id, name=call.name, path=path))
+    if state.listened():
+        await state.publish(ToolStarted(tool_call_id=call.id, name=call.name, path=path))
     try:
         value = await tool.run(context, kwargs)
     except ModelRetry as exc:

@@ -310,6 +310,12 @@ class RunState:
         elif self.bus is not None and not self.bus.quiet(self.thread_id):
             await self._to_bus(event)
 
+    def listened(self) -> bool:
+        """Whether an event :meth:`publish` is handed now can reach anyone: an ``on_event`` callback, a subscriber
+        of the bus, or one that subscribes before the recorded events it would queue behind are stored (callers
+        skip building a streamed-only event nobody gets)."""
+        return bool(self.sinks or self.unpublished) or (self.bus is not None and not self.bus.quiet(self.thread_id))
+
     async def _to_bus(self, event: Event) -> None:
         if self.bus is not None:
             try:
