@@ -261,3 +261,37 @@ async def test_an_emergency_said_at_the_tasks_demo_question_ends_the_planning_wi
     asked, urgent = await talk(["plan a day in Lisbon", "help, my friend collapsed and isn't breathing"], "tasks-demo")
     assert asked is not None and "museums or beaches" in asked
     assert urgent == EMERGENCY_REPLY
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "book me a flight to tokyo next friday",
+        "i lost my passport in paris what do i do",
+        "find me a hotel in Lisbon",
+        "where should I eat in tokyo",
+        "train tickets to oslo please",
+        "things to do in Paris?",
+        "what's the exchange rate in tokyo",
+    ],
+)
+async def test_trip_says_what_it_cannot_do_never_the_weather_of_the_city_named(asked: str) -> None:
+    assert await talk([asked]) == [f"I cannot help with that. {trip.CAPABILITIES}"]
+
+
+async def test_trip_follow_ups_out_of_reach_are_no_city_and_questions_about_it_are_answered() -> None:
+    assert await talk(
+        ["weather in Tokyo", "ok what about hotels", "and Oslo?", "is it rainy on my flight to Paris?"]
+    ) == [
+        "Today in Tokyo: 21 °C, clear.",
+        f"I cannot help with that. {trip.CAPABILITIES}",  # never "I have no weather data for Hotels"
+        "Today in Oslo: 9 °C, cloudy.",
+        "Yes, take an umbrella. Today in Paris: 18 °C, light rain.",  # a weather question that names a flight
+    ]
+    assert await talk(["Save a note", "book the hotel", "yes"]) == [  # the note's text is the answer, not a request
+        "What should the note say? For example: 'Save a note: pack sunglasses'.",
+        "Save this note to your trip notebook: 'book the hotel'?",
+        "Done: Saved to the trip notebook: book the hotel",
+    ]
+    about = f"I am a trip helper. {trip.CAPABILITIES}"
+    assert await talk(["what can u do", "who are you?", "what can I ask"]) == [about, about, about]
