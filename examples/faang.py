@@ -1,12 +1,13 @@
 """The FAANG example of seed 001: a supervisor with a research expert and a math expert.
 
 Run it with ``podium chat faang`` and ask "what's the combined headcount of the FAANG companies in 2024?".
-Offline it replays ``cassettes/faang.json``, built from the model responses of the seed's trace, and answers
-1,977,586; what the cassette does not hold is answered by the rule-based stand-in below (the app's
-``offline_fallback``): the 2024 headcount of the FAANG companies or of any of them ("Apple and Meta", "all but
-Amazon"), added up, averaged, compared ("how many more than Apple?") or ranked ("which has the most employees?"),
-greetings and thanks, and for anything else (another company, a median, a share, a change over time) a plain sentence
-saying what it cannot do offline. With ``PODIUM_MODEL`` set it talks to a real model.
+Offline it replays ``cassettes/faang.json``, built from the model responses of the seed's trace (with the addition
+the seed's model skipped, so the tool calls shown add up to the answer: :data:`ADDS`), and answers 1,977,586; what
+the cassette does not hold is answered by the rule-based stand-in below (the app's ``offline_fallback``): the 2024
+headcount of the FAANG companies or of any of them ("Apple and Meta", "all but Amazon"), added up, averaged, compared
+("how many more than Apple?") or ranked ("which has the most employees?"), greetings and thanks, and for anything
+else (another company, a median, a share, a change over time) a plain sentence saying what it cannot do offline.
+With ``PODIUM_MODEL`` set it talks to a real model.
 
 The app uses the ``shared`` context policy, in which the model requests are those of the seed's trace (the
 langgraph-supervisor layout). With a real model, ``PODIUM_FAANG_CONTEXT=scoped`` switches to Podium's default
@@ -353,12 +354,16 @@ RESEARCH_ANSWER = (
     "employees. You can sum these figures to get the combined headcount."
 )
 FINAL_ANSWER = "The combined headcount of the FAANG companies in 2024 is 1,977,586."
-# The seed's math expert adds three numbers, then answers with the total of all five (as recorded).
+# The seed's math expert adds three numbers, then answers with the total of all five (as recorded: its model skipped
+# Alphabet's addition).
 SEED_ADDS = [
     ("call_jd5esfvy2qsh9tdz23361pha", ' {\n        "a": 67317, \n        "b": 164000\n    }\n'),
     ("call_owov4sx70lmdpz7zooldnue3", ' {"a": 231317, "b": 1551000}'),
     ("call_w2tp827rhg290ekal228ei1c", ' {"a": 1782317, "b": 14000}'),
 ]
+# The example's cassette makes the skipped addition too (the call's id is ours), so that the trail a person sees adds
+# up to the answer it gives; every request before it is the seed's.
+ADDS = [*SEED_ADDS, ("call_podium0fourth0add0alphab", ' {"a": 1796317, "b": 181269}')]
 SCOPED_MATH_TASK = (
     "Add up these 2024 headcounts: Meta 67,317; Apple 164,000; Amazon 1,551,000; Netflix 14,000; Alphabet 181,269."
 )
@@ -373,6 +378,15 @@ def seed_reply(messages: list[Message], request: ModelRequest) -> AIMessage:
 
     The supervisor's last answer is not in the seed's trace; it repeats the math expert's answer.
     """
+    return _replied(messages, request, SEED_ADDS)
+
+
+def example_reply(messages: list[Message], request: ModelRequest) -> AIMessage:
+    """The seed trace's responses with the addition its model skipped (:data:`ADDS`): what the cassette holds."""
+    return _replied(messages, request, ADDS)
+
+
+def _replied(messages: list[Message], request: ModelRequest, adds: list[tuple[str, str]]) -> AIMessage:
     tools = {t.name for t in request.tools}
     own = [m for m in messages if isinstance(m, ToolMessage) and m.name in tools]
     if "transfer_to_research_expert" in tools:
@@ -400,19 +414,20 @@ def seed_reply(messages: list[Message], request: ModelRequest) -> AIMessage:
         return AIMessage(content=RESEARCH_ANSWER)
     # results shown: own tool messages, plus the lines of a "Done so far" note (a scoped worker's folded rounds)
     done = len(own) + sum(m.content.count(") -> ") for m in messages if isinstance(m, HumanMessage))
-    if done < len(SEED_ADDS):
-        call_id, arguments = SEED_ADDS[done]
+    if done < len(adds):
+        call_id, arguments = adds[done]
         return _call(call_id, "add", arguments)
     return AIMessage(content=FINAL_ANSWER)
 
 
 async def record(path: Path = CASSETTE) -> None:
-    """Record the cassette from the seed's responses, or from a real model when PODIUM_MODEL is set."""
+    """Record the cassette from the seed's responses (with the addition the seed skipped), or from a real model when
+    PODIUM_MODEL is set."""
     from podium import Settings
     from podium.testing import FunctionModel, RecordingModel
 
     path.unlink(missing_ok=True)  # noqa: ASYNC240 - a one-off script step
-    model = RecordingModel(Settings.load().model_or_none() or FunctionModel(seed_reply, name="seed-001"), path)
+    model = RecordingModel(Settings.load().model_or_none() or FunctionModel(example_reply, name="seed-001"), path)
     result = await Runtime().run(build(model, "shared"), HumanMessage(content=QUESTION))
     print(json.dumps({"status": result.status, "output": result.output}))
 
