@@ -1,11 +1,13 @@
 """The FAANG example of seed 001: a supervisor with a research expert and a math expert.
 
 Run it with ``podium chat faang`` and ask "what's the combined headcount of the FAANG companies in 2024?".
-Offline it replays ``cassettes/faang.json``, built from the model responses of the seed's trace, and answers
-1,977,586; what the cassette does not hold is answered by the rule-based stand-in below (the app's
-``offline_fallback``): the 2024 headcount of the FAANG companies or of any of them ("Apple and Meta", "all but
-Amazon"), greetings and thanks, and for anything else a plain sentence saying what it cannot do offline. With
-``PODIUM_MODEL`` set it talks to a real model.
+Offline it replays ``cassettes/faang.json``, built from the model responses of the seed's trace (with the addition
+the seed's model skipped, so the tool calls shown add up to the answer: :data:`ADDS`), and answers 1,977,586; what
+the cassette does not hold is answered by the rule-based stand-in below (the app's ``offline_fallback``): the 2024
+headcount of the FAANG companies or of any of them ("Apple and Meta", "all but Amazon"), added up, averaged, compared
+("how many more than Apple?") or ranked ("which has the most employees?"), greetings and thanks, and for anything
+else (another company, a median, a share, a change over time) a plain sentence saying what it cannot do offline.
+With ``PODIUM_MODEL`` set it talks to a real model.
 
 The app uses the ``shared`` context policy, in which the model requests are those of the seed's trace (the
 langgraph-supervisor layout). With a real model, ``PODIUM_FAANG_CONTEXT=scoped`` switches to Podium's default
@@ -88,9 +90,10 @@ COMPANIES = {"Meta": ("meta", "facebook"), "Apple": ("apple",), "Amazon": ("amaz
              "Alphabet": ("alphabet", "google")}  # fmt: skip
 """The FAANG companies in the seed's order, each with the words naming it."""
 CAPABILITIES = (
-    "Offline I know the 2024 headcount of the FAANG companies (Meta, Apple, Amazon, Netflix and Alphabet): ask, for "
-    'example, "What\'s the combined headcount of the FAANG companies in 2024?", "How many people work at Apple?" '
-    'or "What is the combined headcount of Apple and Meta?". Set PODIUM_MODEL to ask a real model anything else.'
+    "Offline I know the 2024 headcount of the FAANG companies (Meta, Apple, Amazon, Netflix and Alphabet), and add "
+    "them up, average them, compare two or find the largest: ask, for example, \"What's the combined headcount of the "
+    'FAANG companies in 2024?", "How many people work at Apple?" or "How many more employees does Amazon have than '
+    'Apple?". Set PODIUM_MODEL to ask a real model anything else.'
 )
 _HEADCOUNT = re.compile(
     r"\b(head\s?-?\s?counts?|employees?|employ\w*|staff\w*|workforce|workers|people|persons|jobs|size)\b"
@@ -98,9 +101,30 @@ _HEADCOUNT = re.compile(
 _EXCEPT = re.compile(
     r"\b(?:all but|without|except|excluding|but not|other than|minus|leave out|leaving out|not counting)\b"
 )
-_UNKNOWN_COMPANY = re.compile(
-    r"\b(?:at|of|does|do|for|by)\s+(?!(?:the|faang|these|those|them|all|each|every|big|tech|their|its|it|"
-    r"companies|company|firms|20\d\d|you|me|us|people|employees|staff|workers)\b)([a-z][\w&.-]*)"
+_NOT_COMPANIES = {
+    "the", "faang", "these", "those", "them", "all", "each", "every", "big", "tech", "their", "its", "it",
+    "companies", "company", "firms", "you", "me", "us", "people", "employees", "staff", "workers", "what", "that",
+    "there", "who", "how", "let", "here", "where", "today", "world", "year", "one", "everyone", "he", "she",
+    "headcount",
+}  # fmt: skip
+# A company named in a question, whether FAANG or not: "at Microsoft", "does Tesla", "Microsoft's headcount", "the
+# Microsoft headcount" (capitalized there: "combnied headcount" is no company).
+_COMPANY = re.compile(
+    r"\b(?i:at|of|does|do|for|by)\s+([A-Za-z][\w&.-]*)|\b([A-Za-z][\w&.-]*)'s\b|"
+    r"(?<=\s)([A-Z][\w&.-]*)\s+(?:head\s?-?\s?counts?|employees|staff|workforce)\b"
+)
+# What is asked of the headcounts besides their sum, and what this stand-in does not work out.
+_STATISTICS = (
+    ("difference", re.compile(r"\bhow many (?:more|fewer|less)\b|\bdifference\b|\b(?:more|fewer|less) \w* ?than\b")),
+    ("average", re.compile(r"\baverage\b|\bmean\b")),
+    ("most", re.compile(r"\b(?:most|largest|biggest|highest|maximum|max)\b|\bwhich\b.*\b(?:bigger|larger|more)\b")),
+    ("fewest", re.compile(r"\b(?:fewest|least|smallest|lowest|minimum)\b|\bwhich\b.*\b(?:smaller|fewer|less)\b")),
+)
+_OUT_OF_REACH = (
+    ("a median", re.compile(r"\bmedian\b")),
+    ("a percentage or a share", re.compile(r"\bpercent\w*|%|\b(?:share|proportion|ratio|fraction)\b")),
+    ("a change over time", re.compile(r"\b(?:growth|grow\w*|increase\w*|decrease\w*|chang\w*|layoffs?|hir\w+)\b")),
+    ("anything but headcounts", re.compile(r"\b(?:revenue|salar\w*|pay|wages?|profit\w*|market cap\w*)\b")),
 )
 _FIGURE = re.compile(r"\b(Meta|Apple|Amazon|Netflix|Alphabet)(?: has| had)?:? ([\d,]+) employees")
 _FOUND = re.compile(r"\*\*(?P<label>[^*]+)\*\*: (?P<count>[\d,]+) employees")
@@ -119,24 +143,53 @@ def _companies(text: str) -> list[str]:
     return list(dict.fromkeys(found[at] for at in sorted(found)))
 
 
+def _statistic(text: str) -> str:
+    """What a question asks of the headcounts: ``"sum"``, ``"difference"``, ``"average"``, ``"most"``, ``"fewest"``."""
+    words = straight(text).lower()
+    return next((name for name, asks in _STATISTICS if asks.search(words)), "sum")
+
+
+def _unknown_company(text: str) -> str | None:
+    """The first company ``text`` names that is not a FAANG company ("Microsoft's headcount": microsoft)."""
+    known = {w for words in COMPANIES.values() for w in words}
+    for found in _COMPANY.finditer(straight(text)):
+        name = next(group for group in found.groups() if group is not None)
+        if name.lower() not in _NOT_COMPANIES and name.lower() not in known and not re.fullmatch(r"\d+", name):
+            return name.lower()
+    return None
+
+
 def _request(text: str, previous: list[str] | None) -> list[str] | str | None:
-    """What a user message asks: the companies whose 2024 headcount it wants, a sentence saying why that cannot be
-    answered offline, or ``None`` when it is not about headcounts (``previous``: the companies the last headcount
-    question was about, for follow-ups such as "and without Amazon?")."""
+    """What a user message asks: the companies whose 2024 headcount it wants (their sum, difference, average, or
+    which is largest or smallest: :func:`_statistic`), a sentence saying why that cannot be answered offline, or
+    ``None`` when it is not about headcounts (``previous``: the companies the last headcount question was about, for
+    follow-ups such as "and without Amazon?" or "how many more than Apple is that?")."""
     words = straight(text).lower()
     cut = _EXCEPT.search(words)
     named = _companies(words[: cut.start()] if cut else words)
     excluded = _companies(words[cut.end() :]) if cut else []
     faang = re.search(r"\bfaang\b|\ball (?:five|5|of them|but)\b", words) is not None
-    if not (_HEADCOUNT.search(words) or faang) and (previous is None or not (named or excluded)):
+    follows = named or excluded or _statistic(words) != "sum"  # "and without Amazon?", "and the fewest?"
+    if not (_HEADCOUNT.search(words) or faang) and (previous is None or not follows):
         return None
     year = re.search(r"\b(?:19|20)\d\d\b", words)
     if year is not None and year[0] != "2024":
         return f"Offline I only have the headcounts of 2024, not {year[0]}. {CAPABILITIES}"
-    unknown = _UNKNOWN_COMPANY.search(words)
-    if not named and not faang and not excluded and unknown is not None:
-        return f"Offline I only know the FAANG companies' headcounts, not {unknown[1]}'s. {CAPABILITIES}"
+    unknown = _unknown_company(text)
+    if unknown is not None:
+        return f"Offline I only know the FAANG companies' headcounts, not {unknown}'s. {CAPABILITIES}"
+    beyond = next((what for what, asks in _OUT_OF_REACH if asks.search(words)), None)
+    if beyond is not None:
+        return f"Offline I cannot work out {beyond}. {CAPABILITIES}"
+    statistic = _statistic(words)
+    if statistic == "difference":  # "how many more than Apple is that?" compares the last question's company
+        pair = named if len(named) != 1 or not previous or len(previous) != 1 else [*previous, *named]
+        if len(pair) != 2 or pair[0] == pair[1]:
+            return f"I compare the headcounts of two companies at a time: which two? {CAPABILITIES}"
+        return pair
     base = named or (list(COMPANIES) if faang or previous is None else previous)
+    if statistic in ("most", "fewest") and len(base) < 2 and not named:  # "the most recent headcount of Apple"
+        base = list(COMPANIES)
     chosen = [c for c in base if c not in excluded]
     return chosen or f"That leaves no company to count. {CAPABILITIES}"
 
@@ -205,9 +258,17 @@ def _supervisor(messages: list[Message], request: ModelRequest) -> AIMessage:
     if "research_expert" not in said:
         task = {"task": f"Find the 2024 headcount of {_listing(asked)}."} if scoped else {}
         return AIMessage(tool_calls=[tool_call("transfer_to_research_expert", task)])
+    statistic = _statistic(_user_texts(messages)[-1])
+    found = {m[1]: m[2] for m in _FIGURE.finditer(said["research_expert"])}
+    if statistic in ("most", "fewest") and len(found) > 1:
+        ranked = sorted(found, key=lambda name: int(found[name].replace(",", "")), reverse=statistic == "most")
+        among = "the FAANG companies" if len(found) == len(COMPANIES) else _listing(list(found))
+        most = f"the {statistic}" if len(found) > 2 else {"most": "more", "fewest": "fewer"}[statistic]
+        return AIMessage(content=f"Of {among}, {ranked[0]} has {most} employees in 2024: {found[ranked[0]]}.")
     if len(asked) > 1 and "math_expert" not in said:
-        figures = "; ".join(f"{m[1]}: {m[2]} employees" for m in _FIGURE.finditer(said["research_expert"]))
-        task = {"task": f"Add up these 2024 headcounts: {figures}."} if scoped else {}
+        figures = "; ".join(f"{name}: {count} employees" for name, count in found.items())
+        verb = {"difference": "Find the difference between", "average": "Find the average of"}.get(statistic, "Add up")
+        task = {"task": f"{verb} these 2024 headcounts: {figures}."} if scoped else {}
         return AIMessage(tool_calls=[tool_call("transfer_to_math_expert", task)])
     return AIMessage(content=said.get("math_expert") or said["research_expert"])
 
@@ -231,20 +292,36 @@ def _research_expert(messages: list[Message]) -> AIMessage:
 
 
 def _math_expert(messages: list[Message]) -> AIMessage:
+    """Adds the figures up one ``add`` at a time (then multiplies by one over their number for an average), or
+    subtracts the second from the first (an ``add`` of its opposite)."""
     turn = _turn(messages)
     texts = [m.content for m in turn if isinstance(m, (HumanMessage, AIMessage)) and _FIGURE.search(m.content)]
     figures = {m[1]: float(m[2].replace(",", "")) for m in _FIGURE.finditer(texts[-1])} if texts else {}
     if len(figures) < 2:
-        return AIMessage(content="I need at least two headcounts to add up.")
+        return AIMessage(content="I need at least two headcounts to work with.")
+    statistic = _statistic((_user_texts(messages) or [""])[-1])
     done = [float(v) for m in turn if isinstance(m, HumanMessage) for v in re.findall(r"\) -> (-?[\d.]+)", m.content)]
-    done += [float(m.content) for m in turn if isinstance(m, ToolMessage) and m.name == "add" and not m.is_error]
-    values = list(figures.values())
+    done += [float(m.content) for m in turn if isinstance(m, ToolMessage) and m.name in ("add", "multiply")]
+    names, values = list(figures), list(figures.values())
+    if statistic == "difference":
+        if not done:
+            return AIMessage(tool_calls=[tool_call("add", {"a": values[0], "b": -values[1]})])
+        more = "more" if done[0] >= 0 else "fewer"
+        return AIMessage(
+            content=f"In 2024 {names[0]} has {abs(done[0]):,.0f} {more} employees than {names[1]} "
+            f"({values[0]:,.0f} against {values[1]:,.0f})."
+        )
     if len(done) < len(values) - 1:
         return AIMessage(
             tool_calls=[tool_call("add", {"a": done[-1] if done else values[0], "b": values[len(done) + 1]})]
         )
-    who = "the FAANG companies" if len(figures) == len(COMPANIES) else _listing(list(figures))
-    return AIMessage(content=f"The combined headcount of {who} in 2024 is {done[-1]:,.0f}.")
+    who = "the FAANG companies" if len(figures) == len(COMPANIES) else _listing(names)
+    if statistic != "average":
+        return AIMessage(content=f"The combined headcount of {who} in 2024 is {done[-1]:,.0f}.")
+    if len(done) < len(values):
+        return AIMessage(tool_calls=[tool_call("multiply", {"a": done[-1], "b": 1 / len(values)})])
+    average = f"{done[-1]:,.1f}".removesuffix(".0")
+    return AIMessage(content=f"The average headcount of {who} in 2024 is {average}.")
 
 
 def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
@@ -277,12 +354,16 @@ RESEARCH_ANSWER = (
     "employees. You can sum these figures to get the combined headcount."
 )
 FINAL_ANSWER = "The combined headcount of the FAANG companies in 2024 is 1,977,586."
-# The seed's math expert adds three numbers, then answers with the total of all five (as recorded).
+# The seed's math expert adds three numbers, then answers with the total of all five (as recorded: its model skipped
+# Alphabet's addition).
 SEED_ADDS = [
     ("call_jd5esfvy2qsh9tdz23361pha", ' {\n        "a": 67317, \n        "b": 164000\n    }\n'),
     ("call_owov4sx70lmdpz7zooldnue3", ' {"a": 231317, "b": 1551000}'),
     ("call_w2tp827rhg290ekal228ei1c", ' {"a": 1782317, "b": 14000}'),
 ]
+# The example's cassette makes the skipped addition too (the call's id is ours), so that the trail a person sees adds
+# up to the answer it gives; every request before it is the seed's.
+ADDS = [*SEED_ADDS, ("call_podium0fourth0add0alphab", ' {"a": 1796317, "b": 181269}')]
 SCOPED_MATH_TASK = (
     "Add up these 2024 headcounts: Meta 67,317; Apple 164,000; Amazon 1,551,000; Netflix 14,000; Alphabet 181,269."
 )
@@ -297,6 +378,15 @@ def seed_reply(messages: list[Message], request: ModelRequest) -> AIMessage:
 
     The supervisor's last answer is not in the seed's trace; it repeats the math expert's answer.
     """
+    return _replied(messages, request, SEED_ADDS)
+
+
+def example_reply(messages: list[Message], request: ModelRequest) -> AIMessage:
+    """The seed trace's responses with the addition its model skipped (:data:`ADDS`): what the cassette holds."""
+    return _replied(messages, request, ADDS)
+
+
+def _replied(messages: list[Message], request: ModelRequest, adds: list[tuple[str, str]]) -> AIMessage:
     tools = {t.name for t in request.tools}
     own = [m for m in messages if isinstance(m, ToolMessage) and m.name in tools]
     if "transfer_to_research_expert" in tools:
@@ -324,19 +414,20 @@ def seed_reply(messages: list[Message], request: ModelRequest) -> AIMessage:
         return AIMessage(content=RESEARCH_ANSWER)
     # results shown: own tool messages, plus the lines of a "Done so far" note (a scoped worker's folded rounds)
     done = len(own) + sum(m.content.count(") -> ") for m in messages if isinstance(m, HumanMessage))
-    if done < len(SEED_ADDS):
-        call_id, arguments = SEED_ADDS[done]
+    if done < len(adds):
+        call_id, arguments = adds[done]
         return _call(call_id, "add", arguments)
     return AIMessage(content=FINAL_ANSWER)
 
 
 async def record(path: Path = CASSETTE) -> None:
-    """Record the cassette from the seed's responses, or from a real model when PODIUM_MODEL is set."""
+    """Record the cassette from the seed's responses (with the addition the seed skipped), or from a real model when
+    PODIUM_MODEL is set."""
     from podium import Settings
     from podium.testing import FunctionModel, RecordingModel
 
     path.unlink(missing_ok=True)  # noqa: ASYNC240 - a one-off script step
-    model = RecordingModel(Settings.load().model_or_none() or FunctionModel(seed_reply, name="seed-001"), path)
+    model = RecordingModel(Settings.load().model_or_none() or FunctionModel(example_reply, name="seed-001"), path)
     result = await Runtime().run(build(model, "shared"), HumanMessage(content=QUESTION))
     print(json.dumps({"status": result.status, "output": result.output}))
 

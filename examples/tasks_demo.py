@@ -12,8 +12,11 @@ cassette does not hold with the rule-based stand-in below (the app's ``offline_f
 offline); with ``PODIUM_MODEL`` set it talks to a real model. Try: "What is 12 times 7?", "What is 1250 plus 380?",
 "What's 15% of 240?", "Plan a day in Lisbon" (the planner asks whether you prefer museums or beaches: answer one of
 them), "Plan a day in Oslo". Offline, the stand-in does every calculation with the calculator's tools (sums,
-differences, products, quotients, percentages, numbers in words) and says so plainly when it cannot; a follow-up
-("minus 30?", "and divided by 4?") applies to the previous result, and the answer to "Which city?" is planned.
+differences, products, quotients, negative numbers, percentages, a tip or a discount, a bill shared out, numbers in
+words, words around the calculation) and says so plainly when it cannot; a follow-up ("minus 30?", "and divided by
+4?") applies to the previous result, a correction ("sorry, I meant times 4") changes the previous calculation's last
+step, the answer to "Which city?" is planned, and a choice given with the request ("Plan a day in Lisbon, I love the
+beach") or after the plan ("actually, beaches") is planned without asking.
 
 The weather table is a stand-in for a real weather service. Re-record the cassette (from the rule-based stand-in
 below, or a real model when ``PODIUM_MODEL`` is set) with ``python -m examples.tasks_demo --record``.
@@ -42,7 +45,7 @@ from podium import (
     ToolMessage,
 )
 from podium.app import App
-from podium.human import EMERGENCY_REPLY, declines, emergency, pleasantry
+from podium.human import EMERGENCY_REPLY, clauses, declines, emergency, negated, pleasantry, straight
 from podium.orchestration.tasks import ResponderAgent, Task, with_guidance
 from podium.testing import FunctionModel, RecordingModel, tool_call
 
@@ -176,6 +179,20 @@ _LEADING = {
     "need", "want", "to",
 }  # fmt: skip
 _TRAILING = {"?", ".", "!", "please", "is", "equal", "equals", "=", "for", "me", "now", "exactly", "then", "thanks"}
+# Words before a calculation that do not change it: a greeting, a correction ("sorry, I meant ...").
+_PREAMBLE = {
+    *_LEADING, "hello", "sorry", "oops", "no", "wait", "actually", "meant", "mean", "make", "that", "it", "a", "an",
+    "just", "oh", "um", "hmm", "quick", "question", "instead", "rather", "again", "let's", "lets", "try",
+}  # fmt: skip
+_MONEY = {"$", "€", "£", "dollars", "dollar", "bucks", "euros", "euro", "eur", "usd", "pounds", "quid", "gbp"}
+_BREAKS = {"!", "?", ":", ";", ",", "."}
+"""Where a sentence or a clause ends: "hello! quick one: 18 plus 27?" holds its calculation in one part."""
+# Words saying a total is shared out: "we spent 240 and there are 4 of us, how much each?".
+_SHARED = re.compile(
+    r"\b(?:split|share[ds]?|sharing|divvy)\b|\b(?:how much|what)\b.*\b(?:each|apiece|per (?:person|head))\b"
+)
+_PERCENT_ENDS = {"on", "of", "off", *_SIGNS}
+_PEOPLE = {"of", "people", "persons", "friends", "guests", "ways", "kids", "children", "adults", "us", "them"}
 
 
 def _tokens(text: str) -> list[str | float]:
@@ -221,19 +238,81 @@ def _spelled_number(words: list[str], index: int) -> tuple[float | None, int]:
 
 
 def _calculation(text: str) -> _Expression | str:
-    """The calculation ``text`` asks for, or a sentence saying why it cannot be done."""
-    tokens = _tokens(text)
+    """The calculation ``text`` asks for, or a sentence saying why it cannot be done.
+
+    Currency aside ("85 dollars" is 85), the calculation is the whole text after words that do not change it
+    ("sorry, I meant 45 times 4"), or the one part of it between punctuation that holds one ("hello! quick one: 18
+    plus 27?"), or a total shared out ("240 and there are 4 of us, how much each?" is 240 ÷ 4). Two calculations in
+    one text are asked about, never one of them answered alone.
+    """
+    tokens = [t for t in _tokens(text) if t not in _MONEY]
     unsupported = next((_UNSUPPORTED[t] for t in tokens if isinstance(t, str) and t in _UNSUPPORTED), None)
     if unsupported is not None:
         return f"I cannot compute {unsupported}. {ARITHMETIC}"
-    while tokens and tokens[0] in _LEADING:
-        tokens.pop(0)
-    while tokens and tokens[-1] in _TRAILING:
-        tokens.pop()
-    found = _spelled_out(tokens) if tokens and tokens[0] in _FORMS else _Reader(tokens).whole()
+    found = _read(tokens)
+    if found is None:
+        parts: list[list[str | float]] = [[]]
+        for token in tokens:
+            if token in _BREAKS:
+                parts.append([])
+            else:
+                parts[-1].append(token)
+        read = [r for r in map(_read, parts) if isinstance(r, _Operation)]
+        if len(read) > 1:
+            return f"One calculation at a time, please: {' or '.join(repr(_render(r)) for r in read)}?"
+        found = read[0] if read else _shared_out(tokens, text)
     if isinstance(found, float):  # a number alone ("minus 30") is no calculation: never "30 = -30"
         return f"{text.strip()!r} needs two numbers, for example 'What is 50 minus 30?'. {ARITHMETIC}"
     return found if found is not None else f"I could not read a calculation in {text.strip()!r}. {ARITHMETIC}"
+
+
+def _read(tokens: list[str | float]) -> _Expression | None:
+    """The calculation ``tokens`` hold once the words around it are taken off, or ``None``."""
+    tokens = _percent_of(tokens)
+    start, end = 0, len(tokens)
+    while start < end and tokens[start] in _PREAMBLE:
+        start += 1
+    while end > start and tokens[end - 1] in _TRAILING:
+        end -= 1
+    tokens = tokens[start:end]
+    if not tokens:
+        return None
+    return _spelled_out(tokens) if tokens[0] in _FORMS else _Reader(tokens).whole()
+
+
+def _percent_of(tokens: list[str | float]) -> list[str | float]:
+    """``tokens`` with a percentage's noun read as "of" or "off": "20 percent tip on 85" is "20 percent of 85", and
+    "20 percent discount on 85" is "20 percent off 85"."""
+    read: list[str | float] = []
+    at = 0
+    while at < len(tokens):
+        read.append(tokens[at])
+        if tokens[at] == "percent":
+            end = at + 1
+            while end < min(at + 3, len(tokens)) and isinstance(tokens[end], str) and tokens[end] not in _PERCENT_ENDS:
+                end += 1  # at most two words: "tip", "service charge"
+            if end < len(tokens) and tokens[end] in ("on", "of", "off"):
+                off = tokens[end] == "off" or "discount" in tokens[at + 1 : end]
+                read.append("off" if off else "of")
+                at = end
+        at += 1
+    return read
+
+
+def _shared_out(tokens: list[str | float], text: str) -> _Expression | None:
+    """A total shared out among people, when ``text`` asks what each gets and holds two numbers: the total, and the
+    count ("4 of us", "3 people", "between 3")."""
+    numbers = [(at, t) for at, t in enumerate(tokens) if isinstance(t, float)]
+    if len(numbers) != 2 or _SHARED.search(straight(text).lower()) is None:
+        return None
+    counts = [
+        index
+        for index, (at, _) in enumerate(numbers)
+        if (at + 1 < len(tokens) and tokens[at + 1] in _PEOPLE) or (at > 0 and tokens[at - 1] in ("between", "among"))
+    ]
+    if len(counts) != 1:
+        return None
+    return _Operation("÷", numbers[1 - counts[0]][1], numbers[counts[0]][1])
 
 
 def _spelled_out(tokens: list[str | float]) -> _Expression | None:
@@ -305,10 +384,13 @@ class _Reader:
             return inner
         if not isinstance(token, float):
             return None
-        if self.tokens[self.position : self.position + 2] == ["percent", "of"]:
+        if self.tokens[self.position : self.position + 2] in (["percent", "of"], ["percent", "off"]):
+            off = self.tokens[self.position + 1] == "off"
             self.position += 2
             whole = self.operand()
-            return None if whole is None else _Operation("%", token, whole)
+            if whole is None:
+                return None
+            return _Operation("-", whole, _Operation("%", token, whole)) if off else _Operation("%", token, whole)
         return token
 
 
@@ -317,7 +399,9 @@ def _looks_like_arithmetic(text: str) -> bool:
     tokens = _tokens(text)
     words = {t for t in tokens if isinstance(t, str)}
     numbers = [t for t in tokens if isinstance(t, float)]
-    return bool(numbers) and bool(words & {*_SIGNS, *_FORMS, *_UNSUPPORTED, "percent"})
+    if bool(numbers) and bool(words & {*_SIGNS, *_FORMS, *_UNSUPPORTED, "percent"}):
+        return True
+    return _shared_out([t for t in tokens if t not in _MONEY], text) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,6 +453,9 @@ def _number(value: float) -> str:
 
 _RESULT = re.compile(r" = (?P<value>-?\d+(?:\.\d+)?)\.$")
 """The result at the end of the calculator's answer ("1250 + 380 = 1630.")."""
+_LAST_STEP = re.compile(r"^(?P<head>.+) (?P<sign>[-+×÷]) (?P<last>-?\d+(?:\.\d+)?) = -?\d+(?:\.\d+)?\.$")
+"""A calculator's answer whose last step is a sign and a number ("45 × 3 = 135.": "45", "×", "3")."""
+_CORRECTION = re.compile(r"^(?:sorry|oops|no|wait|actually|i meant|i mean|make (?:that|it)|correction)\b")
 _ASK_CITY = "Which city?"
 _CANCEL = re.compile(r"(?:no|cancel|stop|never ?mind|forget it|nothing)\b")
 
@@ -393,6 +480,40 @@ def _follow_up(text: str, messages: list[Message]) -> str | None:
     return f"TO[calculator]: {previous['value']} {rest}"
 
 
+def _correction(text: str, messages: list[Message]) -> str | None:
+    """The calculation a correction of the previous one asks for ("sorry, I meant times 4" or "no, 4" after "45 × 3
+    = 135." is 45 × 4), a sentence asking for the whole calculation when the previous one has no last step to
+    change, or ``None`` when ``text`` is no correction of a last step (a whole calculation is read as it is)."""
+    if _CORRECTION.match(straight(text).lower().strip()) is None:
+        return None
+    tokens = [t for t in _tokens(text) if t not in _MONEY and t not in _BREAKS]
+    while tokens and tokens[0] in _PREAMBLE:
+        tokens.pop(0)
+    if len(tokens) == 2 and isinstance(tokens[1], float) and str(tokens[0]) in _SIGNS:
+        sign, number = _SIGNS[str(tokens[0])], tokens[1]
+    elif len(tokens) == 1 and isinstance(tokens[0], float):
+        sign, number = None, tokens[0]
+    else:
+        return None
+    said = [m.content for m in messages if isinstance(m, HumanMessage) and m.name == "calculator"]
+    latest = next((answer for answer in reversed(said) if _RESULT.search(answer)), "")
+    previous = _LAST_STEP.match(latest)  # "15% of 240 = 36." has no last step to change
+    if previous is None:
+        return "DONE Which calculation do you mean? Give me the whole of it, for example 'What is 45 times 4?'."
+    return f"TO[calculator]: {previous['head']} {sign or previous['sign']} {_number(number)}"
+
+
+def _changed_preference(text: str, messages: list[Message]) -> str | None:
+    """The plan again with the other option, when ``text`` names one option after the coordinator gave a plan
+    ("actually I changed my mind, beaches")."""
+    asked = next((m.content for m in reversed(messages) if isinstance(m, AIMessage)), "")
+    planned = re.match(r"DONE Your day in (?P<city>.+?): ", asked)
+    chosen = _preference(text.replace("?", ""))
+    if planned is None or chosen is None:
+        return None
+    return f"TO[planner]: Plan a day in {planned['city']}, with {chosen}"
+
+
 def _coordinator(messages: list[Message]) -> AIMessage:
     last = messages[-1]
     if isinstance(last, HumanMessage) and last.name in ("calculator", "planner"):
@@ -403,6 +524,10 @@ def _coordinator(messages: list[Message]) -> AIMessage:
     words = text.lower().strip(" ?!.,")
     if re.search(r"\bplan\b", words):
         return AIMessage(content=f"TO[planner]: {text}")
+    for reading in (_correction, _changed_preference):
+        read = reading(text, messages[:-1])
+        if read is not None:
+            return AIMessage(content=read)
     follow_up = _follow_up(text, messages[:-1])
     if follow_up is not None:
         return AIMessage(content=follow_up if follow_up.startswith("TO[") else f"DONE {follow_up}")
@@ -447,15 +572,22 @@ def _calculator(messages: list[Message]) -> AIMessage:
 
 
 def _preference(answer: str) -> str | None:
-    """The option an answer to the planner's question chooses: ``None`` for a question, "neither", or both."""
-    said = answer.strip().lower()
-    if "?" in said or re.search(r"\b(no|not|neither|nor|don't|dont|never)\b", said):
+    """The option an answer to the planner's question chooses: ``None`` for a question, "neither", both, or an
+    option said no to. Words around the option do not matter ("no wait, beaches", "I changed my mind: museums")."""
+    said = straight(answer).strip().lower()
+    if "?" in said:
         return None
-    chosen = PREFERENCE.fit(said)
-    if chosen is not None:
-        return chosen
-    named = [o for o in PREFERENCE.options if re.search(rf"\b{o.removesuffix('es').removesuffix('s')}", said)]
-    return named[0] if len(named) == 1 else None
+    named: set[str] = set()
+    refused: set[str] = set()
+    for clause in clauses(said):
+        for option in PREFERENCE.options:
+            if re.search(rf"\b{option.removesuffix('es').removesuffix('s')}", clause):
+                (refused if negated(clause) else named).add(option)
+    if refused:
+        return None
+    if named:
+        return named.pop() if len(named) == 1 else None
+    return PREFERENCE.fit(said)  # "2", "the second one"
 
 
 def _planner(messages: list[Message]) -> AIMessage:
@@ -466,11 +598,13 @@ def _planner(messages: list[Message]) -> AIMessage:
     city, last = cities[0], messages[-1]
     answers = [m.content for m in messages[2:] if isinstance(m, HumanMessage) and m.name is None]
     if isinstance(last, HumanMessage) and last.name == "researcher":
-        choice = next((p for p in map(_preference, reversed(answers)) if p is not None), "sights")
+        choice = next((p for p in map(_preference, [*reversed(answers), request]) if p is not None), "sights")
         return AIMessage(
             content=f"DONE Your day in {city}: a walk through the old town in the morning, lunch by the river, "
             f"the afternoon at the {choice}. {last.content}"
         )
+    if _preference(request) is not None and not answers:  # "Plan a day in Lisbon, with beaches": no question
+        return AIMessage(content=f"TO[researcher]: What is the weather in {city} today?")
     if not answers:
         return AIMessage(content=f"@user Do you prefer museums or beaches in {city}?")
     if emergency(answers[-1]):  # said instead of an answer: the plan can wait

@@ -6,7 +6,9 @@ a conversion of the city this conversation is about, a note, small talk); with `
 real model. Try: "What's the weather in Lisbon?", "And in Fahrenheit?", "Compare Paris and Oslo",
 "Save a note: pack sunglasses for Lisbon" (it asks you to confirm: yes or no, "sure", "nope", "never mind", or
 "yes but make it ..."). Offline follow-ups are about the conversation's city ("should I bring an umbrella?", "which
-one is warmer?"), and the answer to "What should the note say?" is the note.
+one is warmer?"), and the answer to "What should the note say?" is the note. What the helper cannot do (book a flight
+or a hotel, recommend a restaurant, replace a lost passport) it says plainly, never with the weather of the city the
+request names.
 
 The weather table and the notebook are stand-ins for real services: they say what a real one would do.
 Re-record the cassette (from the stand-in below, or a real model when ``PODIUM_MODEL`` is set) with
@@ -167,6 +169,20 @@ _PLACE_ENDS = {
 }  # fmt: skip
 _CONNECTORS = {"de", "da", "do", "del", "la", "le", "of", "upon", "am", "sur"}
 """Lowercase words inside a place's name ("Rio de Janeiro")."""
+_ELSEWHERE = re.compile(
+    r"\b(?:flights?|fly|flying|planes?|airlines?|airports?|hotels?|hostels?|airbnb|accommodation|book|booking|"
+    r"reserve|reservations?|tickets?|trains?|bus|buses|taxis?|uber|rent|rental|passports?|visas?|embass(?:y|ies)|"
+    r"consulates?|lost|stolen|restaurants?|eat|food|museums?|sights?|sightseeing|tours?|things to do|what to (?:see|"
+    r"do|visit)|recommend\w*|currency|exchange|money|cash|euros|dollars|yen|insurance|luggage|baggage|translat\w*)\b"
+)
+"""What people ask a trip helper that this one cannot do (book, recommend, replace a passport): a city named with
+it is no weather question ("book me a flight to Tokyo")."""
+_ABOUT_ME = re.compile(
+    r"\bwhat (?:can|could|do) (?:you|u|ya) (?:do|help with|offer)\b|\bwhat (?:are|r) (?:you|u)\b|"
+    r"\bwho (?:are|r) (?:you|u)\b|\bwhat can i ask\b|\bhow does this work\b|\bwhat do (?:you|u) know\b"
+)
+"""A question about what the helper does, in the words :func:`podium.human.pleasantry` does not read ("what can u
+do")."""
 _UNKNOWN = re.compile(r"No weather data for (?P<city>.+?); known cities: (?P<known>.+)\.$")
 _READING = re.compile(r"(?P<city>[^\W\d_a-z][\w'-]*(?: [^\W\d_a-z][\w'-]*)*): (?P<celsius>-?\d+(?:\.\d+)?) °C")
 """A city's temperature in a weather result or a reply ("Today in Lisbon: 24 °C, sunny.")."""
@@ -379,7 +395,7 @@ def _small_talk(words: str) -> str:
         return "All right. Anything else for your trip?"
     if yes_or_no(words) is not None:
         return f"There is no question waiting for an answer. {CAPABILITIES}"
-    if kind == "capabilities":
+    if kind == "capabilities" or _ABOUT_ME.search(words):
         return f"I am a trip helper. {CAPABILITIES}"
     return f"I cannot help with that. {CAPABILITIES}"
 
@@ -410,10 +426,13 @@ def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
         return _convert(human, messages)
     cities = places(human)
     weather = _WEATHER_WORDS.search(words) is not None
+    answers_note = _previous_reply(messages).startswith(_ASK_NOTE)  # the answer to "What should the note say?"
+    if not weather and not answers_note and _ELSEWHERE.search(words):  # never a booking's city's weather
+        return AIMessage(content=f"I cannot help with that. {CAPABILITIES}")
     # an unknown place is a city asked about when the message or the conversation is about the weather
     if cities and (weather or any(c.lower() in WEATHER for c in cities) or _latest_weather(messages)):
         return AIMessage(tool_calls=[tool_call("get_weather", {"city": c}) for c in cities])
-    if _previous_reply(messages).startswith(_ASK_NOTE):  # the answer to "What should the note say?"
+    if answers_note:
         if _CANCEL.match(words.strip(" .!")):
             return AIMessage(content="All right, no note.")
         return AIMessage(tool_calls=[tool_call("save_trip_note", {"text": human.strip()})])

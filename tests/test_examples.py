@@ -9,7 +9,7 @@ import pytest
 from tests.app_talk import talk
 
 from examples import faang, trip
-from podium import Runtime, Settings, UsageError
+from podium import AIMessage, Event, MessageAdded, Runtime, Settings, UsageError
 from podium.app import App, load_app
 from podium.testing import FunctionModel, ReplayModel
 
@@ -261,3 +261,102 @@ async def test_an_emergency_said_at_the_tasks_demo_question_ends_the_planning_wi
     asked, urgent = await talk(["plan a day in Lisbon", "help, my friend collapsed and isn't breathing"], "tasks-demo")
     assert asked is not None and "museums or beaches" in asked
     assert urgent == EMERGENCY_REPLY
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "book me a flight to tokyo next friday",
+        "i lost my passport in paris what do i do",
+        "find me a hotel in Lisbon",
+        "where should I eat in tokyo",
+        "train tickets to oslo please",
+        "things to do in Paris?",
+        "what's the exchange rate in tokyo",
+    ],
+)
+async def test_trip_says_what_it_cannot_do_never_the_weather_of_the_city_named(asked: str) -> None:
+    assert await talk([asked]) == [f"I cannot help with that. {trip.CAPABILITIES}"]
+
+
+async def test_trip_follow_ups_out_of_reach_are_no_city_and_questions_about_it_are_answered() -> None:
+    assert await talk(
+        ["weather in Tokyo", "ok what about hotels", "and Oslo?", "is it rainy on my flight to Paris?"]
+    ) == [
+        "Today in Tokyo: 21 °C, clear.",
+        f"I cannot help with that. {trip.CAPABILITIES}",  # never "I have no weather data for Hotels"
+        "Today in Oslo: 9 °C, cloudy.",
+        "Yes, take an umbrella. Today in Paris: 18 °C, light rain.",  # a weather question that names a flight
+    ]
+    assert await talk(["Save a note", "book the hotel", "yes"]) == [  # the note's text is the answer, not a request
+        "What should the note say? For example: 'Save a note: pack sunglasses'.",
+        "Save this note to your trip notebook: 'book the hotel'?",
+        "Done: Saved to the trip notebook: book the hotel",
+    ]
+    about = f"I am a trip helper. {trip.CAPABILITIES}"
+    assert await talk(["what can u do", "who are you?", "what can I ask"]) == [about, about, about]
+
+
+async def test_faang_offline_works_out_what_it_can_and_says_plainly_what_it_cannot() -> None:
+    said = await talk(
+        [
+            "which faang company has the most employees?",
+            "and the fewest?",
+            "which is bigger, meta or netflix",
+            "what's the average headcount across the faang companies",
+            "how many people work at amazon",
+            "and how many more than apple is that?",
+            "how many fewer employees does apple have than google",
+        ],
+        "faang",
+    )
+    assert said == [
+        "Of the FAANG companies, Amazon has the most employees in 2024: 1,551,000.",
+        "Of the FAANG companies, Netflix has the fewest employees in 2024: 14,000.",
+        "Of Meta and Netflix, Meta has more employees in 2024: 67,317.",
+        "The average headcount of the FAANG companies in 2024 is 395,517.2.",
+        "In 2024 Amazon has 1,551,000 employees.",
+        "In 2024 Amazon has 1,387,000 more employees than Apple (1,551,000 against 164,000).",
+        "In 2024 Apple has 17,269 fewer employees than Alphabet (164,000 against 181,269).",
+    ]
+    cannot = await talk(
+        [
+            "what's microsoft's headcount",
+            "Does Tesla have more staff than Apple?",
+            "how many people work at IBM and Apple",
+            "what's the median headcount of faang",
+            "what percentage of faang employees work at amazon",
+            "how much did apple's headcount grow since last year",
+            "how many more employees does apple have",
+        ],
+        "faang",
+    )
+    assert cannot == [
+        f"Offline I only know the FAANG companies' headcounts, not microsoft's. {faang.CAPABILITIES}",
+        f"Offline I only know the FAANG companies' headcounts, not tesla's. {faang.CAPABILITIES}",
+        f"Offline I only know the FAANG companies' headcounts, not ibm's. {faang.CAPABILITIES}",  # never Apple's alone
+        f"Offline I cannot work out a median. {faang.CAPABILITIES}",
+        f"Offline I cannot work out a percentage or a share. {faang.CAPABILITIES}",
+        f"Offline I cannot work out a change over time. {faang.CAPABILITIES}",
+        f"I compare the headcounts of two companies at a time: which two? {faang.CAPABILITIES}",
+    ]
+
+
+@pytest.mark.parametrize("context", ["shared", "scoped"])
+async def test_faang_stand_in_compares_and_averages_with_the_math_tools_in_either_context(context: str) -> None:
+    for asked, answer, calls in [
+        ("how many more employees does Amazon have than Apple?", "In 2024 Amazon has 1,387,000 more employees "
+         "than Apple (1,551,000 against 164,000).", [("add", {"a": 1551000.0, "b": -164000.0})]),
+        ("the average headcount of Apple, Meta and Netflix", "The average headcount of Apple, Meta and Netflix in 2024 "
+         "is 81,772.3.", [("add", {"a": 164000.0, "b": 67317.0}), ("add", {"a": 231317.0, "b": 14000.0}),
+                          ("multiply", {"a": 245317.0, "b": 1 / 3})]),
+    ]:  # fmt: skip
+        events: list[Event] = []
+        agent = faang.build(FunctionModel(faang.stand_in), context)  # type: ignore[arg-type]
+        result = await Runtime().run(agent, asked, on_event=events.append)
+        assert result.output == answer
+        messages = [e.message for e in events if isinstance(e, MessageAdded) and isinstance(e.message, AIMessage)]
+        made = [
+            (c.name, json.loads(c.arguments)) for m in messages for c in m.tool_calls if c.name in ("add", "multiply")
+        ]
+        assert made == calls

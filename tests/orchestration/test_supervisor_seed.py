@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from examples.faang import CASSETTE, QUESTION, build, seed_reply
-from podium import Runtime, SQLiteStore
+from examples.faang import ADDS, CASSETTE, QUESTION, SEED_ADDS, build, seed_reply
+from podium import Event, MessageAdded, Runtime, SQLiteStore, ToolMessage
 from podium.models.openai_format import request_to_openai
 from podium.orchestration.supervisor.handoff import history_problems
 from podium.testing import FunctionModel, ReplayModel
@@ -241,3 +241,13 @@ def test_scoped_prompts_on_the_benchmark_stay_under_the_goal_with_every_fact_eac
     assert workload.QUESTION in first and workload.QUESTION in second and workload.SEARCH_RESULT in second
     *_, last = shown["supervisor"]  # the question, the research result and the math expert's answer
     assert workload.QUESTION in last and all(f in last for f in figures) and workload.FINAL_MATH in last
+
+
+async def test_the_example_s_cassette_shows_a_trail_of_additions_that_adds_up_to_its_answer() -> None:
+    events: list[Event] = []
+    result = await Runtime().run(build(ReplayModel(CASSETTE)), QUESTION, on_event=events.append)
+    added = [e.message for e in events if isinstance(e, MessageAdded) and isinstance(e.message, ToolMessage)]
+    sums = [float(m.content) for m in added if m.name == "add"]
+    assert sums == [231317.0, 1782317.0, 1796317.0, 1977586.0]  # the seed's three, and Alphabet's it skipped
+    assert result.output == f"The combined headcount of the FAANG companies in 2024 is {sums[-1]:,.0f}."
+    assert len(SEED_ADDS) == 3 and ADDS[:3] == SEED_ADDS  # seed_reply stays the seed's own trace

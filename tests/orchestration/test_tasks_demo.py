@@ -201,3 +201,79 @@ async def test_the_answer_to_which_city_plans_that_city() -> None:
         "Which city? Say, for example, 'Plan a day in Lisbon'.",
         "All right: no plan.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer", "tools"),
+    [
+        ("what is -5 plus 12", "-5 + 12 = 7.", ["add"]),  # the minus sign kept, never "5 + 12 = 7."
+        ("what's -3 times -4?", "-3 × -4 = 12.", ["multiply"]),
+        ("whats a 20 percent tip on 85 dollars", "20% of 85 = 17.", ["multiply", "divide"]),
+        ("18% tax on 50 euros?", "18% of 50 = 9.", ["multiply", "divide"]),
+        ("what's 25% off $60", "60 - 25% of 60 = 45.", ["multiply", "divide", "add"]),
+        ("hello! quick one: 18 plus 27?", "18 + 27 = 45.", ["add"]),
+        ("hey there, what is 9 times 9", "9 × 9 = 81.", ["multiply"]),
+        ("sorry i meant 45 times 4", "45 × 4 = 180.", ["multiply"]),
+        ("we spent 240 and there are 4 of us, how much each", "240 ÷ 4 = 60.", ["divide"]),
+        ("split 90 dollars between 3 people", "90 ÷ 3 = 30.", ["divide"]),
+        ("dinner was 150 for 6 people, how much per person?", "150 ÷ 6 = 25.", ["divide"]),
+        # out of reach: said so, never a different calculation
+        (
+            "5 friends pay 40 each, how much in total",
+            f"I could not read a calculation in '5 friends pay 40 each, how much in total'. {ARITHMETIC}",
+            [],
+        ),
+        ("the square of 5 plus 2", f"I could not read a calculation in 'the square of 5 plus 2'. {ARITHMETIC}", []),
+        ("what is 2 plus 2, and 3 times 3", "One calculation at a time, please: '2 + 2' or '3 × 3'?", []),
+    ],
+)
+async def test_the_stand_in_reads_a_calculation_in_everyday_words(asked: str, answer: str, tools: list[str]) -> None:
+    app = load_app("tasks-demo")
+    task = app.build(app.model(Settings.load(env={})))
+    events: list[Event] = []
+    ran = await Runtime().send(task, asked, on_event=events.append)
+    assert ran.output == answer
+    used = [e.message.name for e in events if isinstance(e, MessageAdded) and isinstance(e.message, ToolMessage)]
+    assert used == tools
+
+
+async def test_a_correction_replaces_the_previous_calculation_or_its_last_step() -> None:
+    said = await talk(
+        [
+            "what is 45 times 3",
+            "sorry i meant 45 times 4",
+            "no, I meant times 5",
+            "oops, 6",
+            "actually make that plus 2",
+        ],
+        "tasks-demo",
+    )
+    assert said == ["45 × 3 = 135.", "45 × 4 = 180.", "45 × 5 = 225.", "45 × 6 = 270.", "45 + 2 = 47."]
+    assert await talk(["sorry, I meant 4"], "tasks-demo") == [
+        "Which calculation do you mean? Give me the whole of it, for example 'What is 45 times 4?'."
+    ]
+
+
+async def test_a_stated_choice_is_planned_with_words_around_it_and_after_the_plan_too() -> None:
+    lisbon = "Your day in Lisbon: a walk through the old town in the morning, lunch by the river, the afternoon at the "
+    weather = " Today in Lisbon: 24 °C, sunny."
+    assert await talk(
+        ["plan a day in lisbon", "museums", "actually i changed my mind, beaches", "what about museums instead?"],
+        "tasks-demo",
+    ) == [
+        "Do you prefer museums or beaches in Lisbon?",
+        lisbon + "museums." + weather,
+        lisbon + "beaches." + weather,
+        lisbon + "museums." + weather,
+    ]
+    assert await talk(["plan a day in lisbon", "no wait, beaches"], "tasks-demo") == [
+        "Do you prefer museums or beaches in Lisbon?",
+        lisbon + "beaches." + weather,
+    ]
+    assert await talk(["plan a day in lisbon, I love the beach"], "tasks-demo") == [lisbon + "beaches." + weather]
+    again = "Please answer museums or beaches: which do you prefer in Lisbon?"
+    assert await talk(["plan a day in lisbon", "not museums", "museums and beaches"], "tasks-demo") == [
+        "Do you prefer museums or beaches in Lisbon?",
+        again,
+        again,
+    ]

@@ -52,6 +52,15 @@ async def test_a_done_text_ends_the_task_with_the_rest_of_the_text(text: str) ->
     assert (result.outcome, result.reason, result.content) == ("done", "llm signalled done", "42")
 
 
+@pytest.mark.parametrize(
+    ("text", "content"), [("DONE -5 + 12 = 7.", "-5 + 12 = 7."), ("DONE: -0.5", "-0.5"), ("DONE .5", ".5")]
+)
+async def test_a_done_text_keeps_the_sign_of_a_result_that_starts_with_one(text: str, content: str) -> None:
+    model = routed(w=lambda m: text)
+    result = await Task(ResponderAgent("w", model, prompt="w"), interactive=True).run("go")
+    assert (result.outcome, result.content) == ("done", content)
+
+
 async def test_a_handler_returning_task_done_ends_the_task_with_its_value() -> None:
     def finish(total: int) -> TaskDone:
         """Finish with a total."""

@@ -322,7 +322,9 @@ class TaskFailed(AgentError):
 
 
 _ADDRESS = re.compile(r"^\s*(?:TO\[\s*(?P<to>[A-Za-z0-9_-]{1,64})\s*\]|@(?P<at>[A-Za-z0-9_-]{1,64})\b)\s*:?\s*")
-_DONE = re.compile(r"^\s*DONE\b[\s:.\-]*")
+_DONE = re.compile(r"^\s*DONE\b(?:[\s:]|[.\-](?!\d))*")
+"""``DONE`` and the spaces, colons, dots and dashes after it; a dash or dot before a digit is the result's own
+("DONE -5 + 12 = 7." is "-5 + 12 = 7.")."""
 
 
 def parse_address(text: str) -> tuple[str | None, str]:
