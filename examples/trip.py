@@ -84,15 +84,18 @@ _SAVE = re.compile(r"(?:save it|confirm(?:ed)?|perfect|great)")
 _DISCARD = re.compile(r"(?:forget (?:the|that) note|(?:don'?t|do not) save it|discard(?: it)?|no need)")
 """No in this question's own words (no, "nope", "never mind" are every yes-or-no question's)."""
 _EDIT = re.compile(
-    r"^(?:y\w*|ok\w*|sure)\b[\s,]*(?:but|and|just)?\s*(?:make it|change it to|call it|say|write|instead)\s*[:,]?\s*"
+    r"^(?:(?:y\w*|ok\w*|sure)\b[\s,]*(?:but|and|just)?\s*(?:make it|change it to|call it|say|write|instead)|"
+    r"(?:(?:no|actually)\b[\s,.!]*)?(?:wait\b[\s,.!]*)?(?:make it|change it to|i meant|it should (?:be|say))|"
+    r"(?:no\b[\s,.!]*)?wait\b)\s*[:,]?\s*"
     r"['\"‘“]?(?P<text>.+?)['\"’”]?\s*(?:instead)?[.!]?$",
     re.IGNORECASE,
 )
 
 
 class Confirmation(Expectation):
-    """A yes/no question that also takes what people say for yes and no ("sure", "nope", "never mind"), and a yes
-    that changes the note ("yes but make it 'pack warm socks'", answered as the text itself).
+    """A yes/no question that also takes what people say for yes and no ("sure", "nope", "never mind"), and an
+    answer that changes the note ("yes but make it 'pack warm socks'", "no wait, flight at 7pm", answered as the
+    text itself; the changed note is asked about in turn).
 
     It is shown as the plain choice between yes and no (its JSON form is that choice's); only the check differs.
     """
@@ -177,12 +180,6 @@ _ELSEWHERE = re.compile(
 )
 """What people ask a trip helper that this one cannot do (book, recommend, replace a passport): a city named with
 it is no weather question ("book me a flight to Tokyo")."""
-_ABOUT_ME = re.compile(
-    r"\bwhat (?:can|could|do) (?:you|u|ya) (?:do|help with|offer)\b|\bwhat (?:are|r) (?:you|u)\b|"
-    r"\bwho (?:are|r) (?:you|u)\b|\bwhat can i ask\b|\bhow does this work\b|\bwhat do (?:you|u) know\b"
-)
-"""A question about what the helper does, in the words :func:`podium.human.pleasantry` does not read ("what can u
-do")."""
 _UNKNOWN = re.compile(r"No weather data for (?P<city>.+?); known cities: (?P<known>.+)\.$")
 _READING = re.compile(r"(?P<city>[^\W\d_a-z][\w'-]*(?: [^\W\d_a-z][\w'-]*)*): (?P<celsius>-?\d+(?:\.\d+)?) °C")
 """A city's temperature in a weather result or a reply ("Today in Lisbon: 24 °C, sunny.")."""
@@ -395,7 +392,7 @@ def _small_talk(words: str) -> str:
         return "All right. Anything else for your trip?"
     if yes_or_no(words) is not None:
         return f"There is no question waiting for an answer. {CAPABILITIES}"
-    if kind == "capabilities" or _ABOUT_ME.search(words):
+    if kind == "capabilities":
         return f"I am a trip helper. {CAPABILITIES}"
     return f"I cannot help with that. {CAPABILITIES}"
 

@@ -231,6 +231,13 @@ async def test_trip_confirmation_asks_about_a_changed_note() -> None:
         "Save this note to your trip notebook instead: 'pack warm socks'?",
         "Done: Saved to the trip notebook: pack warm socks",
     ]
+    assert await talk(["save a note: flight at 7am", "no wait, flight at 7pm", "yes"]) == [
+        "Save this note to your trip notebook: 'flight at 7am'?",
+        "Save this note to your trip notebook instead: 'flight at 7pm'?",
+        "Done: Saved to the trip notebook: flight at 7pm",
+    ]
+    refused = await talk(["save a note: hotel Miramar", "no. wrong hotel"])
+    assert refused[1] is not None and "Saved" not in refused[1]  # a no that goes on saves nothing
     # the question still shows as the plain choice, and an answer beside it is still asked again
     assert trip.Confirmation().to_dict() == {"type": "choice", "options": ["yes", "no"]}
     assert trip.Confirmation().fit("And in Fahrenheit?") is None

@@ -139,6 +139,10 @@ def test_a_pattern_question_takes_a_code_typed_with_gaps() -> None:
         ("bye", "goodbye"),
         ("what can you do?", "capabilities"),
         ("can you help me", "capabilities"),
+        ("what can u do", "capabilities"),
+        ("so what can I ask?", "capabilities"),
+        ("who are you", "capabilities"),
+        ("what do you know", "capabilities"),
         ("what's the weather in Oslo?", None),
     ],
 )

@@ -184,7 +184,13 @@ _PLEASANTRIES = (
     ("greeting", re.compile(r"(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day))\b")),
     ("thanks", re.compile(r".*\b(?:thanks|thank you|thx|cheers)\b")),
     ("goodbye", re.compile(r"(?:bye|goodbye|see you)\b")),
-    ("capabilities", re.compile(r".*\b(?:help|what can you do|who are you|what are you|what do you do)\b")),
+    (
+        "capabilities",
+        re.compile(
+            r".*\b(?:help|what (?:can|could|do) (?:you|u|ya) (?:do|help with|offer)|(?:who|what) (?:are|r) (?:you|u)|"
+            r"what can i ask|how does this work|what do (?:you|u) know)\b"
+        ),
+    ),
 )
 
 

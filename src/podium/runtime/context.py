@@ -64,21 +64,21 @@ def _plain_json(value: Any, depth: int = 0) -> bool:
     if kind is dict:
         if depth > 64:
             return False
-        for key, item in value.items():
+        for key, item in value.items():  # noqa: SIM110 - a loop, not all() over a generator: this is a hot path
             if type(key) is not str or not _plain_json(item, depth + 1):
                 return False
         return True
     if kind is list:
         if depth > 64:
             return False
-        for item in value:
+        for item in value:  # noqa: SIM110 - (as above)
             if not _plain_json(item, depth + 1):
                 return False
         return True
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return -_INT_BOUND < value < _INT_BOUND
+        return bool(-_INT_BOUND < value < _INT_BOUND)
     return kind is float and math.isfinite(value)
 
 
