@@ -331,12 +331,11 @@ async def test_a_new_task_while_a_step_waits_is_planned_after_the_plan() -> None
     also = await runtime.resume(plans, first.thread_id, "also order a monitor for Grace Hopper")
     assert also.interrupts[0].prompt.startswith("Noted: I will plan 'order a monitor for Grace Hopper' when")
     second = await runtime.resume(plans, first.thread_id, "approve")
-    assert second.interrupts[0].prompt.startswith(
-        "Plan completed: 1 of 1 steps done. 1 step by ProcurementAgent.\n\nNow the task you added: 'reset her password too'."
-    )
+    assert second.interrupts[0].prompt.startswith("Now the task you added: 'reset her password too'.\n\n")
+    said = [m.content for m in await runtime.store.load_messages(first.thread_id) if isinstance(m, AIMessage)]
+    assert said[-1] == "Plan completed: 1 of 1 steps done. 1 step by ProcurementAgent."  # the first plan's outcome
     third = await runtime.resume(plans, first.thread_id, "stop")  # the planner's question for that task
-    assert third.interrupts[0].prompt.startswith("Plan rejected: stopped by the human")
-    assert "Now the task you added: 'order a monitor for Grace Hopper'." in third.interrupts[0].prompt
+    assert third.interrupts[0].prompt.startswith("Now the task you added: 'order a monitor for Grace Hopper'.")
     done = await runtime.resume(plans, first.thread_id, "approve")
     assert done.output == "Plan completed: 1 of 1 steps done. 1 step by ProcurementAgent."
     record = await _record(runtime, first.thread_id)

@@ -181,7 +181,7 @@ class PlanAndExecute(Agent):
                 break
             added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
             task = later.pop(0)
-            lead = f"{reply}\n\nNow the task you added: {task!r}.\n\n"
+            lead = f"Now the task you added: {task!r}.\n\n"  # the outcome above is said as a message of its own
         added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
         return AgentResult(output=reply, messages=added, data={"plan_id": plan.id, "status": plan.overall_status})
 
