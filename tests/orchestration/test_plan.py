@@ -377,7 +377,7 @@ async def test_stop_after_a_failure_ends_the_run_with_the_failure(
 
 async def test_a_vague_task_is_answered_with_a_question_and_the_answer_re_plans() -> None:
     runtime, plans = Runtime(), agent()
-    first = await runtime.run(plans, "hello")
+    first = await runtime.run(plans, "asap")
     assert first.interrupts[0].prompt == "What should be done, for whom and by when?"
     second = await runtime.resume(plans, first.thread_id, "Onboard Ada Lovelace")
     assert second.interrupts[0].prompt.startswith("Step 1 of 3 (Hr)")

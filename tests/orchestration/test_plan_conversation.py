@@ -171,7 +171,7 @@ async def test_help_and_stop_with_nothing_planned_are_answered_not_planned() -> 
 
 async def test_help_at_the_planner_s_question_describes_the_service_and_asks_again() -> None:
     runtime, plans = Runtime(), _offline()
-    asked = await runtime.run(plans, "hello")
+    asked = await runtime.run(plans, "asap")
     question = asked.interrupts[0].prompt
     helped = await runtime.resume(plans, asked.thread_id, "what can you do?")
     assert helped.status == "interrupted"
@@ -209,3 +209,138 @@ def test_misspelt_negated_and_everyday_verdicts_are_read(said: str, approved: bo
 
     verdict = parse_verdict(said)
     assert verdict is not None and (verdict.approved, verdict.all) == (approved, every)
+
+
+@pytest.mark.parametrize(
+    ("said", "reply"),
+    [
+        ("hello there!", "Hello! I plan tasks"),
+        ("good morning, how's it going?", "Hello! I plan tasks"),
+        ("thanks a lot", "You're welcome. I plan tasks"),
+        ("ok bye", "Goodbye."),
+        (
+            "what time is it in Tokyo?",
+            "'what time is it in Tokyo?' is a question, and I do not answer questions: I plan",
+        ),
+        ("is the printer on the 2nd floor working", "'is the printer on the 2nd floor working' is a question"),
+        ("cool. what can you do?", "I plan tasks"),
+        ("alright, let's stop here", "Nothing is planned or running, so there is nothing to stop."),
+    ],
+)
+async def test_small_talk_questions_and_stops_are_answered_never_planned(said: str, reply: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    result = await runtime.run(plans, said)
+    assert result.status == "completed" and result.output.startswith(reply)
+    assert "for example 'Onboard Ada Lovelace, who starts next week'" in result.output or reply == "Goodbye."
+    assert (await _record(runtime, result.thread_id)).plans == []
+
+
+async def test_a_request_asked_as_a_question_or_after_a_greeting_is_planned() -> None:
+    runtime, plans = Runtime(), _offline()
+    for said in ("hi! can you reset the password for Grace Hopper?", "could you please reset Grace Hopper's password"):
+        result = await runtime.run(plans, said)
+        assert (
+            result.interrupts[0].prompt
+            == "Step 1 of 1 (TechSupportAgent): Reset a user's password for Grace Hopper. Approve?"
+        )
+
+
+@pytest.mark.parametrize("said", ["approve all", "yes", "ok, go ahead", "how long will that take?", "thank you"])
+async def test_at_the_planner_s_question_a_verdict_small_talk_or_a_question_is_no_information(said: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    asked = await runtime.run(plans, "record overtime hours")
+    question = asked.interrupts[0].prompt
+    again = await runtime.resume(plans, asked.thread_id, said)
+    assert again.status == "interrupted" and again.interrupts[0].data["kind"] == "clarification"
+    assert again.interrupts[0].prompt.endswith(question) and again.interrupts[0].prompt != question
+    assert len((await _record(runtime, asked.thread_id)).plans) == 1  # not re-planned with it
+    answered = await runtime.resume(plans, asked.thread_id, "for Grace Hopper, 3 hours")
+    assert answered.interrupts[0].prompt.endswith("for Grace Hopper, hours: 3. Approve?")
+
+
+@pytest.mark.parametrize("said", ["ok that's enough for now", "let's stop here please", "I'm done", "stop now thanks"])
+async def test_a_stop_in_other_words_at_a_step_stops_the_plan(said: str) -> None:
+    runtime, plans = Runtime(), agent()
+    first = await runtime.run(plans, "Onboard Ada Lovelace")
+    await runtime.resume(plans, first.thread_id, "yes")
+    stopped = await runtime.resume(plans, first.thread_id, said)
+    assert stopped.output == "Plan stopped at step 2 of 3: 1 done, 1 rejected, 1 not run."
+
+
+async def test_help_small_talk_and_questions_at_a_step_are_answered_and_the_step_asked_again() -> None:
+    runtime, plans = Runtime(), agent()
+    first = await runtime.run(plans, "Onboard Ada Lovelace")
+    step = "Step 2 of 3 (Procurement): Order a laptop for a new employee for Ada Lovelace. Approve?"
+    await runtime.resume(plans, first.thread_id, "yes")
+    for said, head in [
+        ("what can you do here?", "I plan tasks for a team of agents"),
+        ("thank you!", "You're welcome. The plan waits for your verdict on this step"),
+        (
+            "how many are left?",
+            "I cannot answer questions here, only take your verdict. Plan v1: 1 step done; step 2 of",
+        ),
+        ("what does that cost", "I cannot answer questions here"),
+    ]:
+        asked = await runtime.resume(plans, first.thread_id, said)
+        assert asked.interrupts[0].prompt.startswith(head), said
+        assert asked.interrupts[0].prompt.endswith(step), said
+    record = await _record(runtime, first.thread_id)
+    assert len(record.plans) == 1 and [s.status for s in record.plans[0].steps][1] == "awaiting_feedback"
+
+
+@pytest.mark.parametrize(
+    ("said", "detail"),
+    [
+        ("oh wait, she actually starts on the 3rd", "for Ada Lovelace, the 3rd."),
+        ("sorry, her name is Grace Hopper", "for Grace Hopper."),
+        ("it's for Alan Turing, he starts tomorrow", "for Alan Turing, tomorrow."),
+    ],
+)
+async def test_a_correction_at_a_step_re_plans_the_rest_with_it(said: str, detail: str) -> None:
+    runtime, plans = Runtime(), agent()
+    first = await runtime.run(plans, "Onboard Ada Lovelace")
+    await runtime.resume(plans, first.thread_id, "yes")  # step 1 done: not planned again
+    replanned = await runtime.resume(plans, first.thread_id, said)
+    prompt = replanned.interrupts[0].prompt
+    assert prompt.startswith(f"Planned again with what you said ({said!r}).")
+    record = await _record(runtime, first.thread_id)
+    assert [p.version for p in record.plans] == [1, 2]
+    assert [s.tool for s in record.plans[1].steps] == ["order_laptop", "welcome"]
+    assert all(s.action.endswith(detail) for s in record.plans[1].steps)
+
+
+async def test_a_correction_the_planner_cannot_use_is_said_plainly() -> None:
+    runtime, plans = Runtime(), agent()
+    first = await runtime.run(plans, "Onboard Ada Lovelace")
+    same = await runtime.resume(plans, first.thread_id, "make it the premium one instead")
+    assert same.interrupts[0].prompt.startswith(
+        "The plan stays as it was with 'make it the premium one instead': the planner found nothing in it to change. "
+        "To change a step, answer 'edit: <new action>'."
+    )
+
+
+async def test_a_new_task_while_a_step_waits_is_planned_after_the_plan() -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "order a laptop for Grace Hopper")
+    noted = await runtime.resume(plans, first.thread_id, "great, now reset her password too")
+    prompt = noted.interrupts[0].prompt
+    assert prompt.startswith("Noted: I will plan 'reset her password too' when this plan ends.")
+    assert prompt.endswith(
+        "Step 1 of 1 (ProcurementAgent): Order a laptop for an employee or new starter for Grace Hopper. Approve?"
+    )
+    also = await runtime.resume(plans, first.thread_id, "also order a monitor for Grace Hopper")
+    assert also.interrupts[0].prompt.startswith("Noted: I will plan 'order a monitor for Grace Hopper' when")
+    second = await runtime.resume(plans, first.thread_id, "approve")
+    assert second.interrupts[0].prompt.startswith("Now the task you added: 'reset her password too'.\n\n")
+    said = [m.content for m in await runtime.store.load_messages(first.thread_id) if isinstance(m, AIMessage)]
+    assert said[-1] == "Plan completed: 1 of 1 steps done. 1 step by ProcurementAgent."  # the first plan's outcome
+    third = await runtime.resume(plans, first.thread_id, "stop")  # the planner's question for that task
+    assert third.interrupts[0].prompt.startswith("Now the task you added: 'order a monitor for Grace Hopper'.")
+    done = await runtime.resume(plans, first.thread_id, "approve")
+    assert done.output == "Plan completed: 1 of 1 steps done. 1 step by ProcurementAgent."
+    record = await _record(runtime, first.thread_id)
+    assert [(p.initial_goal, p.overall_status) for p in record.plans] == [
+        ("order a laptop for Grace Hopper", "completed"),
+        ("reset her password too", "rejected"),
+        ("order a monitor for Grace Hopper", "completed"),
+    ]

@@ -256,3 +256,56 @@ def test_the_offline_planner_asks_for_a_date_the_tools_need() -> None:
     assert answered.steps and all("2026-12-01" in s.action for s in answered.steps)
     dated = planner.draft(PlanRequest(task="Onboard Ada Lovelace, who starts tomorrow"))
     assert dated.steps and dated.human_clarification_request is None
+
+
+@pytest.mark.parametrize(
+    ("task", "tools"),
+    [
+        # an extra step on the same thing ("a docking station for a laptop") is not asked for
+        ("order a monitor for Grace Hopper", ["order_monitor"]),
+        ("Order a laptop for Alan Turing", ["order_laptop"]),
+        # a word that only describes another ("taxi", "conference") does not bring in its tools
+        ("file my taxi expenses from the Lyon conference, 80 euros", ["file_expense"]),
+        # the thing a participle phrase is about ("announcing our hiring drive") is not a second task
+        ("write a blog post announcing our hiring drive", ["write_blog_post"]),
+        # another thing done to the same kind of object ("review" for "write") is not the task
+        ("write a press release about the new office", ["write_press_release"]),
+        ("reset the password for Grace Hopper", ["reset_password"]),
+    ],
+)
+def test_every_step_is_one_the_task_asks_for(task: str, tools: list[str]) -> None:
+    assert _tools(OfflinePlanner(demo_catalogue(OfflineAgentModel())), task) == tools
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "review the partnership agreement with Initech before Monday",  # drafting one is not reviewing it
+        "order a laptop bag for Grace Hopper",  # no tool orders bags: not a laptop instead
+        "repair the office coffee machine",
+    ],
+)
+def test_a_task_no_tool_does_is_told_so_with_the_closest_tools_not_planned_as_other_work(task: str) -> None:
+    draft = OfflinePlanner(demo_catalogue(OfflineAgentModel())).draft(PlanRequest(task=task))
+    assert draft.steps == []
+    question = draft.human_clarification_request or ""
+    assert question.startswith(
+        (f"I cannot plan {task!r}: no agent has a tool", f"I could not make a plan for {task!r}")
+    )
+    assert "for example" in question or "The closest I have:" in question
+
+
+def test_every_person_a_task_names_gets_the_steps() -> None:
+    planner = OfflinePlanner(demo_catalogue(OfflineAgentModel()))
+    draft = planner.draft(PlanRequest(task="Order a laptop for Grace Hopper and Alan Turing"))
+    assert [s.action for s in draft.steps] == [
+        "Order a laptop for an employee or new starter for Grace Hopper.",
+        "Order a laptop for an employee or new starter for Alan Turing.",
+    ]
+    three = planner.draft(PlanRequest(task="Reset the passwords of Grace Hopper, Alan Turing and Ada Lovelace"))
+    assert [s.action.rpartition(" for ")[2] for s in three.steps] == ["Grace Hopper.", "Alan Turing.", "Ada Lovelace."]
+
+
+def test_a_day_of_the_month_alone_is_a_date() -> None:
+    assert facts("oh she's actually starting on the 3rd")["date"] == "the 3rd"
+    assert facts("he starts the 21st of May")["date"] == "21st of May"

@@ -137,7 +137,7 @@ def test_a_clarification_re_plans_and_a_failed_step_is_failed_then_re_planned(
         assert helped.status_code == 422 and "I plan tasks for a team of agents" in helped.json()["detail"]
         urgent = client.post("/input_task", json={"description": "my colleague collapsed", "session_id": "s1"})
         assert urgent.status_code == 422 and "This sounds like an emergency" in urgent.json()["detail"]
-        vague = client.post("/input_task", json={"description": "hello", "session_id": "s1"}).json()
+        vague = client.post("/input_task", json={"description": "asap", "session_id": "s1"}).json()
         assert vague["status"] == "Plan needs clarification"
         body = {"plan_id": vague["plan_id"], "session_id": "s1", "human_clarification": "Onboard Ada Lovelace"}
         assert client.post("/human_clarification_on_plan", json=body).status_code == 200
@@ -349,3 +349,34 @@ def test_a_blank_task_is_refused_with_its_reason_and_creates_nothing(make_store:
         assert client.get("/plans", params={"session_id": "ws1"}).status_code == 404
         assert client.get("/threads/ws1").status_code == 404
         assert client.get("/plans").json() == []
+
+
+def test_small_talk_and_questions_are_not_tasks_and_a_verdict_does_not_answer_the_planner_over_http(
+    make_store: Callable[[], Store],
+) -> None:
+    with (
+        live_server({"plans": small}, make_store()) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        for said in ("good morning!", "what's the weather like in Oslo?", "thanks, that's all"):
+            answered = client.post("/input_task", json={"description": said, "session_id": "s1"})
+            assert answered.status_code == 422 and "is not a task" in answered.json()["detail"], said
+        assert client.get("/plans").json() == []
+        vague = client.post("/input_task", json={"description": "asap", "session_id": "s1"}).json()
+        body = {"plan_id": vague["plan_id"], "session_id": "s1", "human_clarification": "approve all"}
+        assert client.post("/human_clarification_on_plan", json=body).status_code == 200
+        said = _until(
+            lambda: [m["content"] for m in client.get("/agent_messages/s1").json() if m["source"] == "PlannerAgent"][1:]
+        )
+        assert said[0].startswith("Nothing is planned yet, so 'approve all' has nothing to approve or reject")
+        assert [p["version"] for p in client.get("/plans", params={"session_id": "s1"}).json()] == [1]
+        _until(
+            lambda: (
+                client.post(
+                    "/human_clarification_on_plan", json=body | {"human_clarification": "Onboard Ada Lovelace"}
+                ).status_code
+                == 200
+            )
+        )
+        plan = _until(lambda: (p := _plan(client, "s1"))["version"] == 2 and p)
+        assert plan["steps"][0]["action"] == "Create the account of a new employee for Ada Lovelace."

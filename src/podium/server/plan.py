@@ -31,10 +31,8 @@ from podium.orchestration.plan import (
     SessionRecord,
     agent_messages,
     answer_for,
-    is_stop,
     is_verdict,
 )
-from podium.orchestration.plan.agent import asks_help
 from podium.server._executor import Job
 from podium.server._records import create_thread, owned_thread, run_extra
 from podium.server._state import ServerState
@@ -141,14 +139,15 @@ async def input_task(body: InputTask, request: Request, principal: Run) -> dict[
     name, plans = _plan_app(state)
     if emergency(body.description):  # never planned: the person is sent to emergency services first
         raise HTTPException(422, f"{body.description.strip()!r} is not a task: {EMERGENCY_REPLY}")
-    if asks_help(body.description) or is_stop(body.description):  # "help", "stop": answered, never planned
-        raise HTTPException(422, f"{body.description.strip()!r} is not a task: {plans.not_a_task(body.description)}")
     if is_verdict(body.description):  # a stray "approve all" is not a task (verdicts go to their own endpoints)
         raise HTTPException(
             422,
             f"{body.description.strip()!r} is a verdict, not a task: send verdicts on a waiting plan to "
             "POST /human_feedback or /approve_step_or_steps, or describe a task to plan",
         )
+    answered = plans.not_a_task(body.description)  # "help", "stop", small talk, a question: never planned
+    if answered is not None:
+        raise HTTPException(422, f"{body.description.strip()!r} is not a task: {answered}")
     session_id = body.session_id or uuid.uuid4().hex
     if await state.store.get_thread(session_id) is None:
         await create_thread(state.store, session_id, user, {})

@@ -6,10 +6,14 @@ human's verdict (an interrupt whose ``data`` names the plan and the step), an ap
 specialist (shown the goal, the earlier steps' results in order, the human's feedback and edited action), a
 rejected one is skipped. A plan with at least one step done ends ``completed`` (its reason counts the rejected
 steps); one where nothing was done, every step rejected or the human stopping at a question, ends ``rejected``.
-Before planning, a message that is only a verdict ("approve all" with no plan waiting) is answered, never planned,
-and a task the caution check questions (:mod:`~podium.orchestration.plan.caution`) is confirmed first ("stop" at any
-question of the planner ends the plan ``rejected``). A failing step is stored ``failed`` with its error and the plan
-``failed``; the human is asked whether to re-plan from there (a new version that keeps what was done) or stop.
+Before planning, a message that is only a verdict ("approve all" with no plan waiting), "help", "stop", small talk or
+a question is answered, never planned (:mod:`~podium.orchestration.plan.reading`); at the planner's question such
+answers are answered and the question asked again; at a step, a stop in other words stops, a correction re-plans
+from there, a new task is planned after the plan, and help, small talk and questions are answered before the step
+is asked again. A task the caution check questions (:mod:`~podium.orchestration.plan.caution`) is confirmed first
+("stop" at any question of the planner ends the plan ``rejected``). A failing step is stored ``failed`` with its
+error and the plan ``failed``; the human is asked whether to re-plan from there (a new version that keeps what was
+done) or stop.
 Every move is stored and emitted (:mod:`podium.orchestration.plan.record`) and journaled, so the plan survives a
 restart at any point and runs the same in ``podium chat`` and behind the server.
 """
@@ -27,10 +31,12 @@ from podium.errors import PodiumError
 from podium.events import Expectation
 from podium.human import EMERGENCY_REPLY, emergency
 from podium.messages import AIMessage, HumanMessage
-from podium.orchestration.plan.catalogue import Catalogue
+from podium.orchestration.plan.catalogue import Catalogue, words
 from podium.orchestration.plan.caution import concern, refusal
+from podium.orchestration.plan.offline import facts
 from podium.orchestration.plan.outcome import CANNOT_DO, cannot_do_step, not_done
 from podium.orchestration.plan.planner import DoneStep, Planner, PlanRequest
+from podium.orchestration.plan.reading import corrects, ends, is_question, next_task, small_talk, without_small_talk
 from podium.orchestration.plan.record import (
     SessionRecord,
     Verdict,
@@ -78,13 +84,14 @@ def _words(text: str) -> list[str]:
 
 
 def _stops(answer: str) -> bool:
-    """The human's answer to the planner's question drops the task ("stop", "no", "never mind")."""
-    return is_stop(answer) or " ".join(_words(answer)) in ("no", "n", "nope", "no thanks")
+    """The human's answer to the planner's question drops the task ("stop", "no", "never mind", "ok stop here")."""
+    return is_stop(answer) or ends(answer) or " ".join(_words(answer)) in ("no", "n", "nope", "no thanks")
 
 
 def asks_help(text: str) -> bool:
-    """The human asks what the service does ("help", "what can you do?") rather than giving a task."""
-    return bool(_HELP.match(" ".join(_words(text))))
+    """The human asks what the service does ("help", "what can you do?", "cool. what do you do?") rather than
+    giving a task."""
+    return bool(_HELP.match(" ".join(_words(without_small_talk(text)))))
 
 
 def _confirms(answer: str) -> bool:
@@ -109,16 +116,32 @@ class PlanAndExecute(Agent):
         self.planner = planner
         self.catalogue = catalogue
         self.description = description or "Plans a task, asks the human about each step, and runs approved ones."
+        self._verbs = frozenset(  # what the tools do ("order", "book"): a message starting so asks for a task
+            named[0] for entry in catalogue.tools if len(named := words(entry.tool.name)) > 1
+        )
         for specialist in catalogue.specialists.values():  # how a model-driven specialist says it could not act
             agent = specialist.agent
             if isinstance(agent, ReactAgent) and CANNOT_DO not in agent.current_tools():
                 agent.toolsets.append(_Outcome())
 
-    def not_a_task(self, text: str) -> str:
-        """The answer to "help" or "stop" when no plan waits (neither is planned as a task)."""
-        if is_stop(text):
+    def not_a_task(self, text: str) -> str | None:
+        """The answer to a message that is no task when no plan waits, or ``None`` for a task: "help", "stop" (or
+        "ok stop here"), small talk ("hi there, how are you?", "thanks!") and questions ("what's 2+2?") are
+        answered, never planned. A bare verdict ("approve all") is told apart by :func:`is_verdict` first."""
+        if is_stop(text) or ends(text):
             return f"Nothing is planned or running, so there is nothing to stop. {self.describe()}"
-        return self.describe()
+        if asks_help(text):
+            return self.describe()
+        kind = small_talk(text)
+        if kind == "thanks":
+            return f"You're welcome. {self.describe()}"
+        if kind == "goodbye":
+            return "Goodbye. Come back when there is a task to plan."
+        if kind is not None:
+            return f"Hello! {self.describe()}"
+        if is_question(text):
+            return f"{text.strip()!r} is a question, and I do not answer questions: {self.describe()}"
+        return None
 
     def describe(self) -> str:
         """What the service does and how to answer it (the reply to "help" or "what can you do?")."""
@@ -138,19 +161,35 @@ class PlanAndExecute(Agent):
         if emergency(input.content):  # no task for a plan: the person is sent to emergency services first
             added.append(await ctx.add_message(AIMessage(content=EMERGENCY_REPLY, name=self.name)))
             return AgentResult(output=EMERGENCY_REPLY, messages=added, data={"plan_id": None, "status": "no_plan"})
-        if asks_help(input.content) or is_stop(input.content):  # no plan waits here: nothing to plan or stop
-            reply = self.not_a_task(input.content)
-            added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
-            return AgentResult(output=reply, messages=added, data={"plan_id": None, "status": "no_plan"})
+        reply = None
         if is_verdict(input.content):  # no plan waits for a verdict here (it would have resumed that run)
             reply = (
                 "No plan is waiting for approval, so there is nothing to approve or reject, and "
                 f"{input.content.strip()!r} was not taken as a new task. Type a task to plan it (what should be done, "
                 "for whom and by when); each step will then ask for your verdict."
             )
+        reply = reply or self.not_a_task(input.content)  # help, stop, small talk, a question: nothing to plan
+        if reply is not None:
             added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
             return AgentResult(output=reply, messages=added, data={"plan_id": None, "status": "no_plan"})
-        request = PlanRequest(task=input.content)
+        later: list[str] = []  # tasks the human added while a plan waited: planned, in order, after it ends
+        task, lead = input.content, ""
+        while True:
+            plan = await self._task(ctx, record, PlanRequest(task=task), later, lead)
+            reply = self._closing(plan)
+            if not later:
+                break
+            added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
+            task = later.pop(0)
+            lead = f"Now the task you added: {task!r}.\n\n"  # the outcome above is said as a message of its own
+        added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
+        return AgentResult(output=reply, messages=added, data={"plan_id": plan.id, "status": plan.overall_status})
+
+    async def _task(
+        self, ctx: RunContext[Any], record: SessionRecord, request: PlanRequest, later: list[str], lead: str
+    ) -> PlanWithSteps:
+        """Plan one task and see it through: the planner's questions, then each step; the plan as it ended.
+        ``lead`` goes before the first question asked (what ended before this task started)."""
         plan = await self._plan(ctx, record, request, None)
         while True:
             if plan.overall_status != PlanStatus.in_progress:  # failed, or refused
@@ -158,10 +197,12 @@ class PlanAndExecute(Agent):
             if plan.human_clarification_request:
                 kind = "confirmation" if plan.planner == _CAUTION else "clarification"
                 question = plan.human_clarification_request
-                answer = await ctx.ask(question, data={"plan_id": plan.id, "kind": kind})
-                while asks_help(answer):  # "what can you do?" is not information for the plan: answer, ask again
+                answer = await ctx.ask(lead + question, data={"plan_id": plan.id, "kind": kind})
+                lead = ""
+                while (aside := self._not_information(answer, kind)) is not None:  # answered; the question again
                     await self._human(ctx, record, plan, None, answer)
-                    answer = await ctx.ask(f"{self.describe()}\n\n{question}", data={"plan_id": plan.id, "kind": kind})
+                    await self._planner_says(ctx, record, plan, None, aside)
+                    answer = await ctx.ask(f"{aside}\n\n{question}", data={"plan_id": plan.id, "kind": kind})
                 await self._human(ctx, record, plan, None, answer)
                 request.questions.append(question)
                 if _stops(answer):
@@ -174,13 +215,33 @@ class PlanAndExecute(Agent):
                     request.clarifications.append(answer)
                 plan = await self._plan(ctx, record, request, plan)
                 continue
-            replanned = await self._run_steps(ctx, record, plan, request)
+            replanned = await self._run_steps(ctx, record, plan, request, later, lead)
+            lead = ""
             if replanned is None:
                 break
-            plan = replanned
-        reply = self._closing(plan)
-        added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
-        return AgentResult(output=reply, messages=added, data={"plan_id": plan.id, "status": plan.overall_status})
+            plan, lead = replanned
+        return plan
+
+    def _not_information(self, answer: str, kind: str) -> str | None:
+        """What to say to an answer to the planner's question that is neither information for the plan nor a stop
+        (nor, for a caution check, a confirmation): help, a verdict with nothing to approve yet, small talk, a
+        question. ``None``: the answer is taken."""
+        if _stops(answer) or (kind == "confirmation" and _confirms(answer)):
+            return None
+        if asks_help(answer):
+            return self.describe()
+        if is_verdict(answer):
+            return (
+                f"Nothing is planned yet, so {answer.strip()!r} has nothing to approve or reject: the plan needs "
+                "an answer to this question first (or say 'stop')."
+            )
+        kind_of_talk = small_talk(answer)
+        if kind_of_talk is not None:
+            said = "You're welcome." if kind_of_talk == "thanks" else "Hello!"
+            return f"{said} The plan still needs an answer to this question (or say 'stop')."
+        if is_question(answer):
+            return "I cannot answer questions here; the plan needs an answer to this question (or say 'stop')."
+        return None
 
     async def _plan(
         self, ctx: RunContext[Any], record: SessionRecord, request: PlanRequest, previous: PlanWithSteps | None
@@ -256,20 +317,40 @@ class PlanAndExecute(Agent):
         return plan
 
     async def _run_steps(
-        self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, request: PlanRequest
-    ) -> PlanWithSteps | None:
-        """Run the plan's steps; return a new version when the human re-plans, else ``None``."""
+        self,
+        ctx: RunContext[Any],
+        record: SessionRecord,
+        plan: PlanWithSteps,
+        request: PlanRequest,
+        later: list[str],
+        lead: str = "",
+    ) -> tuple[PlanWithSteps, str] | None:
+        """Run the plan's steps; return a new version when the human re-plans (and what to say before its first
+        question), else ``None``. ``later`` gathers the new tasks the human asks for meanwhile."""
         standing: Verdict | None = None
         for step in plan.steps:
             await record.move(ctx, step, StepStatus.awaiting_feedback)
-            verdict = standing or await self._verdict(ctx, record, plan, step)
-            if verdict.clarification is not None:
+            verdict = standing or await self._verdict(ctx, record, plan, step, later, lead)
+            lead = ""
+            if verdict.clarification is not None:  # re-planned from here: what was done is not planned again
                 request.clarifications.append(verdict.clarification)
-                return await self._plan(ctx, record, request, plan)
+                request.done = self._done(record, plan)
+                before = [s.action for s in plan.steps if s.status != StepStatus.completed]
+                replanned = await self._plan(ctx, record, request, plan)
+                if not verdict.read:
+                    return replanned, ""
+                if replanned.steps and [s.action for s in replanned.steps] == before:
+                    said = (
+                        f"The plan stays as it was with {verdict.clarification!r}: the planner found nothing in it "
+                        "to change. To change a step, answer 'edit: <new action>'."
+                    )
+                else:
+                    said = f"Planned again with what you said ({verdict.clarification!r})."
+                return replanned, said + "\n\n"
             if verdict.stop:  # this step is rejected; the ones after it are never asked about
                 await record.move(ctx, step, StepStatus.rejected, human_feedback="stopped by the human")
-                for later in plan.steps[step.order :]:
-                    await record.move(ctx, later, StepStatus.cancelled)
+                for after in plan.steps[step.order :]:
+                    await record.move(ctx, after, StepStatus.cancelled)
                 await self._finish(ctx, record, plan, stopped=step)
                 return None
             if verdict.all:
@@ -280,7 +361,8 @@ class PlanAndExecute(Agent):
                 continue
             await record.move(ctx, step, StepStatus.approved, updated_action=verdict.updated_action, **feedback)
             if not await self._execute(ctx, record, plan, step):
-                return await self._after_failure(ctx, record, plan, step, request)
+                renewed = await self._after_failure(ctx, record, plan, step, request)
+                return None if renewed is None else (renewed, "")
         await self._finish(ctx, record, plan)
         return None
 
@@ -313,9 +395,18 @@ class PlanAndExecute(Agent):
             )
         await record.set_plan(ctx, plan, PlanStatus.rejected, reason)
 
-    async def _verdict(self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step) -> Verdict:
+    async def _verdict(
+        self,
+        ctx: RunContext[Any],
+        record: SessionRecord,
+        plan: PlanWithSteps,
+        step: Step,
+        later: list[str],
+        lead: str = "",
+    ) -> Verdict:
         action = step.action.rstrip(". ")
-        prompt = f"Step {step.order} of {len(plan.steps)} ({step.agent}): {action}. Approve?"
+        question = f"Step {step.order} of {len(plan.steps)} ({step.agent}): {action}. Approve?"
+        prompt = lead + question
         while True:
             answer = await ctx.ask(
                 prompt, expectation=_VERDICT, data={"plan_id": plan.id, "step_id": step.id, "kind": "approval"}
@@ -324,11 +415,69 @@ class PlanAndExecute(Agent):
             if verdict is not None and verdict.step_id not in (None, step.id):  # sent for a step decided meanwhile
                 prompt = f"That verdict was for another step. Step {step.order} of {len(plan.steps)}: {action}."
                 continue
-            if verdict is not None:
-                if said := verdict.said():
-                    await self._human(ctx, record, plan, step, said)
-                return verdict
-            prompt = f"Please answer {_VERDICT.description}. Step {step.order}: {action}."
+            if verdict is None:
+                verdict, aside = self._other_answer(answer, plan, step, later)
+                if verdict is None:
+                    await self._human(ctx, record, plan, step, answer)
+                    await self._planner_says(ctx, record, plan, step, aside)
+                    prompt = f"{aside}\n\n{question}"
+                    continue
+            if said := verdict.said():
+                await self._human(ctx, record, plan, step, said)
+            return verdict
+
+    def _other_answer(
+        self, answer: str, plan: PlanWithSteps, step: Step, later: list[str]
+    ) -> tuple[Verdict | None, str]:
+        """An answer at a step that is no verdict in the usual words: a verdict it amounts to (a stop in other
+        words, a correction of the plan: a clarification), or what to say before asking again (help, small talk, a
+        question, a new task noted for after this plan, or how to answer)."""
+        if emergency(answer):
+            return None, EMERGENCY_REPLY
+        if ends(answer):  # "ok stop here", "that's enough for now"
+            return Verdict(approved=False, all=True, stop=True), ""
+        if asks_help(answer):
+            return None, self.describe()
+        talk = small_talk(answer)
+        if talk is not None:
+            said = {"thanks": "You're welcome.", "goodbye": "Before you go:"}.get(talk, "Hello!")
+            return None, f"{said} The plan waits for your verdict on this step (say 'stop' to end it)."
+        if is_question(answer):
+            return None, f"I cannot answer questions here, only take your verdict. {self._status(plan, step)}"
+        task = next_task(answer)
+        if task is None and (corrects(answer) or {"name", "date"} & facts(answer).keys()):
+            return Verdict(clarification=answer.strip(), read=True), ""
+        task = task or next_task(answer, self._verbs)
+        if task is not None:
+            later.append(task)
+            return None, f"Noted: I will plan {task!r} when this plan ends."
+        return None, (
+            f"Please answer {_VERDICT.description}. To change the plan, say what is different (for example 'she "
+            "starts on 1 June'); to add a task for after this plan, say 'also <task>'."
+        )
+
+    @staticmethod
+    def _status(plan: PlanWithSteps, step: Step) -> str:
+        """Where the plan stands, as a person reads it."""
+        done = sum(1 for s in plan.steps if s.status == StepStatus.completed)
+        after = len(plan.steps) - step.order
+        return (
+            f"Plan v{plan.version}: {done} step{'' if done == 1 else 's'} done; step {step.order} of "
+            f"{len(plan.steps)} waits for your verdict, {after} after it."
+        )
+
+    async def _planner_says(
+        self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step | None, text: str
+    ) -> None:
+        """Record the planner's answer to something the human said while the plan waits (seen over HTTP too)."""
+        message = AgentMessage(
+            session_id=plan.session_id,
+            plan_id=plan.id,
+            step_id=step.id if step else None,
+            content=text,
+            source="PlannerAgent",
+        )
+        await record.say(ctx, message)
 
     async def _human(
         self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step | None, text: str

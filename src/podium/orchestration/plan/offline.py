@@ -11,10 +11,14 @@ What is matched: the task's words (and the clarifications'), without the people 
 that only say for whom or when ("day", "week", "name", "her", month and weekday names) and without negated clauses
 ("do not order a laptop", "no monitor"). A word the task shares with a tool's *verb* only (the first word of its
 name or description: "book" for ``book_meeting_room``) counts for less, and such a tool is kept only when no tool
-shares more with the task. A task whose words are mostly unknown to the catalogue (under a third of them: gibberish,
+shares more with the task. Every step must be one the task asks for: the task names what the tool acts on or is for
+(not only a word describing another, "travel" in "travel expenses"), and the tool does what the task's verb says
+(not another thing done to the same kind of object: "draft" for "review the NDA"); a task naming several people gets
+the steps for each. A task whose words are mostly unknown to the catalogue (under a third of them: gibberish,
 another language) or match no tool gets a question back, never a guessed plan; so does a task of fewer than two
-content words. What it cannot do: understand synonyms the catalogue does not use, conditions, or steps that need a
-tool nobody has.
+content words, and one whose words match tools that do something else ("I cannot plan ...: the closest I have ...").
+What it cannot do: understand synonyms the catalogue does not use, homonyms, conditions, or steps that need a tool
+nobody has.
 
 :class:`OfflineAgentModel` stands in for a specialist's model: it calls the tool the step's action names (or the
 best-matching one), with the required arguments filled from the action's text by type (a person, a date, an e-mail
@@ -27,6 +31,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from podium.messages import AIMessage, HumanMessage, ToolCall, ToolMessage, Usage
@@ -53,7 +58,8 @@ _DATE = re.compile(
     r"\b(\d{4}-\d{2}-\d{2}|(?:next|this|coming)\s+(?:week|month|monday|tuesday|wednesday|thursday|friday)|"
     rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:to\s+\d{{1,2}}(?:st|nd|rd|th)?\s+)?(?:of\s+)?(?:{_MONTHS})|"
     rf"(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?)(?:\s+\d{{4}})?|"
-    r"tomorrow|today|(?:on\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b",
+    r"tomorrow|today|(?:on\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    rf"(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)(?!\s+(?:of\s+)?(?:{_MONTHS})\b))\b",
     re.IGNORECASE,
 )
 # words that say for whom or when, not what: the people and dates are taken out as facts, and these are not matched
@@ -76,17 +82,25 @@ _NOT_NAMES = frozenset({"Tech Support", "Human Resources"})
 _TOOL_MARK = re.compile(r"\[([A-Za-z0-9_-]+)\]\s*$")
 
 
-def facts(text: str) -> dict[str, str]:
-    """The person, date and number ``text`` names, if any (``name``, ``date``, ``number``); the first of each."""
-    found: dict[str, str] = {}
+def people(text: str) -> list[str]:
+    """The people ``text`` names (capitalised first and last names), in order, each once."""
+    found: list[str] = []
     for match in _NAME.finditer(text):
         name = match.group(1)
         first = match.start() == 0 or text[: match.start()].rstrip().endswith((".", ":", "!", "?"))
         if first and name.count(" ") >= 2:
             name = name.partition(" ")[2]  # a sentence's first word is capitalised anyway ("Onboard Jessica Smith")
-        if " " in name and name not in _NOT_NAMES:
-            found["name"] = name
-            break
+        if " " in name and name not in _NOT_NAMES and name not in found:
+            found.append(name)
+    return found
+
+
+def facts(text: str) -> dict[str, str]:
+    """The person, date and number ``text`` names, if any (``name``, ``date``, ``number``); the first of each."""
+    found: dict[str, str] = {}
+    named = people(text)
+    if named:
+        found["name"] = named[0]
     date = _DATE.search(text)
     if date:
         found["date"] = date.group(1)
@@ -106,6 +120,95 @@ def _verbs(entry: CatalogueTool) -> set[str]:
 def _sentence(description: str) -> str:
     first = description.strip().split("\n")[0]
     return first.rstrip(". ")
+
+
+_SITUATION = re.compile(r"\s+(?:when|who|if)\s+")
+_PREPOSITION = re.compile(r"\s+(?:for|of|with|to|on|in|from|about|by|before|after|into|at|within|between|during)\s+")
+_CLAUSES = re.compile(r"[,;:.!?]|\b(?:and|then|also|but|plus)\b", re.IGNORECASE)
+_LEAD = frozenset(
+    words("now ok okay great so just hi hello hey thanks kindly pls want like go ahead let lets oh well next first")
+)
+"""Words a clause may start with before its verb ("great, now order ...", "ok let's book ...")."""
+_ASKING = frozenset(words("what whats who whom whose where when why how which"))
+"""Question words: they never say what to do (a tool saying "who starts" is not about "who")."""
+_SUBJECTS = frozenset(re.findall(r"\w+", "he she they it who which that there this his her their its name"))
+"""Words before a verb that make a clause a statement, not an instruction ("who starts", "she leaves")."""
+_PARTICLES = frozenset(words("out off over away back down around"))
+"""Parts of a phrasal verb ("sort out", "point out"): they name nothing."""
+_PARTICIPLE = re.compile(
+    r"\s+\w+ing\s+(?:a|an|the|our|its|their|his|her|my|your|this|that|these|those|some)\b.*", re.IGNORECASE
+)
+"""Where a thing's description starts ("a press release announcing a product"): what follows is about it."""
+_IGNORED = _WHO_WHEN | _ASKING | _PARTICLES | frozenset(words("about before after within between during via per until"))
+
+
+def _stem_of(token: str) -> str | None:
+    """The content word a token is, or ``None`` for a word that says no *what* (stop words, who/when, one letter)."""
+    found = words(token)
+    return None if len(token) < 2 or token.isdigit() or not found or found[0] in _IGNORED else found[0]
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What a tool does, as its name and description say it: its verb, the things it acts on, and the words of
+    what it is for ("when onboarding someone who starts")."""
+
+    verb: str | None
+    objects: frozenset[str]
+    """What it acts on, by its name and its description's first words ("laptop, phone, monitor" for
+    ``replace_broken_device``)."""
+    anchors: frozenset[str]
+    """What it acts on and what it is for: a task naming one of these may ask for the tool."""
+
+
+def _shape(entry: CatalogueTool) -> _Shape:
+    name = words(entry.tool.name)
+    verb = name[0] if len(name) > 1 else None
+    parts = _SITUATION.split(_sentence(entry.tool.description), maxsplit=1)
+    head, situation = parts[0], (parts[1] if len(parts) > 1 else "")
+    thing_text = _PREPOSITION.split(head, maxsplit=1)[0]  # "Order a docking station" for a laptop
+    rest = thing_text.partition(" ")[2]
+    thing = [w for t in re.findall(r"[a-z0-9]+", _PARTICIPLE.sub("", rest).lower()) if (w := _stem_of(t))]
+    objects = frozenset(name[1:] if verb else name)
+    told = {w for t in re.findall(r"[a-z0-9]+", situation.lower()) if (w := _stem_of(t))}
+    return _Shape(verb, frozenset(thing) | objects, objects | frozenset(thing) | told)
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """A task as the planner reads it: the verbs its clauses start with (those some tool has), the words naming
+    what it is about (not those only describing another word: "travel" in "travel expenses"), and every word."""
+
+    verbs: frozenset[str]
+    heads: frozenset[str]
+    rest: frozenset[str]
+    """Every word but the verbs (heads and the words describing them)."""
+
+
+def _read(text: str, tool_verbs: frozenset[str]) -> _Reading:
+    verbs: set[str] = set()
+    heads: set[str] = set()
+    rest: set[str] = set()
+    for clause in _CLAUSES.split(text):
+        tokens = re.findall(r"[a-z0-9]+", clause.replace("_", " ").lower())
+        stems = [_stem_of(t) for t in tokens]
+        lead = next((i for i, stem in enumerate(stems) if stem is not None and stem not in _LEAD), None)
+        if lead is not None and _SUBJECTS & set(tokens[:lead]):
+            lead = None  # "he starts on Monday" says something about someone: no instruction to "start"
+        for i, stem in enumerate(stems):
+            if stem is None or stem in _LEAD:
+                continue
+            if i == lead and stem in tool_verbs:
+                verbs.add(stem)
+                continue
+            if lead is not None and i > lead + 1 and _PARTICIPLE.match(" " + " ".join(tokens[i:])):
+                break  # "a blog post announcing our launch": what follows is about the post
+            rest.add(stem)
+            following = stems[i + 1] if i + 1 < len(stems) else None
+            if following is not None and not tokens[i + 1].endswith("ing"):
+                continue  # describes the next word ("phone charger", "product launch"), not what is asked
+            heads.add(stem)
+    return _Reading(frozenset(verbs), frozenset(heads), frozenset(rest))
 
 
 class OfflinePlanner(Planner):
@@ -136,6 +239,19 @@ class OfflinePlanner(Planner):
         self.per_agent = per_agent
         self.max_steps = max_steps
         self.tool_limit = tool_limit
+        self._shapes = {id(entry): _shape(entry) for entry in catalogue.tools}
+        self._tool_verbs = frozenset(shape.verb for shape in self._shapes.values() if shape.verb)
+        acts: dict[str, set[str]] = {}
+        for shape in self._shapes.values():
+            if shape.verb:
+                acts.setdefault(shape.verb, set()).update(shape.objects)
+        self._acts_on = {verb: frozenset(found) for verb, found in acts.items()}
+
+    def _contrast(self, asked: str, other: str) -> bool:
+        """Whether two verbs name different things done to the same kind of thing: some tool does ``asked`` and
+        some does ``other`` to an object of the same name ("review" and "draft" a contract), so one is not the
+        other ("book" leave and "process" a leave request are not: no tool books what one processes)."""
+        return bool(self._acts_on.get(asked, frozenset()) & self._acts_on.get(other, frozenset()))
 
     def draft(self, request: PlanRequest) -> PlanDraft:
         """The plan for ``request`` (pure and deterministic)."""
@@ -151,23 +267,26 @@ class OfflinePlanner(Planner):
         done |= {m.group(1) for d in request.done if (m := _TOOL_MARK.search(d.action))}
         parts = [request.task, *request.clarifications]
         detail: dict[str, str] = {}
+        named: list[str] = []
         for part in parts:  # a clarification's person or date replaces the task's
             detail |= facts(part)
+            named = people(part) or named
         for part in parts:  # names and dates say for whom and when, not what
-            for value in facts(part).values():
+            for value in [*facts(part).values(), *people(part)]:
                 text = text.replace(value, " ")
-        chosen = self._choose(text, done)
-        if chosen is None:
+        found = self._choose(text, done)
+        if found is None:
             fallback = self.catalogue.fallback
             roles = [s.description.partition(":")[0] for s in self.catalogue.specialists.values() if s.name != fallback]
             question = (
                 f"I could not make a plan for {request.text()!r}: too few of its words match what the agents can "
                 f"do ({', '.join(roles) or fallback}). Try saying what should be done in other words, for whom and "
-                "by when, or 'stop'."
+                f"by when (for example {self._example()!r}), or 'stop'."
             )
             summary = "No tool fits the task."
             return PlanDraft(initial_goal=request.task, steps=[], summary=summary, human_clarification_request=question)
-        unable = self._unable(request, chosen)
+        chosen, closest = found
+        unable = self._unable(request, chosen) or (None if chosen or not closest else self._nothing(request, closest))
         if unable is not None:
             return PlanDraft(
                 initial_goal=request.task,
@@ -186,8 +305,11 @@ class OfflinePlanner(Planner):
                 return PlanDraft(
                     initial_goal=request.task, steps=[], summary=summary, human_clarification_request=question
                 )
-        steps = [
-            PlannedStep(action=self._action(entry, detail), agent=entry.agent, tool=entry.tool.name) for entry in chosen
+        each = [detail | {"name": person} for person in named] if len(named) > 1 else [detail]
+        steps = [  # one step per tool and person: "onboard Ada Lovelace and Bob Stone" plans for both
+            PlannedStep(action=self._action(entry, said), agent=entry.agent, tool=entry.tool.name)
+            for entry in chosen
+            for said in each
         ]
         if not steps:  # every fitting tool was used by a completed step: hand the rest to the fallback
             steps = [PlannedStep(action=request.text(), agent=self.catalogue.fallback)]
@@ -231,12 +353,24 @@ class OfflinePlanner(Planner):
                     found.setdefault(f"the {said}", f"{said}: 5")
         return list(found.items())
 
-    def _choose(self, text: str, done: set[str]) -> list[CatalogueTool] | None:
-        """The tools to plan as steps, in order (``done`` names the tools completed steps already used); ``None``
-        when the task's words do not fit the catalogue (under a third of them known, or no tool matching)."""
-        query = [w for w in words(_NEGATED.sub(" ", text)) if w not in _WHO_WHEN and not w.isdigit()]
-        if not query or 3 * sum(1 for w in query if self.catalogue.knows(w)) < len(query):
+    def _choose(self, text: str, done: set[str]) -> tuple[list[CatalogueTool], list[CatalogueTool]] | None:
+        """The tools to plan as steps, in order, and the closest tools the task's words found (``done`` names the
+        tools completed steps already used); ``None`` when the task's words do not fit the catalogue (under a third
+        of them known, or no tool matching).
+
+        A tool is a step only when the task names what it acts on or what it is for (its name, the thing its
+        description starts with, or its "when ..." clause), not only a word describing another ("travel" in
+        "travel expenses", "laptop" in a docking station "for a laptop"), and when it does what the task's verb
+        says: a tool doing another thing to the same kind of object ("draft" for "review the NDA") is left out. A
+        task whose every named thing is unknown to the catalogue ("translate the brochure") keeps the tools of its
+        verb. The steps may be none: then the task asks for what no tool does, and the closest tools say so.
+        """
+        unnegated = _NEGATED.sub(" ", text)
+        query = self._query(unnegated)
+        # a clarification's chatter ("oh wait, she ...") does not make a known task unknown: any part may fit
+        if not query or not any(self._known(self._query(part)) for part in [unnegated, *unnegated.split(". ")]):
             return None
+        reading = _read(unnegated, self._tool_verbs)
         matched = []
         for entry, by_word in self.catalogue.matches(" ".join(query))[: self.tool_limit]:
             verbs = _verbs(entry)
@@ -244,10 +378,14 @@ class OfflinePlanner(Planner):
             matched.append((what, what + _VERB_WEIGHT * (sum(by_word.values()) - what), entry))
         if not matched:
             return None
-        # a tool sharing only its verb with the task ("book" a room, for "book annual leave") fits only when no tool
-        # shares more ("translate" the brochure)
-        beyond = any(what > 0 for what, _, _ in matched)
-        scored = sorted(((score, e) for what, score, e in matched if what > 0 or not beyond), key=lambda i: -i[0])
+        closest = [entry for _, _, entry in sorted(matched, key=lambda i: -i[1])[:3]]
+        if not any(self.catalogue.knows(w) for w in reading.rest):  # only its verb says what to do
+            fits = [(score, e) for _, score, e in matched if self._shapes[id(e)].verb in reading.verbs]
+        else:
+            fits = [(score, e) for _, score, e in matched if self._fits(self._shapes[id(e)], reading)]
+        if not fits:
+            return [], closest
+        scored = sorted(fits, key=lambda i: -i[0])
         best = scored[0][0]
         per_agent: dict[str, int] = {}
         chosen: list[CatalogueTool] = []
@@ -260,7 +398,37 @@ class OfflinePlanner(Planner):
             if entry.tool.name not in done:
                 chosen.append(entry)
         ranks = {name: s.rank for name, s in self.catalogue.specialists.items()}
-        return sorted(chosen, key=lambda e: (ranks[e.agent], e.position))
+        return sorted(chosen, key=lambda e: (ranks[e.agent], e.position)), []
+
+    @staticmethod
+    def _query(text: str) -> list[str]:
+        return [w for w in words(text) if w not in _IGNORED and not w.isdigit() and len(w) > 1]
+
+    def _known(self, query: list[str]) -> bool:
+        """Whether at least a third of these words are in some tool's name or description."""
+        return bool(query) and 3 * sum(1 for w in query if self.catalogue.knows(w)) >= len(query)
+
+    def _fits(self, shape: _Shape, reading: _Reading) -> bool:
+        """Whether a tool is one the task asks for (see :meth:`_choose`)."""
+        if not shape.anchors & reading.heads:
+            return False
+        if not reading.verbs or shape.verb is None or shape.verb in reading.verbs:
+            return True
+        return not any(self._contrast(verb, shape.verb) for verb in reading.verbs)
+
+    def _example(self) -> str:
+        """A task the catalogue can plan, to show how one is said: the first tool of the first specialist."""
+        ranks = {name: s.rank for name, s in self.catalogue.specialists.items()}
+        first = min(self.catalogue.tools, key=lambda e: (ranks[e.agent], e.position))
+        return self._action(first, {"name": "Ada Lovelace", "date": "next Monday"}).rstrip(".")
+
+    def _nothing(self, request: PlanRequest, closest: list[CatalogueTool]) -> str:
+        """The plain answer to a task whose words the catalogue knows but no tool does: the closest tools."""
+        near = "; ".join(f"{self._action(entry, {}).rstrip('.')} ({entry.agent})" for entry in closest)
+        return (
+            f"I cannot plan {request.task.strip()!r}: no agent has a tool that does that. The closest I have: "
+            f"{near}. Say what should be done in other words, or 'stop'."
+        )
 
     @staticmethod
     def _action(entry: CatalogueTool, detail: dict[str, str]) -> str:

@@ -262,6 +262,9 @@ class Verdict:
     """The step the verdict was sent for (a verdict the server sends names it); ``None``: whichever waits."""
     stop: bool = False
     """The human stopped the plan ("stop", "cancel", "never mind"): no remaining step runs."""
+    read: bool = False
+    """Taken from words that are no verdict ("oh she actually starts on the 15th" read as a clarification): the
+    plan says how it took them."""
 
     def said(self) -> str:
         """What the human said with the verdict, as readable text (the human's agent message)."""

@@ -1,0 +1,134 @@
+"""What a person's message to the plan service is when it is not a verdict: small talk, a question, a stop said
+in other words, a correction of the plan, or a new task (docs/plan.md, "What a message is").
+
+These are checks on words, made before a planner sees a message and while a plan waits for an answer: a greeting
+or a question is never planned as a task, and "ok stop here" at a step stops the plan. They err towards asking
+again: a message they cannot place is asked about, not acted on.
+"""
+
+from __future__ import annotations
+
+import re
+
+from podium.human import straight
+
+__all__ = ["corrects", "ends", "is_question", "next_task", "small_talk"]
+
+
+def _said(text: str) -> str:
+    """``text`` lower-cased, apostrophes straight, punctuation as spaces."""
+    return " ".join(re.findall(r"[a-z0-9']+", straight(text).lower()))
+
+
+_CHAT = re.compile(
+    r"\b(?:hi|hello|hey|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day|night)|"
+    r"how\s+(?:are|r)\s+(?:you|u|things)(?:\s+doing|\s+today)?|how's\s+it\s+going|how\s+is\s+it\s+going|"
+    r"how\s+do\s+you\s+do|what's\s+up|whats\s+up|sup|nice\s+to\s+meet\s+you|"
+    r"thanks|thank\s+you|thx|ty|cheers|much\s+appreciated|bye|goodbye|see\s+you|see\s+ya|"
+    r"ok|okay|cool|nice|great|awesome|perfect|lovely|wow|lol|haha|hmm+|um+|ah|oh|there|so|much|very|all|"
+    r"again|just|well|fine|alright|good|sounds|you|u|too|and|anyway|for|now|everyone|team|folks|friend|buddy|"
+    r"a\s+lot|lots|heaps|loads|today|guys|mate|(?:that's|that\s+is|thats)\s+(?:all|it|great|good|fine|perfect|"
+    r"cool|nice|awesome|lovely|helpful))\b(?!')"
+)
+_GREETING = re.compile(r"^(?:hi|hello|hey|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day))\b")
+_THANKS = re.compile(r"\b(?:thanks|thank\s+you|thx|ty|cheers|much\s+appreciated)\b")
+_BYE = re.compile(r"\b(?:bye|goodbye|see\s+you|see\s+ya|good\s+night)\b")
+
+
+def small_talk(text: str) -> str | None:
+    """What a message made only of small talk says: ``"greeting"`` ("hi there, how are you?"), ``"thanks"``,
+    ``"goodbye"`` or ``"chat"`` ("cool", "lol"); ``None`` when anything else is in it ("hi, order a laptop")."""
+    said = _said(text)
+    if not said or _CHAT.sub(" ", said).strip():
+        return None
+    if _BYE.search(said):
+        return "goodbye"
+    if _THANKS.search(said):
+        return "thanks"
+    return "greeting" if _GREETING.match(said) else "chat"
+
+
+def without_small_talk(text: str) -> str:
+    """``text`` without the small talk it starts with ("cool. what do you do?" is "what do you do?")."""
+    rest = text.strip()
+    while True:
+        head = re.match(r"^([^,.!?;:]+)[,.!?;:]+\s*", rest)
+        if head is None or small_talk(head.group(1)) is None or not rest[head.end() :].strip():
+            return rest
+        rest = rest[head.end() :]
+
+
+_ASKS = re.compile(
+    r"^(?:what|what's|whats|who|who's|whom|whose|where|where's|when|when's|why|how|how's|which|"
+    r"is|isn't|are|aren't|am|was|were|do|does|doesn't|don't|did|didn't|have|has|had|should|shall)\b"
+)
+_ASKS_FOR = re.compile(
+    r"^(?:(?:can|could|would|will)\s+(?:you|u|we|i|someone)|would\s+it\s+be\s+possible|is\s+it\s+possible|"
+    r"do\s+you\s+mind|please|pls|kindly|how\s+about|what\s+about)\b"
+)
+
+
+def is_question(text: str) -> bool:
+    """Whether ``text`` asks something ("what's 2+2", "how many steps are left?", "is it raining?") rather than
+    asking for something to be done ("can you order a laptop?", "could you please onboard Ada?" are requests)."""
+    said = _said(without_small_talk(text))
+    if not said or _ASKS_FOR.match(said):
+        return False
+    return bool(_ASKS.match(said))
+
+
+_END_CORE = re.compile(
+    r"\b(?:stop|stopping|cancel|abort|quit|halt|end|enough|done|never\s*mind|nevermind|"
+    r"forget\s+(?:it|about\s+it|this|that)|no\s+more)\b"
+)
+_END_FILL = re.compile(
+    r"\b(?:ok|okay|oh|so|please|pls|thanks|thank\s+you|here|there|now|for\s+now|right|just|then|actually|"
+    r"i|i'm|im|we|we're|were|let's|lets|let|us|can|want|to|be|am|are|all|it|this|that|that's|the|plan|steps?|"
+    r"everything|rest|of|wait|no|hmm|yeah|yes|sorry|with|at|point|think|alright|well|guys|maybe|shall|today)\b(?!')"
+)
+
+
+def ends(text: str) -> bool:
+    """Whether ``text`` says to stop the whole plan in words of its own ("ok stop here", "let's stop now", "that's
+    enough for now", "I'm done"), and nothing else ("stop the laptop order" names a step: not this)."""
+    said = _said(text)
+    if not _END_CORE.search(said):
+        return False
+    return not _END_FILL.sub(" ", _END_CORE.sub(" ", said)).strip()
+
+
+_CORRECTS = re.compile(
+    r"\b(?:actually|instead|i\s+meant|i\s+mean|meant\s+to\s+say|sorry|wrong|oops|correction|rather|"
+    r"make\s+(?:it|that|this)|change\s+(?:it|that|this)|should\s+be|not\s+\w+\s+but|typo|mistake|scratch\s+that|"
+    r"(?:his|her|their|the)\s+name\s+is|(?:he|she|they)(?:'s|\s+is|\s+are|'re)?\s+(?:starting|starts|start|leaving|"
+    r"leaves|called|named)|(?:it's|it\s+is|that's|that\s+is)\s+for)\b"
+)
+
+
+def corrects(text: str) -> bool:
+    """Whether ``text`` corrects or adds to what the plan was made from ("oh she's actually starting on the 15th",
+    "make it a MacBook Pro instead", "his name is Tom Baker")."""
+    return bool(_CORRECTS.search(_said(text)))
+
+
+_NEXT = re.compile(
+    r"^(?:(?:ok|okay|great|cool|thanks|thank\s+you|perfect|nice|good|oh|and|so|please|pls)\s+)*"
+    r"(?:now|also|then|next|after\s+that|afterwards|and\s+also|and\s+then|another\s+thing|one\s+more\s+thing|"
+    r"in\s+addition|additionally|plus|i\s+also\s+need|we\s+also\s+need|can\s+you\s+also|could\s+you\s+also)\b\s*"
+)
+
+
+def next_task(text: str, verbs: frozenset[str] = frozenset()) -> str | None:
+    """The new task ``text`` asks for while a plan waits, or ``None``: it says so ("great, now order her a phone
+    charger", "also book a meeting room") or starts with one of ``verbs`` (the catalogue's tool verbs: "order ...").
+    The task is returned without the words that introduce it ("order her a phone charger")."""
+    said = _said(text)
+    found = _NEXT.match(said)
+    if found is not None and said[found.end() :].strip():
+        # the introducing words, counted in the text as typed (punctuation stays with the words after them)
+        kept = " ".join(text.split()[len(said[: found.end()].split()) :]).strip(" ,.;:!")
+        return kept or text.strip()
+    first = said.split()[0] if said else ""
+    if first in verbs:
+        return text.strip()
+    return None
