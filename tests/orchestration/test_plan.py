@@ -430,3 +430,13 @@ def test_retrieval_shows_the_planner_a_few_tools_not_the_catalogue() -> None:
         assert {t.tool.name for t in found.relevant(task)} >= needed
         assert all(name in messages[0].content for name in needed)
         assert "write_blog_post" not in messages[0].content or "press" in task
+
+
+async def test_a_question_is_a_task_for_a_model_planner_not_for_the_offline_one() -> None:
+    model = ScriptedModel([_plan_json()])
+    runtime = Runtime()
+    asked = await runtime.run(agent(LLMPlanner(catalogue(), model)), "is Ada's account set up yet?")
+    model.assert_complete()  # the model planned it (its catalogue may answer questions)
+    assert asked.status == "interrupted" and len((await _record(runtime, asked.thread_id)).plans) == 1
+    offline = await runtime.run(agent(), "is Ada's account set up yet?")
+    assert offline.status == "completed" and "is a question, and I do not answer questions" in offline.output

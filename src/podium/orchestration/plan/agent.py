@@ -126,8 +126,9 @@ class PlanAndExecute(Agent):
 
     def not_a_task(self, text: str) -> str | None:
         """The answer to a message that is no task when no plan waits, or ``None`` for a task: "help", "stop" (or
-        "ok stop here"), small talk ("hi there, how are you?", "thanks!") and questions ("what's 2+2?") are
-        answered, never planned. A bare verdict ("approve all") is told apart by :func:`is_verdict` first."""
+        "ok stop here"), small talk ("hi there, how are you?", "thanks!") and, for a planner that cannot plan them
+        (``Planner.plans_questions``), questions ("what's 2+2?") are answered, never planned. A bare verdict
+        ("approve all") is told apart by :func:`is_verdict` first."""
         if is_stop(text) or ends(text):
             return f"Nothing is planned or running, so there is nothing to stop. {self.describe()}"
         if asks_help(text):
@@ -139,7 +140,7 @@ class PlanAndExecute(Agent):
             return "Goodbye. Come back when there is a task to plan."
         if kind is not None:
             return f"Hello! {self.describe()}"
-        if is_question(text):
+        if is_question(text) and not self.planner.plans_questions:
             return f"{text.strip()!r} is a question, and I do not answer questions: {self.describe()}"
         return None
 

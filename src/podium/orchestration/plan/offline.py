@@ -215,6 +215,7 @@ class OfflinePlanner(Planner):
     """A deterministic planner over the catalogue (no model); see the module docstring for what it can do."""
 
     name = "offline"
+    plans_questions = False
 
     def __init__(
         self,

@@ -63,6 +63,9 @@ class Planner(ABC):
 
     name: str = "planner"
     """Stored on each plan it makes."""
+    plans_questions: bool = True
+    """Whether a question ("what is our leave policy?") may be a task for it: a model plans it for the catalogue's
+    tools that answer questions. A planner that cannot (the offline one) has questions answered as no task."""
 
     def __init__(self, catalogue: Catalogue) -> None:
         """A planner over ``catalogue``."""
