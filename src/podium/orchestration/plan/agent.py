@@ -471,24 +471,19 @@ class PlanAndExecute(Agent):
         self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step | None, text: str
     ) -> None:
         """Record the planner's answer to something the human said while the plan waits (seen over HTTP too)."""
-        message = AgentMessage(
-            session_id=plan.session_id,
-            plan_id=plan.id,
-            step_id=step.id if step else None,
-            content=text,
-            source="PlannerAgent",
-        )
-        await record.say(ctx, message)
+        await self._message(ctx, record, plan, step, text, "PlannerAgent")
 
     async def _human(
         self, ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step | None, text: str
     ) -> None:
+        await self._message(ctx, record, plan, step, text, "HumanAgent")
+
+    @staticmethod
+    async def _message(
+        ctx: RunContext[Any], record: SessionRecord, plan: PlanWithSteps, step: Step | None, text: str, source: str
+    ) -> None:
         message = AgentMessage(
-            session_id=plan.session_id,
-            plan_id=plan.id,
-            step_id=step.id if step else None,
-            content=text,
-            source="HumanAgent",
+            session_id=plan.session_id, plan_id=plan.id, step_id=step.id if step else None, content=text, source=source
         )
         await record.say(ctx, message)
 
