@@ -245,8 +245,8 @@ def test_a_refused_run_leaves_no_thread_behind(server: str) -> None:
 
 
 async def test_a_thread_another_client_made_meanwhile_is_not_taken_over() -> None:
-    """Two clients create the same new thread id at once: the one that finds it made by another user gets 409, and
-    the thread keeps its owner and record."""
+    """Two clients create the same new thread id at once: the one whose creation the store did not keep gets 409
+    (another user's, or the same user's in another tab), and the thread keeps its owner and record."""
     from fastapi import HTTPException
 
     from podium import MemoryStore
@@ -259,6 +259,10 @@ async def test_a_thread_another_client_made_meanwhile_is_not_taken_over() -> Non
     assert refused.value.status_code == 409
     info, record = await owned_thread(store, "t", "alice")
     assert info.metadata["owner"] == "alice" and record["metadata"] == {"mine": True}
+    with pytest.raises(HTTPException) as again:  # the same user in another tab: the creation is not theirs either
+        await create_thread(store, "t", "alice", {"mine": False}, checked=True)
+    assert again.value.status_code == 409
+    assert (await owned_thread(store, "t", "alice"))[1]["metadata"] == {"mine": True}
 
 
 def test_json_a_store_cannot_write_and_numbers_out_of_range_are_422_and_create_nothing(server: str) -> None:

@@ -13,6 +13,7 @@ All of it lives in the store as per-thread state values (versioned, so nothing i
 from __future__ import annotations
 
 import time
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from fastapi import HTTPException
@@ -89,8 +90,9 @@ async def create_thread(
     """
     if not checked and await existing_thread(store, thread_id) is not None:
         raise HTTPException(409, f"thread {thread_id!r} already exists")
-    info = await store.ensure_thread(thread_id, {"owner": user})  # the record's write, durable, syncs it along
-    if info.metadata.get("owner") != user:  # another client made it meanwhile
+    made = uuid.uuid4().hex  # which creation the store kept: another client's, made meanwhile, is no 200 of ours
+    info = await store.ensure_thread(thread_id, {"owner": user, "made": made})  # the record's write syncs it along
+    if info.metadata.get("made", made) != made or info.metadata.get("owner") != user:
         raise HTTPException(409, f"thread {thread_id!r} already exists")
     record = {"metadata": metadata, "updated": info.created}
     await store.put_state(thread_id, _THREAD, record)
