@@ -42,6 +42,32 @@ def test_health_says_when_the_store_does_not_answer(tmp_path: Path) -> None:
     assert response.json() == {"status": "unavailable", "detail": "the store does not answer: database is gone"}
 
 
+def test_health_answers_within_its_bound_and_sees_a_database_file_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from tests.server.conftest import example_apps, live_server
+
+    monkeypatch.setattr("podium.server.ops.HEALTH_SECONDS", 0.2)
+
+    class Hanging(SQLiteStore):  # a database that is down: each call waits on a pool that never gives a connection
+        async def get_thread(self, thread_id: str) -> None:
+            await asyncio.sleep(30)
+
+    with live_server(example_apps("trip"), Hanging(tmp_path / "h.db")) as url:
+        slow = httpx.get(f"{url}/health", timeout=10)
+    assert slow.status_code == 503 and slow.json()["detail"] == "the store did not answer within 0.2 s"
+
+    (tmp_path / "data").mkdir()
+    with live_server(example_apps("trip"), SQLiteStore(tmp_path / "data" / "s.db")) as url:
+        assert httpx.get(f"{url}/health").status_code == 200
+        for name in ("s.db", "s.db-wal", "s.db-shm"):
+            (tmp_path / "data" / name).unlink(missing_ok=True)
+        gone = httpx.get(f"{url}/health")
+    assert gone.status_code == 503 and "was removed or replaced while in use" in gone.json()["detail"]
+
+
 def test_metrics_count_requests_by_route_template(server: str) -> None:
     httpx.get(f"{server}/assistants/trip")
     httpx.get(f"{server}/assistants/nope")

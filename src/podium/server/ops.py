@@ -7,6 +7,7 @@ their latency, runs by how they ended with their duration, runs executing and ru
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sys
@@ -27,6 +28,10 @@ __all__ = ["Metrics", "configure_logging", "follow_runs", "router", "uvicorn_log
 
 router = APIRouter(tags=["operations"])
 
+HEALTH_SECONDS = 5.0
+"""How long ``/health`` waits for the store (a database that is down may hold a request far longer: a probe needs
+its answer sooner)."""
+
 
 async def follow_runs(state: ServerState) -> None:
     """Count every run's start and end in ``state.metrics`` (runs until cancelled at shutdown)."""
@@ -46,9 +51,12 @@ def _state(request: Request) -> ServerState:
 
 @router.get("/health", summary="Readiness: the store answers")
 async def health(request: Request) -> JSONResponse:
-    """200 ``{"status": "ok"}`` when the store answers, else 503 with the reason."""
+    """200 ``{"status": "ok"}`` when the store answers within :data:`HEALTH_SECONDS`, else 503 with the reason."""
     try:
-        await _state(request).store.get_thread("__podium_health__")
+        await asyncio.wait_for(_state(request).store.ping(), HEALTH_SECONDS)
+    except TimeoutError:
+        detail = f"the store did not answer within {HEALTH_SECONDS:g} s"
+        return JSONResponse({"status": "unavailable", "detail": detail}, status_code=503)
     except PodiumError as exc:
         return JSONResponse({"status": "unavailable", "detail": f"the store does not answer: {exc}"}, status_code=503)
     return JSONResponse({"status": "ok"})

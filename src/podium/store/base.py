@@ -511,6 +511,14 @@ class Store(ABC):
     async def revoke_api_key(self, key_id: str) -> bool:
         """Revoke a key from now on; whether a valid key with that id was found."""
 
+    async def ping(self) -> None:
+        """Answer if the store can be used now (a readiness probe: ``/health``); a store may check more than a read.
+
+        Raises:
+            StoreError: it cannot.
+        """
+        await self.get_thread("__podium_health__")
+
     async def check(self) -> None:  # noqa: B027 - optional hook
         """Check that the stored data is intact (SQLite: the whole file); a store that cannot tell does nothing.
 

@@ -26,6 +26,7 @@ cut short (see :mod:`podium.store._integrity`); :meth:`SQLiteStore.check` runs `
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -148,6 +149,8 @@ class SQLiteStore(Calls, Store):
         if durability not in get_args(Durability):
             raise UsageError(f"durability must be 'full' or 'process', not {durability!r}")
         self.path = str(path)
+        self._file: int | None = None
+        """The inode of the file opened (``None``: not known, or ``:memory:``)."""
         self.durability: Durability = durability
         """What a committed write survives: ``"full"`` (a power cut) or ``"process"`` (a process crash)."""
         self.read_only = read_only
@@ -188,6 +191,8 @@ class SQLiteStore(Calls, Store):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from None
         self._writer.conn = conn
+        with contextlib.suppress(OSError):  # the file this store writes (a file put in its place is another)
+            self._file = os.stat(self.path).st_ino if self.path != ":memory:" else None
         try:
             self._setup(conn)
         except BaseException:
@@ -473,6 +478,25 @@ class SQLiteStore(Calls, Store):
             return c.execute(sql, (time.time(), key_id)).rowcount == 1
 
         return await self._tx(work)
+
+    async def ping(self) -> None:
+        """Answer if the store can be used now: its file is still the one it opened (a file removed or replaced
+        while in use keeps taking writes that no later open sees), and a read works.
+
+        Raises:
+            StoreError: it cannot.
+        """
+        if self._file is not None:
+            try:
+                same = os.stat(self.path).st_ino == self._file
+            except OSError:
+                same = False
+            if not same:
+                raise StoreError(
+                    f"the database file {self.path} was removed or replaced while in use: what is written now is not "
+                    "in it; restart with the file back in place"
+                )
+        await super().ping()
 
     async def check(self) -> None:
         """Check the whole file with SQLite's ``PRAGMA quick_check`` (time grows with the file's size).
