@@ -83,8 +83,22 @@ async def test_the_example_apps_read_a_correction_of_an_earlier_answer() -> None
     assert letter[3] is not None and "4411AB" not in letter[3]
     booking = await talk(["book an appointment for P-111222", "sorry wrong one, it's P-111223", "2"], "clinic-desk")
     assert booking[1] == "Which department: General practice, Physiotherapy or Dental?"
-    vague = await talk(["book an appointment for P-111222", "sorry, that's wrong"], "clinic-desk")
-    assert vague[1] is not None and vague[1].startswith("I could not tell what to change")
+    unread = await talk(["book an appointment for P-111222", "sorry, I meant P-12"], "clinic-desk")
+    assert unread[1] is not None and unread[1].startswith("I could not tell what to change")
+
+
+@pytest.mark.parametrize(
+    ("said", "reply"),
+    [
+        ("sorry, I don't know it", "That's all right."),
+        ("sorry can you repeat that", "Here is my question again."),
+        ("sorry, that's wrong", '"sorry, that\'s wrong" does not fit'),  # no new value in it: no correction
+        ("actually I need a refill instead", "What is the prescription number?"),  # another task, not a correction
+    ],
+)
+async def test_an_apology_or_another_request_is_no_correction(said: str, reply: str) -> None:
+    answered = await talk(["book an appointment", said], "clinic-desk")
+    assert answered[1] is not None and answered[1].startswith(reply)
 
 
 @pytest.mark.parametrize(

@@ -170,6 +170,16 @@ def guardrail(text: str) -> Decision | None:
     return None
 
 
+_VALUE = re.compile(r"\d|\b[A-Z]{2,}\b|[\"“'‘][^\"”'’]+[\"”'’]")
+"""What a correction carries: a number or code, a word in capitals, something quoted ("I meant 4411BA")."""
+
+
+def _corrects(text: str) -> bool:
+    """Whether ``text`` corrects an earlier answer with a new value ("no wait, I meant 4411BA"), rather than
+    apologising ("sorry, I don't know it", "sorry I have to go") or asking."""
+    return corrects(text) and _VALUE.search(text) is not None and not is_question(text) and not unsure(text)
+
+
 def _contradiction(text: str, opposed: tuple[str, ...]) -> str | None:
     """A word of ``text`` (as written) whose root begins with a verb that contradicts the tool (``opposed``, see
     :func:`_opposed`), the first such verb first. A question asking for information ("what time do you close?",
@@ -369,9 +379,6 @@ class Router(Classifier):
                 wanted = describe_expectation(pending.expectation)
                 why = f"The answer means {meant!r}, one of what {pending.tool} asked for ({wanted})"
                 return Decision(kind="route", tool=pending.tool, text=meant, rationale=why + ".", confidence=0.7)
-            if pending.takes_corrections and corrects(text) and not is_question(text):
-                why = f"The message corrects what {pending.tool} was told; it reads it again."
-                return Decision(kind="route", reason="correction", tool=pending.tool, text=text, rationale=why)
         chat = small_talk(text)
         if chat == "greeting":
             return Decision(kind="capabilities", confidence=0.9, rationale="The message greets me.")
@@ -429,6 +436,9 @@ class Router(Classifier):
             if best and best != pending.tool and score >= needed and not answering:
                 why = f"The message starts another task: it is closest to the description and examples of {best}"
                 return self._route(best, text, score, second, why, cal, switch=True)
+            if strict and pending.takes_corrections and _corrects(text) and pending.tool in query.candidates:
+                why = f"The message corrects what {pending.tool} was told; it reads it again."
+                return Decision(kind="route", reason="correction", tool=pending.tool, text=text, rationale=why)
             if not strict and pending.tool in query.candidates:
                 unsure = request and score < cal.route
                 return Decision(
