@@ -10,7 +10,9 @@ import asyncio
 import gc
 import importlib.util
 import logging
-from collections.abc import AsyncIterator, Mapping
+import signal
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +27,8 @@ from podium.server._state import ServerState
 from podium.server.auth import AuthConfig, dev_principal
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from podium.app import App
@@ -67,6 +71,7 @@ def create_app(
     lease_ttl: float = 10.0,
     max_runs: int = 100,
     freeze_start_up: bool = False,
+    stop_on_signals: bool = False,
 ) -> FastAPI:
     """A FastAPI application serving ``apps`` (by name) as assistants, keeping everything in ``store``.
 
@@ -88,6 +93,10 @@ def create_app(
             apps) out of the garbage collector's reach (``gc.freeze``), so its full collections scan only what
             requests created since: they pause the event loop a few milliseconds instead of tens. For a process
             that only serves (``podium serve`` sets it).
+        stop_on_signals: begin the shutdown as soon as SIGTERM or SIGINT arrives (then the signal goes on to the web
+            server's handler): runs get their ``grace`` while the web server waits for its connections, and every
+            stream ends once they stopped, instead of when the web server's own timeout cuts it. For a process that
+            only serves, in its main thread (``podium serve`` sets it).
     """
     from podium.runtime.runtime import Runtime
 
@@ -136,10 +145,17 @@ def create_app(
         if freeze_start_up:
             gc.collect()
             gc.freeze()
+        halting: list[asyncio.Task[None]] = []
+
+        def begin() -> None:  # (its task is kept referenced while it runs)
+            halting.append(asyncio.create_task(state.executor.halt(grace)))
+
+        restore = _on_stop_signals(begin) if stop_on_signals else _nothing
         try:
             async with mcp.run() if mcp is not None else nullcontext():
                 yield
         finally:
+            restore()
             watcher.cancel()
             await state.executor.shutdown(grace)
             await state.close()
@@ -176,6 +192,44 @@ def create_app(
             app.add_api_route(path, no_mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     _mount_a2a(app, state)
     return app
+
+
+def _nothing() -> None:
+    pass
+
+
+def _on_stop_signals(begin: Callable[[], None]) -> Callable[[], None]:
+    """Call ``begin`` in the running event loop when SIGTERM or SIGINT arrives, then the handler that was there (the
+    web server's, which starts its graceful shutdown); returns what puts the handlers back.
+
+    The web server waits for open connections before it tells the application to shut down: without this, a stream
+    that follows a run would hold its connection until the web server's timeout cancels it. Only the main thread
+    can set handlers: elsewhere nothing is done.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return _nothing
+    loop = asyncio.get_running_loop()
+    before: dict[int, Any] = {}
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        loop.call_soon_threadsafe(begin)
+        previous = before[signum]
+        if callable(previous):
+            previous(signum, frame)
+        else:  # the default action (or none): as if this handler had never been set
+            signal.signal(signum, previous)
+            signal.raise_signal(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        before[signum] = signal.getsignal(signum)
+        signal.signal(signum, handler)
+
+    def restore() -> None:
+        for signum, previous in before.items():
+            if signal.getsignal(signum) is handler:  # (unless someone set another since)
+                signal.signal(signum, previous)
+
+    return restore
 
 
 def _mount_a2a(app: FastAPI, state: ServerState) -> None:
