@@ -17,19 +17,22 @@ from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from podium.errors import PodiumError, RunNotFound, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
 from podium.server import assistants, openai_compat, ops, pages, plan, runs, threads
 from podium.server._guard import RequestGuard
 from podium.server._state import ServerState
+from podium.server._wire import parse_body, unreadable_body
 from podium.server.auth import AuthConfig, dev_principal
 
 if TYPE_CHECKING:
     from types import FrameType
 
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from podium.app import App
     from podium.runtime.bus import EventBus
@@ -51,6 +54,14 @@ def _status(error: PodiumError) -> int:
 async def _podium_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, PodiumError)
     return JSONResponse({"detail": str(exc)}, status_code=_status(exc))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    unreadable = unreadable_body(exc)
+    if unreadable is not None:
+        return JSONResponse({"detail": unreadable}, status_code=422)
+    return await http_exception_handler(request, exc)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -169,6 +180,7 @@ def create_app(
     app.state.podium = state
     app.add_exception_handler(PodiumError, _podium_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_middleware(RequestGuard, max_body=max_body, metrics=state.metrics)
     app.include_router(ops.router)
     app.include_router(openai_compat.router)
@@ -254,9 +266,42 @@ def _while_dev_mode(state: ServerState, endpoint: ASGIApp) -> ASGIApp:
             status, detail = _mcp_missing(state)
             await JSONResponse({"detail": detail}, status_code=status)(scope, receive, send)
             return
+        if scope["type"] == "http" and scope["method"] == "POST":
+            replay = await _read_json_rpc(scope, receive, send)
+            if replay is None:
+                return
+            receive = replay
         await endpoint(scope, receive, send)
 
     return gated
+
+
+async def _read_json_rpc(scope: Scope, receive: Receive, send: Send) -> Receive | None:
+    """Read a JSON-RPC request's body; ``None`` once a body that is not JSON was answered with a parse error (the
+    MCP SDK answers a body that is not UTF-8, or nests too deep, with a bare 500), else what hands the body on."""
+    body, more = b"", True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":  # the client left
+            return None
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    try:
+        parse_body(body)
+    except ValueError as exc:
+        error = {"code": -32700, "message": f"Parse error: {exc}"}
+        await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=400)(scope, receive, send)
+        return None
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
 
 
 def _mcp_missing(state: ServerState) -> tuple[int, str]:

@@ -32,6 +32,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from podium.errors import SubscriberLagged
 from podium.events import Event, MessageAdded, RunEnded
@@ -42,7 +43,7 @@ from podium.server._executor import STOPPING, Job
 from podium.server._records import create_thread, existing_thread, owned_thread, run_extra
 from podium.server._reply import Reply
 from podium.server._state import ServerState
-from podium.server._wire import storable
+from podium.server._wire import storable, unreadable_body
 from podium.server.auth import Principal, require
 
 __all__ = ["ChatCompletionRequest", "router"]
@@ -57,7 +58,10 @@ class _OpenAIRoute(APIRoute):
         async def handle(request: Request) -> Response:
             try:
                 return await handler(request)
-            except HTTPException as exc:
+            except StarletteHTTPException as exc:  # (FastAPI raises Starlette's for a body it cannot read)
+                unreadable = unreadable_body(exc)
+                if unreadable is not None:
+                    return _error(422, unreadable)
                 return _error(exc.status_code, str(exc.detail), exc.headers)
             except RequestValidationError as exc:
                 detail = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
@@ -88,6 +92,10 @@ class ChatMessageIn(BaseModel):
     tool_call_id: str | None = None
 
 
+MAX_CONVERSATION_ID = 200
+"""The longest conversation id accepted (``X-Conversation-Id`` or ``metadata.conversation_id``)."""
+
+
 class StreamOptions(BaseModel):
     """``stream_options``: ``include_usage`` adds a last chunk with the token usage."""
 
@@ -106,6 +114,16 @@ class ChatCompletionRequest(BaseModel):
     n: int = Field(1, description="Replies to give: only 1 (an app gives one reply per turn)")
     metadata: Annotated[dict[str, str], AfterValidator(storable)] | None = None
     user: str | None = Field(None, description="Ignored: the user is the one of the credentials")
+
+    @field_validator("metadata")
+    @classmethod
+    def _conversation_id_length(cls, metadata: dict[str, str] | None) -> dict[str, str] | None:
+        conversation = (metadata or {}).get("conversation_id", "")
+        if len(conversation) > MAX_CONVERSATION_ID:
+            raise ValueError(
+                f"metadata.conversation_id is longer than {MAX_CONVERSATION_ID} characters (as X-Conversation-Id)"
+            )
+        return metadata
 
     @field_validator("n")
     @classmethod
@@ -358,7 +376,7 @@ async def chat_completions(
     body: ChatCompletionRequest,
     request: Request,
     principal: Annotated[Principal, Depends(require("run"))],
-    x_conversation_id: Annotated[str | None, Header(max_length=200)] = None,
+    x_conversation_id: Annotated[str | None, Header(max_length=MAX_CONVERSATION_ID)] = None,
     x_podium_thread_id: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Any:
     """The app ``model`` answers the last user message, streaming (``stream: true``) or not."""
