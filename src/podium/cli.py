@@ -341,6 +341,15 @@ def serve(
     max_runs: Annotated[
         int, typer.Option("--max-runs", min=1, help="PostgreSQL: the most runs one process executes at once")
     ] = 100,
+    grace: Annotated[
+        float,
+        typer.Option(
+            "--grace",
+            min=0.0,
+            callback=lambda value: _finite("--grace", value),
+            help="Seconds executing runs get to finish at shutdown (the rest go on at the next start)",
+        ),
+    ] = 5.0,
 ) -> None:
     """Serve apps over HTTP: the thread and run API and an OpenAI-compatible endpoint (see docs/server.md).
 
@@ -387,7 +396,9 @@ def serve(
     address = f"http://{f'[{host}]' if ':' in host else host}:{port}"  # an IPv6 address in brackets: http://[::1]:8000
     logging.getLogger("podium.server").info("serving %s on %s", ", ".join(served), address)
     typer.echo(f"Open {address}/ in a browser for the chat page ({address}/plan: the plan page).")
-    options: dict[str, Any] = {"log_config": uvicorn_log_config(log_level), "timeout_graceful_shutdown": 10}
+    # On SIGTERM or SIGINT the app stops its runs after their grace and then ends every stream (stop_on_signals),
+    # while uvicorn waits for the connections: the timeout only cuts a request that outlives that.
+    options: dict[str, Any] = {"log_config": uvicorn_log_config(log_level), "timeout_graceful_shutdown": int(grace) + 3}
     # idle connections stay open longer than clients and balancers keep them (httpx 5 s, balancers often 60 s): a
     # server that closed first could close one just as a request is sent on it, which the client sees as ReadError
     options["timeout_keep_alive"] = 75
@@ -397,7 +408,9 @@ def serve(
         from podium.server._workers import ENV, describe
 
         target = store if store is not None else str(Settings.load().store)
-        os.environ[ENV] = describe(list(apps or []), target, config, lease_ttl=lease_ttl, max_runs=max_runs)
+        os.environ[ENV] = describe(
+            list(apps or []), target, config, lease_ttl=lease_ttl, max_runs=max_runs, grace=grace
+        )
         options["timeout_worker_healthcheck"] = 60  # a worker importing the apps on a busy host is slow to answer
         listening.close()  # (uvicorn's supervisor binds the address itself, for its workers to share)
         uvicorn.run("podium.server._workers:create", factory=True, workers=workers, host=host, port=port, **options)
@@ -409,7 +422,9 @@ def serve(
         close_store=True,
         lease_ttl=lease_ttl,
         max_runs=max_runs,
+        grace=grace,
         freeze_start_up=True,
+        stop_on_signals=True,
     )
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, **options))
     try:

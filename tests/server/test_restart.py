@@ -230,3 +230,80 @@ def test_a_run_whose_app_is_gone_is_ended_at_start_up(tmp_path: Path, gate: tupl
         assert got["podium_status"] == "cancelled"
         assert got["reason"] == "ended at start-up: the app 'gated' is not served"
         assert httpx.get(f"{url}/threads/{thread_id}").json()["status"] == "idle"
+
+
+def test_sigterm_gives_runs_their_grace_then_ends_every_stream_and_wait_cleanly(
+    tmp_path: Path, gate: tuple[Path, Path]
+) -> None:
+    """SIGTERM with three runs stuck at their step 2 (past ``--grace 1``): a thread-API stream just ends (the client
+    rejoins it after the restart), an OpenAI stream ends with an error saying the server is stopping, a wait answers
+    503 with where to join; the process exits about a second after the grace, logging no error. The runs go on at the
+    next start."""
+    from openai import APIError, AsyncOpenAI
+
+    gate_file, log = gate
+    store, port = tmp_path / "s.db", _free_port()
+    seen: dict[str, Any] = {}
+
+    async def thread_stream(http: httpx.AsyncClient, thread_id: str) -> None:
+        body = {"assistant_id": "gated", "input": _say("streamed"), "stream_mode": ["updates"]}
+        async with http.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as response:
+            seen["location"] = response.headers["Location"]
+            seen["frames"] = [line async for line in response.aiter_lines() if line.startswith("event: ")]
+
+    async def openai_stream(url: str) -> None:
+        client = AsyncOpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
+        messages: Any = [{"role": "user", "content": "chatted"}]
+        stream = await client.chat.completions.create(
+            model="gated", messages=messages, stream=True, extra_headers={"X-Conversation-Id": "c1"}
+        )
+        try:
+            seen["chunks"] = [chunk async for chunk in stream]
+        except APIError as exc:
+            seen["openai_error"] = exc.message
+
+    async def wait(http: httpx.AsyncClient, thread_id: str) -> None:
+        seen["wait"] = await http.post(
+            f"/threads/{thread_id}/runs/wait", json={"assistant_id": "gated", "input": _say("waited")}
+        )
+
+    async def scenario(process: subprocess.Popen[str], url: str) -> float:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+            threads = [(await http.post("/threads", json={})).json()["thread_id"] for _ in range(2)]
+            clients = [
+                asyncio.create_task(thread_stream(http, threads[0])),
+                asyncio.create_task(openai_stream(url)),
+                asyncio.create_task(wait(http, threads[1])),
+            ]
+            for _ in range(1500):  # until the three runs wait at their step 2
+                if log.exists() and log.read_text().split().count("2") == 3:
+                    break
+                await asyncio.sleep(0.02)
+            signalled = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(asyncio.gather(*clients), 30)
+            await asyncio.to_thread(process.wait, 30)
+            return time.monotonic() - signalled
+
+    with serve_process("tests/server/gated_app.py", "--grace", "1", store=store, port=port) as (process, url):
+        took = asyncio.run(scenario(process, url))
+        _, err = process.communicate(timeout=15)
+    assert took < 4, f"the process took {took:.1f} s to exit after SIGTERM (grace 1 s)"
+    assert '"level": "error"' not in err and "Traceback" not in err, err
+    assert seen["frames"] == ["event: metadata"] + ["event: updates"] * 4  # the run's work so far, then the end
+    assert "chunks" not in seen and seen["openai_error"].startswith("the server is stopping: the run goes on")
+    waited = seen["wait"]
+    assert waited.status_code == 503 and waited.json()["detail"].startswith("the server is stopping: run ")
+    gate_file.touch()
+    with serve_process("tests/server/gated_app.py", store=store, port=port) as (_, url):
+        joined = httpx.get(f"{url}{waited.headers['Location']}", timeout=30).json()
+        assert [m["content"] for m in joined["messages"]][-1] == "finished: waited"
+        rejoined = httpx.get(f"{url}{seen['location']}", params={"stream_mode": "updates"}, timeout=30).text
+        assert '"finished: streamed"' in rejoined
+        asked = httpx.post(
+            f"{url}/v1/chat/completions",
+            json={"model": "gated", "messages": [{"role": "user", "content": "again"}]},
+            headers={"X-Conversation-Id": "c1"},
+            timeout=30,
+        ).json()
+        assert asked["choices"][0]["message"]["content"] == "finished: again"

@@ -24,7 +24,7 @@ from fastapi import HTTPException
 
 from podium.errors import UsageError
 from podium.events import InterruptRaised, MessageAdded, RunEnded, answers_from_text
-from podium.server._executor import Job
+from podium.server._executor import STOPPING, Job
 from podium.server._records import create_thread, owned_thread
 from podium.server._reply import question_text
 from podium.server.auth import Principal
@@ -162,8 +162,12 @@ class _AppExecutor(AgentExecutor):
                 ended = event
         if ended is None or ended.output != said:
             await progress()
+        executor = self.state.executor
         status = ended.status if ended is not None else "failed"
-        if status == "completed":
+        if job.run_id in executor.stopped or (ended is None and executor.halted.is_set()):
+            reason = f"{STOPPING}: the run goes on at its next start (or in another process)"
+            await updater.failed(updater.new_agent_message(_text_parts(reason)))
+        elif status == "completed":
             assert ended is not None
             await updater.add_artifact(_text_parts(ended.output or ""), name="answer")
             await updater.complete()

@@ -8,6 +8,10 @@ finishes every run a stopped server left running (the journal replays its comple
 A run that the store fails after it started (a full disk, a database refusing writes, beyond the store's own
 retries) is not dropped: it goes on from its journal once the store takes writes again (after 1 s, then twice as
 long each time, up to 30 s), and its clients wait for its end as before.
+
+At shutdown (:meth:`Executor.halt`, begun as soon as the stop signal arrives) new runs are refused, executing runs
+get their grace, and the rest are stopped for the next start (or another process) to finish; then every stream and
+wait of the server ends (:attr:`Executor.halted`), so that the web server can close its connections at once.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import contextlib
 import copy
 import logging
 import time
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Awaitable, Callable, Collection, Coroutine
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,11 +29,12 @@ from fastapi import HTTPException
 
 from podium.errors import LeaseLost, PodiumError, StoreCorrupt, StoreError
 from podium.events import Event, RunEnded
+from podium.runtime.bus import Subscription
 from podium.server._records import get_queue, put_queue, run_extra, set_run_extra
 
 if TYPE_CHECKING:
     from podium.agents.base import Agent
-    from podium.runtime.bus import EventBus, Subscription
+    from podium.runtime.bus import EventBus
     from podium.runtime.runtime import Runtime
     from podium.store.base import Store
 
@@ -47,6 +52,28 @@ STORE_RETRY_MOST = 30.0
 
 def _stream_tokens(event: Event) -> None:
     """A listener on every run, so that the runtime streams model tokens (it publishes them on the bus)."""
+
+
+STOPPING = "the server is stopping"
+"""What a request refused, or a stream or wait ended, by the shutdown is told first."""
+
+
+class _Watched(Subscription):
+    """A subscription of the bus that the executor closes when it halts: its reader gets what was published, then
+    the end of the iteration."""
+
+    __slots__ = ("_inner", "_watched", "thread_id")
+
+    def __init__(self, inner: Subscription, watched: set[_Watched]) -> None:
+        self._inner, self._watched, self.thread_id = inner, watched, inner.thread_id
+        watched.add(self)
+
+    async def next(self) -> Event:
+        return await self._inner.next()
+
+    def close(self) -> None:
+        self._watched.discard(self)
+        self._inner.close()
 
 
 @dataclass(slots=True, kw_only=True)
@@ -88,7 +115,15 @@ class Executor:
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self._watched: set[_Watched] = set()
+        self._halting: asyncio.Future[None] | None = None
         self.closing = False
+        """Set when the shutdown begins: no run starts any more."""
+        self.halted = asyncio.Event()
+        """Set once the shutdown has stopped the executing runs (their grace spent): streams and waits end then."""
+        self.stopped: set[str] = set()
+        """The runs the shutdown stopped (their last event may say ``cancelled``): they go on at the next start, or
+        in another process."""
         self.busy_timeout = 0.0
         """Seconds a run waits for its thread's lease held by a process that died (0: fail at once)."""
 
@@ -134,6 +169,7 @@ class Executor:
                 input while the thread waits for an answer (unless the strategy stops that run).
         """
         store, thread_id = self.store, job.thread_id
+        self.refuse_if_closing()
         async with self.lock(thread_id):
             if self.busy(thread_id):
                 if strategy == "reject" or job.resume:
@@ -173,14 +209,50 @@ class Executor:
             if last is not None and last.status in ("interrupted", "running"):
                 await self._cancel(last.id, rollback=False)
 
+    def refuse_if_closing(self) -> None:
+        """Refuse a new run while the server stops.
+
+        Raises:
+            HTTPException: 503, the server is stopping.
+        """
+        if self.closing:
+            raise HTTPException(
+                503, f"{STOPPING}: send the run again once it is back (or to another process)", {"Retry-After": "5"}
+            )
+
+    def watch(self, thread_id: str) -> Subscription:
+        """Follow the thread's events on the bus until the subscription is closed or the executor halts (the reader
+        then gets what was published and the end of the iteration: a stream ends instead of waiting for a run that
+        a shutdown stopped)."""
+        subscription = _Watched(self.bus.subscribe(thread_id), self._watched)
+        if self.halted.is_set():
+            subscription.close()
+        return subscription
+
+    async def until_halted(self, waiting: Awaitable[Any]) -> bool:
+        """Await ``waiting`` unless the executor halts first; whether it completed."""
+        if self.halted.is_set():
+            if isinstance(waiting, Coroutine):
+                waiting.close()
+            return False
+        work = asyncio.ensure_future(waiting)
+        halted = asyncio.ensure_future(self.halted.wait())
+        try:
+            await asyncio.wait({work, halted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            halted.cancel()
+            if not work.done():
+                work.cancel()
+        return work.done() and not work.cancelled()
+
     async def submit_watched(self, job: Job, strategy: Strategy, extra: dict[str, Any]) -> Subscription:
-        """:meth:`submit` ``job``, subscribed to its thread's events first (so none of the run's is missed); the
-        subscription is closed if the submission fails.
+        """:meth:`submit` ``job``, subscribed to its thread's events first (:meth:`watch`, so none of the run's is
+        missed); the subscription is closed if the submission fails.
 
         Raises:
             HTTPException: as :meth:`submit`.
         """
-        subscription = self.bus.subscribe(job.thread_id)
+        subscription = self.watch(job.thread_id)
         try:
             await self.submit(job, strategy, extra)
         except BaseException:
@@ -354,10 +426,10 @@ class Executor:
             self._start(job)
 
     async def wait(self, thread_id: str, run_id: str) -> None:
-        """Until the run's job here (if any) is done."""
+        """Until the run's job here (if any) is done, or the executor halted."""
         job = self.job(run_id)
         if job is not None:
-            await job.done.wait()
+            await self.until_halted(job.done.wait())
 
     async def recover(self) -> None:
         """Finish the runs a stopped server left running, and restart the stored queues."""
@@ -387,13 +459,29 @@ class Executor:
                 self.queues[thread_id] = queued
                 self.later(self._advance(thread_id))
 
-    async def shutdown(self, grace: float) -> None:
-        """Let executing runs finish for ``grace`` seconds, then stop them so the next start resumes them.
+    async def halt(self, grace: float) -> None:
+        """Begin the shutdown: refuse new runs, let executing runs finish for ``grace`` seconds, then stop them so
+        the next start (or another process) finishes them; then end every watched subscription and wait.
 
+        Called again (the shutdown proper after the stop signal began it), it waits for the first call's work.
         Queued runs stay queued (stored) for the next start.
         """
-        self.closing = True
-        await self._stop_runs(grace)
+        if self._halting is None:
+            self.closing = True
+            self._halting = asyncio.ensure_future(self._halt(grace))
+        await asyncio.shield(self._halting)
+
+    async def _halt(self, grace: float) -> None:
+        try:
+            await self._stop_runs(grace)
+        finally:
+            self.halted.set()
+            for subscription in list(self._watched):
+                subscription.close()
+
+    async def shutdown(self, grace: float) -> None:
+        """:meth:`halt`, then stop the executor's background work (before the store closes)."""
+        await self.halt(grace)
         await self._stop_background()
 
     async def _stop_runs(self, grace: float) -> None:
@@ -404,6 +492,7 @@ class Executor:
         for job in list(self.active.values()):
             task = self.tasks.get(job.run_id)
             if task is not None and not task.done():
+                self.stopped.add(job.run_id)
                 task.cancel()
                 await asyncio.wait([task])
                 with contextlib.suppress(PodiumError):

@@ -106,7 +106,8 @@ class SharedExecutor(Executor):
             return
         while run_id not in self._left:
             waiter = self._waiters.setdefault(run_id, asyncio.Event())
-            await waiter.wait()
+            if not await self.until_halted(waiter.wait()):
+                return
             if self._waiters.get(run_id) is waiter:
                 del self._waiters[run_id]
             if run_id not in self._left and await self.queue.get(run_id) is None:  # woken to check
@@ -121,6 +122,7 @@ class SharedExecutor(Executor):
                 input while the thread waits for an answer (unless the strategy stops that run).
         """
         store, thread_id = self.store, job.thread_id
+        self.refuse_if_closing()
         async with self.lock(thread_id):
             queued, last_id, last_status, job.after = await self.queue.before_submit(thread_id)
             if not job.resume and not queued and last_id is not None and last_status in ("interrupted", "running"):
@@ -324,11 +326,14 @@ class SharedExecutor(Executor):
         self._wake.set()
         self.later(self._settle())
 
+    async def halt(self, grace: float) -> None:
+        """Claim no more runs; let executing runs finish for ``grace`` seconds, then stop them (see Executor)."""
+        self._wake.set()  # the claim loop sees ``closing`` (set before this awaits) and stops
+        await super().halt(grace)
+
     async def shutdown(self, grace: float) -> None:
-        """Let executing runs finish for ``grace`` seconds, then stop them and hand them to the other processes."""
-        self.closing = True
-        self._wake.set()
-        await self._stop_runs(grace)
+        """:meth:`halt`, then hand the runs stopped here to the other processes at once and stop listening."""
+        await self.halt(grace)
         with contextlib.suppress(PodiumError):
             await self.queue.release(self.owner, None)
         # nothing of this executor may outlive the store it uses: stop and await every task it started

@@ -23,12 +23,15 @@ ENV = "PODIUM_SERVE_WORKER"
 """The environment variable holding the description of the server each worker builds."""
 
 
-def describe(apps: list[str], store: str, auth: AuthConfig, *, lease_ttl: float, max_runs: int) -> str:
+def describe(
+    apps: list[str], store: str, auth: AuthConfig, *, lease_ttl: float, max_runs: int, grace: float = 5.0
+) -> str:
     """The description :func:`create` reads: the apps as named on the command line (none: every example), the store
     URL and the settled authentication."""
     names = {f.name for f in fields(auth) if not f.name.startswith("_")}
     settled = {k: sorted(v) if isinstance(v, frozenset) else v for k, v in asdict(auth).items() if k in names}
-    return json.dumps({"apps": apps, "store": store, "auth": settled, "lease_ttl": lease_ttl, "max_runs": max_runs})
+    spec = {"apps": apps, "store": store, "auth": settled, "lease_ttl": lease_ttl, "max_runs": max_runs}
+    return json.dumps({**spec, "grace": grace})
 
 
 def create() -> FastAPI:
@@ -49,5 +52,7 @@ def create() -> FastAPI:
         close_store=True,
         lease_ttl=spec["lease_ttl"],
         max_runs=spec["max_runs"],
+        grace=spec["grace"],
         freeze_start_up=True,
+        stop_on_signals=True,
     )

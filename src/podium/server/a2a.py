@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 
+from podium.server._wire import parse_body
 from podium.server.auth import authenticate, dev_principal
 
 if TYPE_CHECKING:
@@ -79,6 +80,11 @@ def mount(app: FastAPI, state: ServerState) -> None:
 
             made.update(dispatchers(state))
         request.scope[_PRINCIPAL] = principal
+        try:  # (the SDK answers a body that is not UTF-8, or nests too deep, as an internal error with Python's text)
+            parse_body(await request.body())  # the body stays cached on the request for the SDK
+        except ValueError as exc:
+            error = {"code": -32700, "message": f"Parse error: {exc}"}
+            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error})
         response: Response = await made[name].handle_requests(request)
         return response
 

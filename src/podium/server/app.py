@@ -10,22 +10,29 @@ import asyncio
 import gc
 import importlib.util
 import logging
-from collections.abc import AsyncIterator, Mapping
+import signal
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from podium.errors import PodiumError, RunNotFound, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
 from podium.server import assistants, openai_compat, ops, pages, plan, runs, threads
 from podium.server._guard import RequestGuard
 from podium.server._state import ServerState
+from podium.server._wire import parse_body, unreadable_body
 from podium.server.auth import AuthConfig, dev_principal
 
 if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from types import FrameType
+
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from podium.app import App
     from podium.runtime.bus import EventBus
@@ -49,6 +56,14 @@ async def _podium_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=_status(exc))
 
 
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    unreadable = unreadable_body(exc)
+    if unreadable is not None:
+        return JSONResponse({"detail": unreadable}, status_code=422)
+    return await http_exception_handler(request, exc)
+
+
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     detail = [{k: v for k, v in error.items() if k in ("loc", "msg", "type")} for error in exc.errors()]
@@ -67,6 +82,7 @@ def create_app(
     lease_ttl: float = 10.0,
     max_runs: int = 100,
     freeze_start_up: bool = False,
+    stop_on_signals: bool = False,
 ) -> FastAPI:
     """A FastAPI application serving ``apps`` (by name) as assistants, keeping everything in ``store``.
 
@@ -88,6 +104,10 @@ def create_app(
             apps) out of the garbage collector's reach (``gc.freeze``), so its full collections scan only what
             requests created since: they pause the event loop a few milliseconds instead of tens. For a process
             that only serves (``podium serve`` sets it).
+        stop_on_signals: begin the shutdown as soon as SIGTERM or SIGINT arrives (then the signal goes on to the web
+            server's handler): runs get their ``grace`` while the web server waits for its connections, and every
+            stream ends once they stopped, instead of when the web server's own timeout cuts it. For a process that
+            only serves, in its main thread (``podium serve`` sets it).
     """
     from podium.runtime.runtime import Runtime
 
@@ -136,10 +156,17 @@ def create_app(
         if freeze_start_up:
             gc.collect()
             gc.freeze()
+        halting: list[asyncio.Task[None]] = []
+
+        def begin() -> None:  # (its task is kept referenced while it runs)
+            halting.append(asyncio.create_task(state.executor.halt(grace)))
+
+        restore = _on_stop_signals(begin) if stop_on_signals else _nothing
         try:
             async with mcp.run() if mcp is not None else nullcontext():
                 yield
         finally:
+            restore()
             watcher.cancel()
             await state.executor.shutdown(grace)
             await state.close()
@@ -153,6 +180,7 @@ def create_app(
     app.state.podium = state
     app.add_exception_handler(PodiumError, _podium_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_middleware(RequestGuard, max_body=max_body, metrics=state.metrics)
     app.include_router(ops.router)
     app.include_router(openai_compat.router)
@@ -178,6 +206,44 @@ def create_app(
     return app
 
 
+def _nothing() -> None:
+    pass
+
+
+def _on_stop_signals(begin: Callable[[], None]) -> Callable[[], None]:
+    """Call ``begin`` in the running event loop when SIGTERM or SIGINT arrives, then the handler that was there (the
+    web server's, which starts its graceful shutdown); returns what puts the handlers back.
+
+    The web server waits for open connections before it tells the application to shut down: without this, a stream
+    that follows a run would hold its connection until the web server's timeout cancels it. Only the main thread
+    can set handlers: elsewhere nothing is done.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return _nothing
+    loop = asyncio.get_running_loop()
+    before: dict[int, Any] = {}
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        loop.call_soon_threadsafe(begin)
+        previous = before[signum]
+        if callable(previous):
+            previous(signum, frame)
+        else:  # the default action (or none): as if this handler had never been set
+            signal.signal(signum, previous)
+            signal.raise_signal(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        before[signum] = signal.getsignal(signum)
+        signal.signal(signum, handler)
+
+    def restore() -> None:
+        for signum, previous in before.items():
+            if signal.getsignal(signum) is handler:  # (unless someone set another since)
+                signal.signal(signum, previous)
+
+    return restore
+
+
 def _mount_a2a(app: FastAPI, state: ServerState) -> None:
     """Every app as an A2A agent (``podium.server.a2a``), when the ``a2a`` extra is installed."""
     from podium.server import a2a
@@ -200,9 +266,42 @@ def _while_dev_mode(state: ServerState, endpoint: ASGIApp) -> ASGIApp:
             status, detail = _mcp_missing(state)
             await JSONResponse({"detail": detail}, status_code=status)(scope, receive, send)
             return
+        if scope["type"] == "http" and scope["method"] == "POST":
+            replay = await _read_json_rpc(scope, receive, send)
+            if replay is None:
+                return
+            receive = replay
         await endpoint(scope, receive, send)
 
     return gated
+
+
+async def _read_json_rpc(scope: Scope, receive: Receive, send: Send) -> Receive | None:
+    """Read a JSON-RPC request's body; ``None`` once a body that is not JSON was answered with a parse error (the
+    MCP SDK answers a body that is not UTF-8, or nests too deep, with a bare 500), else what hands the body on."""
+    body, more = b"", True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":  # the client left
+            return None
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    try:
+        parse_body(body)
+    except ValueError as exc:
+        error = {"code": -32700, "message": f"Parse error: {exc}"}
+        await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=400)(scope, receive, send)
+        return None
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
 
 
 def _mcp_missing(state: ServerState) -> tuple[int, str]:

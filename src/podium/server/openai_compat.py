@@ -32,17 +32,18 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from podium.errors import SubscriberLagged
 from podium.events import Event, MessageAdded, RunEnded
 from podium.messages import AIMessage, HumanMessage, Message, Usage
 from podium.models.openai_format import from_openai
 from podium.runtime.bus import Subscription
-from podium.server._executor import Job
+from podium.server._executor import STOPPING, Job
 from podium.server._records import create_thread, existing_thread, owned_thread, run_extra
 from podium.server._reply import Reply
 from podium.server._state import ServerState
-from podium.server._wire import storable
+from podium.server._wire import storable, unreadable_body
 from podium.server.auth import Principal, require
 
 __all__ = ["ChatCompletionRequest", "router"]
@@ -57,7 +58,10 @@ class _OpenAIRoute(APIRoute):
         async def handle(request: Request) -> Response:
             try:
                 return await handler(request)
-            except HTTPException as exc:
+            except StarletteHTTPException as exc:  # (FastAPI raises Starlette's for a body it cannot read)
+                unreadable = unreadable_body(exc)
+                if unreadable is not None:
+                    return _error(422, unreadable)
                 return _error(exc.status_code, str(exc.detail), exc.headers)
             except RequestValidationError as exc:
                 detail = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
@@ -88,6 +92,10 @@ class ChatMessageIn(BaseModel):
     tool_call_id: str | None = None
 
 
+MAX_CONVERSATION_ID = 200
+"""The longest conversation id accepted (``X-Conversation-Id`` or ``metadata.conversation_id``)."""
+
+
 class StreamOptions(BaseModel):
     """``stream_options``: ``include_usage`` adds a last chunk with the token usage."""
 
@@ -106,6 +114,16 @@ class ChatCompletionRequest(BaseModel):
     n: int = Field(1, description="Replies to give: only 1 (an app gives one reply per turn)")
     metadata: Annotated[dict[str, str], AfterValidator(storable)] | None = None
     user: str | None = Field(None, description="Ignored: the user is the one of the credentials")
+
+    @field_validator("metadata")
+    @classmethod
+    def _conversation_id_length(cls, metadata: dict[str, str] | None) -> dict[str, str] | None:
+        conversation = (metadata or {}).get("conversation_id", "")
+        if len(conversation) > MAX_CONVERSATION_ID:
+            raise ValueError(
+                f"metadata.conversation_id is longer than {MAX_CONVERSATION_ID} characters (as X-Conversation-Id)"
+            )
+        return metadata
 
     @field_validator("n")
     @classmethod
@@ -244,8 +262,14 @@ class _Answer:
             self.usage = self.usage + event.usage
         return self.reply.feed(event)
 
-    def failure(self) -> str | None:
-        """Why the run did not answer, or ``None`` when it completed or asked a question."""
+    def failure(self, stopping: bool = False) -> str | None:
+        """Why the run did not answer, or ``None`` when it completed or asked a question (``stopping``: the server
+        stopped the run, which goes on later)."""
+        if stopping:
+            return (
+                f"{STOPPING}: the run goes on at its next start (or in another process) and its reply is kept in the "
+                f"conversation (thread {self.job.thread_id})"
+            )
         if self.ended is None:
             return "the run ended without a result"
         if self.ended.status in ("completed", "interrupted"):
@@ -272,7 +296,7 @@ async def _events(state: ServerState, job: Job, subscription: Subscription) -> A
                 break
             try:
                 event = following.result()
-            except SubscriberLagged:
+            except (SubscriberLagged, StopAsyncIteration):  # (the end: the server stopped the run)
                 break
             seen = max(seen, event.seq or 0)
             yield event
@@ -283,12 +307,17 @@ async def _events(state: ServerState, job: Job, subscription: Subscription) -> A
         for event in await state.store.read_events(job.thread_id, after=seen, run_id=job.run_id):
             ended = ended or isinstance(event, RunEnded)
             yield event
-        if not ended:  # a run the executor refused (never started) ends in its API record only
+        if not ended and not state.executor.halted.is_set():  # refused (never started): in its API record only
             extra = await run_extra(state.store, job.thread_id, job.run_id) or {}
             status = extra.get("podium_status", "failed")
             yield RunEnded(status=status, reason=extra.get("reason", ""), run_id=job.run_id)
     finally:
         done.cancel()
+
+
+def _stopped(state: ServerState, answer: _Answer) -> bool:
+    """Whether the server's shutdown stopped the run before it answered (its end, if any, says ``cancelled``)."""
+    return answer.job.run_id in state.executor.stopped or (answer.ended is None and state.executor.halted.is_set())
 
 
 def _headers(job: Job, conversation: str | None) -> dict[str, str]:
@@ -329,9 +358,11 @@ async def _stream(
             if answer.ended is not None:
                 break
     await state.executor.wait(job.thread_id, job.run_id)  # the thread is free when the client hears the end
-    failure = answer.failure()
+    stopping = _stopped(state, answer)
+    failure = answer.failure(stopping)
     if failure is not None:
-        yield _sse({"error": {"message": failure, "type": "server_error", "code": "run_failed"}})
+        code = "server_stopping" if stopping else "run_failed"
+        yield _sse({"error": {"message": failure, "type": "server_error", "code": code}})
     else:
         yield chunk({}, "stop")
         if body.stream_options is not None and body.stream_options.include_usage:
@@ -345,7 +376,7 @@ async def chat_completions(
     body: ChatCompletionRequest,
     request: Request,
     principal: Annotated[Principal, Depends(require("run"))],
-    x_conversation_id: Annotated[str | None, Header(max_length=200)] = None,
+    x_conversation_id: Annotated[str | None, Header(max_length=MAX_CONVERSATION_ID)] = None,
     x_podium_thread_id: Annotated[str | None, Header(max_length=200)] = None,
 ) -> Any:
     """The app ``model`` answers the last user message, streaming (``stream: true``) or not."""
@@ -368,9 +399,11 @@ async def chat_completions(
     # Answer once the executor is done with the run: a client's next message (an answer to the question, or new
     # input) then finds the thread free, never "busy" with the run that just answered.
     await state.executor.wait(job.thread_id, job.run_id)
-    failure = answer.failure()
+    stopping = _stopped(state, answer)
+    failure = answer.failure(stopping)
     if failure is not None:
         status = 409 if answer.ended is not None and answer.ended.status == "cancelled" else 500
+        status = 503 if stopping else status
         # the run happened (its tools ran, the message is in the conversation): a client's automatic retry would
         # run the turn again, so the OpenAI clients are told not to (they read this header before the status)
         return _error(status, failure, {**headers, "x-should-retry": "false"})

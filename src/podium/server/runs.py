@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from podium.errors import UsageError
 from podium.runtime.bus import Subscription
 from podium.server._convert import NOTHING_WAITS, input_text, resume_answer
-from podium.server._executor import Job, Strategy
+from podium.server._executor import STOPPING, Job, Strategy
 from podium.server._records import create_thread, existing_thread, owned_thread, run_extra, run_out, update_thread
 from podium.server._state import ServerState
 from podium.server._wire import StorableDict, seq_number
@@ -146,10 +146,22 @@ async def _run_json(state: ServerState, thread_id: str, run_id: str) -> dict[str
 
 
 async def _result(state: ServerState, thread_id: str, run_id: str) -> dict[str, Any]:
-    """What ``wait`` and ``join`` answer: the thread's values, ``__interrupt__`` or ``__error__`` when so."""
+    """What ``wait`` and ``join`` answer: the thread's values, ``__interrupt__`` or ``__error__`` when so.
+
+    Raises:
+        HTTPException: 503 when the server stops before the run ended; ``Location`` says where to join it again.
+    """
     await state.executor.wait(thread_id, run_id)
     values = (await thread_values(state, thread_id)).to_dict(with_interrupts=True)
     run = await _run_json(state, thread_id, run_id)
+    executor = state.executor
+    if run_id in executor.stopped or (executor.halted.is_set() and run["status"] in ("pending", "running")):
+        where = f"{_where(thread_id, run_id)}/join"
+        raise HTTPException(
+            503,
+            f"{STOPPING}: run {run_id!r} goes on at its next start (or in another process); join it at {where}",
+            {"Location": where, "Retry-After": "5"},
+        )
     if run["status"] == "error":
         values["__error__"] = {"error": run["podium_status"], "message": run["reason"]}
     return values
@@ -193,7 +205,7 @@ async def _streaming(
 async def create_and_stream(thread_id: str, body: RunCreate, request: Request, principal: Run) -> StreamingResponse:
     """Start a run and stream it (SSE); the run goes on if the client leaves (unless ``on_disconnect=cancel``)."""
     state = _state(request)
-    subscription = state.bus.subscribe(thread_id)  # before the run starts, so its first tokens are seen
+    subscription = state.executor.watch(thread_id)  # before the run starts, so its first tokens are seen
     try:
         job = await _submit(state, principal, thread_id, body)
     except BaseException:

@@ -11,7 +11,9 @@ Every frame that comes from a stored event carries ``id: <seq>``, so a client th
 - ``custom``: side-channel notes and artifacts;
 - ``events``: every typed Podium event as stored (its JSON form).
 
-A run that fails ends with an ``error`` frame.
+A run that fails ends with an ``error`` frame. A stream whose run a shutdown stopped just ends, after the frames of
+what the run did: the run goes on at the server's next start (or in another process), where the client rejoins it
+with ``Last-Event-ID``.
 """
 
 from __future__ import annotations
@@ -114,10 +116,11 @@ async def stream_run(
     after: int,
     subscription: Subscription | None = None,
 ) -> AsyncIterator[bytes]:
-    """The frames of a run from the thread's event ``after`` on, until the run stops executing here.
+    """The frames of a run from the thread's event ``after`` on, until the run stops executing here (or the server
+    stops it: :attr:`~podium.server._executor.Executor.halted`).
 
-    Pass a ``subscription`` of the thread taken before the run was submitted to see its first streamed-only
-    events (model tokens) too.
+    Pass a ``subscription`` of the thread taken before the run was submitted (:meth:`Executor.watch
+    <podium.server._executor.Executor.watch>`) to see its first streamed-only events (model tokens) too.
     """
     yield frame("metadata", {"run_id": run_id, "thread_id": thread_id, "attempt": 1})
     store, executor = state.store, state.executor
@@ -125,7 +128,7 @@ async def stream_run(
     renderer = _Renderer(modes, values, run_id)
     last = after
     live = subscription is not None  # everything after ``after`` waits in the subscription: read it first
-    subscription = subscription or state.bus.subscribe(thread_id)
+    subscription = subscription or executor.watch(thread_id)
     try:
         for event in await store.read_events(thread_id):
             if event.seq <= after:
@@ -141,7 +144,7 @@ async def stream_run(
                 for chunk in renderer.render(event):
                     yield chunk
                 final = isinstance(event, RunEnded) and await executor.is_final(run_id, event)
-            if not live and (final or not await executor.queued(run_id)):
+            if not live and (final or executor.halted.is_set() or not await executor.queued(run_id)):
                 await executor.wait(thread_id, run_id)
                 return
             live = False
@@ -163,6 +166,6 @@ async def stream_run(
                         break
             except SubscriberLagged:  # read what it missed from the store, then follow again
                 subscription.close()
-                subscription = state.bus.subscribe(thread_id)
+                subscription = executor.watch(thread_id)
     finally:
         subscription.close()
