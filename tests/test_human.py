@@ -165,3 +165,23 @@ def test_a_caseless_pattern_finds_what_a_case_insensitive_search_finds(text: str
 def test_a_caseless_pattern_is_lowercase_ascii_without_codes_or_flags(pattern: str) -> None:
     with pytest.raises(ValueError, match="lowercase ASCII"):
         Caseless(pattern)
+
+
+def test_an_answer_that_changes_its_mind_or_picks_by_place_fits_what_it_means() -> None:
+    topology = Expectation(type="choice", options=["Home", "Motor"])
+    assert topology.fit("Motor. no wait, home") == "Home"
+    assert topology.fit("the second one") == "Motor" and topology.fit("option 1") == "Home"
+    assert topology.fit("motor and home") is None  # two named: neither
+    claim = Expectation(type="pattern", pattern=r"\b\d{3}[A-Z]{3}\b")
+    assert claim.fit("123ABH, sorry I meant 456DEF") == "456DEF"
+    assert claim.fit("123ABH") == "123ABH"
+    yes_no = Expectation(type="choice", options=["yes", "no"])
+    assert yes_no.fit("no, actually yes") == "no"  # a no first stays no: the answer that does nothing
+    assert yes_no.fit("yes. actually no") == "no"
+
+
+def test_an_edit_that_is_not_a_json_object_is_no_decision() -> None:
+    from podium.human import approval
+
+    assert approval("edit: {amount: 40}") is None and approval('edit: {"amount": 40}') == 'edit: {"amount":40}'
+    assert approval("no, too expensive") == "reject: too expensive" and approval("no thank you") == "reject"

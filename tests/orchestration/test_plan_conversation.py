@@ -344,3 +344,19 @@ async def test_a_new_task_while_a_step_waits_is_planned_after_the_plan() -> None
         ("reset her password too", "rejected"),
         ("order a monitor for Grace Hopper", "completed"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "task"),
+    [
+        ("great, now order her a phone charger", "order her a phone charger"),
+        ("also book a meeting room for Friday", "book a meeting room for Friday"),
+        ("order a headset for Ada", "order a headset for Ada"),  # starts with a tool's verb
+        ("looks fine to me", None),
+        ("", None),
+    ],
+)
+def test_a_new_task_said_while_a_plan_waits_is_told_apart(said: str, task: str | None) -> None:
+    from podium.orchestration.plan.reading import next_task
+
+    assert next_task(said, frozenset({"order", "book"})) == task

@@ -24,6 +24,8 @@ class Refusing(SQLiteStore):
 
     outage = 1.0
     refused = 0
+    reads = False
+    """Whether reads of runs fail during the outage too (a database that is down, not only full)."""
     _until = 0.0
     _done = False
 
@@ -39,18 +41,25 @@ class Refusing(SQLiteStore):
         self._check(events)
         await super().append_events(thread_id, events, owner=owner)
 
+    async def get_run(self, run_id: str) -> Any:
+        if self.reads and time.monotonic() < self._until:
+            raise StoreError("the database is not answering")
+        return await super().get_run(run_id)
+
     async def append_events_soon(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
         self._check(events)
         await super().append_events_soon(thread_id, events, owner=owner)
 
 
+@pytest.mark.parametrize("reads", [False, True], ids=["writes refused", "reads refused too"])
 def test_a_run_the_store_stops_goes_on_once_it_takes_writes_again(
-    tmp_path: Path, gate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, reads: bool
 ) -> None:
     monkeypatch.setattr("podium.runtime.journal.FLUSH_RETRIES", (0.05, 0.05))
     monkeypatch.setattr("podium.server._executor.STORE_RETRY_FIRST", 0.2)
     gate[0].touch()
     store = Refusing(tmp_path / "s.db")
+    store.reads = reads
     with live_server({"gated": app}, store) as url, httpx.Client(base_url=url, timeout=30) as client:
         thread_id = client.post("/threads", json={}).json()["thread_id"]
         body: dict[str, Any] = {"assistant_id": "gated", "input": {"messages": [{"role": "user", "content": "hi"}]}}
