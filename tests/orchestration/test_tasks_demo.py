@@ -116,6 +116,17 @@ def test_podium_chat_runs_the_demo_offline(tmp_path: Path) -> None:
     assert "planner → researcher" in progress
 
 
+async def _answers_with(asked: str, answer: str, tools: list[str]) -> None:
+    """tasks-demo answers ``asked`` with ``answer``, running ``tools`` (by name, in order)."""
+    app = load_app("tasks-demo")
+    task = app.build(app.model(Settings.load(env={})))
+    events: list[Event] = []
+    ran = await Runtime().send(task, asked, on_event=events.append)
+    assert ran.output == answer
+    used = [e.message.name for e in events if isinstance(e, MessageAdded) and isinstance(e.message, ToolMessage)]
+    assert used == tools
+
+
 @pytest.mark.parametrize(
     ("asked", "answer", "tools"),
     [
@@ -136,13 +147,7 @@ def test_podium_chat_runs_the_demo_offline(tmp_path: Path) -> None:
 async def test_the_stand_in_computes_with_the_calculator_s_tools_or_says_it_cannot(
     asked: str, answer: str, tools: list[str]
 ) -> None:
-    app = load_app("tasks-demo")
-    task = app.build(app.model(Settings.load(env={})))
-    events: list[Event] = []
-    ran = await Runtime().send(task, asked, on_event=events.append)
-    assert ran.output == answer
-    used = [e.message.name for e in events if isinstance(e, MessageAdded) and isinstance(e.message, ToolMessage)]
-    assert used == tools
+    await _answers_with(asked, answer, tools)
 
 
 async def test_the_planner_asks_again_for_an_answer_that_is_not_an_option() -> None:
@@ -228,13 +233,7 @@ async def test_the_answer_to_which_city_plans_that_city() -> None:
     ],
 )
 async def test_the_stand_in_reads_a_calculation_in_everyday_words(asked: str, answer: str, tools: list[str]) -> None:
-    app = load_app("tasks-demo")
-    task = app.build(app.model(Settings.load(env={})))
-    events: list[Event] = []
-    ran = await Runtime().send(task, asked, on_event=events.append)
-    assert ran.output == answer
-    used = [e.message.name for e in events if isinstance(e, MessageAdded) and isinstance(e.message, ToolMessage)]
-    assert used == tools
+    await _answers_with(asked, answer, tools)
 
 
 async def test_a_correction_replaces_the_previous_calculation_or_its_last_step() -> None:
