@@ -23,6 +23,7 @@ __all__ = [
     "corrected",
     "corrects",
     "declines",
+    "elided",
     "emergency",
     "joined_codes",
     "negated",
@@ -295,6 +296,23 @@ _JOINERS = re.compile(
     r"\s*(?:[,;]\s*)?\b(?:and\s+also|and\s+then|and|also|plus|as\s+well\s+as)\b\s*|\s*;\s*|\s*\?\s+(?=\S)",
     re.IGNORECASE,
 )
+
+
+_VALUE_TOKEN = re.compile(r"(?<![\w-])(?=[\w-]*\d)[A-Za-z0-9][\w-]*")
+"""A word holding a digit: an id, a code, a number ("1122AA", "RX1234567", "P-111222")."""
+
+
+def elided(before: str, part: str) -> str | None:
+    """``part`` made whole from the request before it, when it only gives another value for it ("decline letters
+    for claims 1122AA" and "3344BB, both motor" make "decline letters for claims 3344BB, both motor"; "refill
+    RX1234567" and "RX7654321 please" make "refill RX7654321 please"), else ``None``: the words of ``before`` up to
+    its first value, then ``part``, which starts with a value of its own."""
+    said = part.lstrip(" ,;")
+    first = _VALUE_TOKEN.match(said)
+    found = _VALUE_TOKEN.search(before)
+    if first is None or found is None or found.start() == 0:
+        return None
+    return before[: found.start()] + said
 
 
 def requests_in(text: str) -> list[str]:

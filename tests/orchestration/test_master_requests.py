@@ -91,3 +91,29 @@ def test_unsure_reads_not_knowing_or_having(text: str, expected: bool) -> None:
     from podium.human import unsure
 
     assert unsure(text) is expected
+
+
+async def test_another_value_for_the_same_request_is_a_request_of_its_own() -> None:
+    letters = await talk(["decline letters for claims 1122AA and 3344BB, both motor", "motor"], "smart-investigator")
+    assert letters[0] is not None and letters[0].endswith(
+        "(After this, I will turn to: decline letters for claims 3344BB, both motor.)"
+    )
+    assert letters[1] is not None and letters[1].count("Letter generated!") == 2
+    refills = await talk(["refill RX1234567 and RX7654321 please", "pharmacy pickup"], "clinic-desk")
+    assert refills[1] is not None and "Would you like pharmacy pickup or home delivery?" in refills[1]
+    assert refills[0] is not None and "(After this, I will turn to: refill RX7654321 please.)" in refills[0]
+
+
+@pytest.mark.parametrize(
+    ("before", "part", "whole"),
+    [
+        ("decline letters for claims 1122AA", "3344BB, both motor", "decline letters for claims 3344BB, both motor"),
+        ("refill RX1234567", "RX7654321 please", "refill RX7654321 please"),
+        ("refill RX1234567", "home delivery", None),  # no value of its own: not another item
+        ("book an appointment", "P-111222 too", None),  # nothing before to give another value for
+    ],
+)
+def test_a_part_that_only_gives_another_value_is_made_whole(before: str, part: str, whole: str | None) -> None:
+    from podium.human import elided
+
+    assert elided(before, part) == whole

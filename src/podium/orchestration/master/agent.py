@@ -30,7 +30,7 @@ from typing import Any
 from podium.agents.base import Agent, AgentResult
 from podium.errors import StepLimitExceeded, UsageError
 from podium.events import TaskStackChanged
-from podium.human import requests_in
+from podium.human import elided, requests_in
 from podium.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
 from podium.orchestration.master.routing.llm import CONTROL_TOOLS
@@ -287,9 +287,15 @@ class _Session:
         routed: list[tuple[Decision, str]] = []
         for part in parts:
             said = await self._classify("part", functools.partial(self._human_query, part, top))
-            if said.kind != "route" or said.tool not in self.agent.tools or said.reason == "return":
+            item = False  # another value for the request before ("... claims 1122AA and 3344BB"): its own request
+            whole = elided(routed[-1][1], part) if routed else None
+            if whole is not None and (not self._routes(said) or said.tool == routed[-1][0].tool):
+                again = await self._classify("part", functools.partial(self._human_query, whole, top))
+                if self._routes(again) and again.tool == routed[-1][0].tool:
+                    said, part, item = again, whole, True
+            if not self._routes(said):
                 return decision, text
-            if routed and routed[-1][0].tool == said.tool:  # two parts of one request
+            if routed and routed[-1][0].tool == said.tool and not item:  # two parts of one request
                 routed[-1] = (routed[-1][0], f"{routed[-1][1]} and {part}")
             else:
                 routed.append((said, part))
@@ -297,9 +303,14 @@ class _Session:
             return decision, text
         self.later[:0] = [part for _, part in routed[1:]]
         await self.save()
-        tools = ", then ".join(spoken(d.tool or "") for d, _ in routed)
-        await self.ctx.rationale(f"Your message holds {len(routed)} requests: {tools}, one after the other.")
+        tools = [spoken(d.tool or "") for d, _ in routed]
+        which = f" for {tools[0]}" if len(set(tools)) == 1 else ": " + ", then ".join(tools)
+        await self.ctx.rationale(f"Your message holds {len(routed)} requests{which}, one after the other.")
         return routed[0]
+
+    def _routes(self, decision: Decision) -> bool:
+        """Whether ``decision`` sends a part of a message to a tool of its own (not back to a waiting task)."""
+        return decision.kind == "route" and decision.tool in self.agent.tools and decision.reason != "return"
 
     def _check_input(self, text: str) -> Decision | None:
         if not text.strip():
