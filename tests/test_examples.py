@@ -238,6 +238,8 @@ async def test_trip_confirmation_asks_about_a_changed_note() -> None:
     ]
     refused = await talk(["save a note: hotel Miramar", "no. wrong hotel"])
     assert refused[1] is not None and "Saved" not in refused[1]  # a no that goes on saves nothing
+    left = await talk(["save a note: hotel Miramar", "thanks, bye"])
+    assert left[1] is not None and "Saved" not in left[1] and "Save this note" not in left[1]  # not asked again
     # the question still shows as the plain choice, and an answer beside it is still asked again
     assert trip.Confirmation().to_dict() == {"type": "choice", "options": ["yes", "no"]}
     assert trip.Confirmation().fit("And in Fahrenheit?") is None

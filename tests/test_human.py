@@ -185,3 +185,21 @@ def test_an_edit_that_is_not_a_json_object_is_no_decision() -> None:
 
     assert approval("edit: {amount: 40}") is None and approval('edit: {"amount": 40}') == 'edit: {"amount":40}'
     assert approval("no, too expensive") == "reject: too expensive" and approval("no thank you") == "reject"
+
+
+@pytest.mark.parametrize(
+    ("text", "leaves"),
+    [
+        ("thanks, bye", True),
+        ("ok I have to go", True),
+        ("that's all for now", True),
+        ("good night!", True),
+        ("I need to buy a bag", False),  # "buy" is no "bye"
+        ("what museums are nearby", False),
+        ("bye the way, is it raining? and what about Oslo and Tokyo and Lisbon", False),  # long: a request
+    ],
+)
+def test_taking_leave_is_told_apart(text: str, leaves: bool) -> None:
+    from podium.human import says_goodbye
+
+    assert says_goodbye(text) is leaves

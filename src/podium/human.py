@@ -30,6 +30,7 @@ __all__ = [
     "ordinal",
     "pleasantry",
     "requests_in",
+    "says_goodbye",
     "straight",
     "unsure",
     "yes_or_no",
@@ -201,6 +202,20 @@ def pleasantry(text: str) -> str | None:
     these with their own words."""
     bare = straight(text).lower().strip(" ?!.,")
     return next((kind for kind, said in _PLEASANTRIES if said.match(bare)), None)
+
+
+_GOODBYE = re.compile(
+    r"\b(?:bye|goodbye|bye-bye|see\s+(?:you|ya)(?:\s+later)?|gotta\s+go|(?:i\s+)?have\s+to\s+go|i'?m\s+off|"
+    r"that'?s\s+all(?:\s+for\s+now)?|good\s*night|nite)\b",
+    re.IGNORECASE,
+)
+
+
+def says_goodbye(text: str) -> bool:
+    """True when ``text`` is a short message that takes leave ("thanks, bye", "ok I have to go", "that's all for
+    now"): a question waiting for an answer is left unanswered, not asked again."""
+    said = straight(text)
+    return len(said.split()) <= 8 and _GOODBYE.search(said) is not None
 
 
 def straight(text: str) -> str:

@@ -33,7 +33,7 @@ from podium.events import (
     SideChannel,
     StepRecorded,
 )
-from podium.human import EMERGENCY_REPLY, declines, emergency, yes_or_no
+from podium.human import EMERGENCY_REPLY, declines, emergency, says_goodbye, yes_or_no
 from podium.messages import Message, ToolCall, ToolMessage, Usage, valid_history
 from podium.models.base import Model, ModelRequest, ModelResponse
 from podium.runtime.execution import call_model, call_tools
@@ -346,7 +346,8 @@ class RunContext(Injectable, Generic[DepsT]):
         In a context that checks answers (the tools of a ReAct agent: ``call_tools(check_answers=True)``), an answer
         that does not fit ``expectation`` (:meth:`Expectation.fit`: "And in Fahrenheit?" to a yes/no question) is
         not returned: the question is asked again, saying how to answer, and a choice returns the option chosen. An
-        answer that declines the question ("never mind", "cancel": :func:`podium.human.declines`) raises
+        answer that declines the question ("never mind", "cancel": :func:`podium.human.declines`; or that takes
+        leave: "thanks, bye", :func:`podium.human.says_goodbye`) raises
         :class:`~podium.errors.QuestionDeclined`, which ends the tool call and tells the model. An answer describing
         an emergency (:func:`podium.human.emergency`) is never taken: the question is asked again after
         :data:`podium.human.EMERGENCY_REPLY`.
@@ -373,7 +374,7 @@ class RunContext(Injectable, Generic[DepsT]):
             fit = expectation.fit(said)
             if fit is not None:
                 return fit
-            if declines(said):  # "no thanks" to a question it does not answer: declined all the same
+            if declines(said) or says_goodbye(said):  # "no thanks" to a question it does not answer, "thanks, bye"
                 raise QuestionDeclined(prompt, said)
             asked, question = f"{key}~{attempt}", f"{prompt} (Please answer {expectation.hint()}.)"
         raised = journal.get(asked)
