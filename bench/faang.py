@@ -15,7 +15,9 @@ Measured, each store in a fresh subprocess (like the baseline):
   * throughput: K concurrent runs, each model call sleeping --latency-ms
   * SQLite at both durabilities (full: fsync per commit; process): commits and fsynced commits per run, the
     journaled rounds of a run and this machine's sync latency (the floor at full durability: one sync per round, of a
-    page written in place, as a write-ahead log written from its start again syncs; the sync of a growing file beside it)
+    page written in place, as a write-ahead log written from its start again syncs, measured before and after the
+    runs, the lower median taken: a disk busy with a checkpoint reads several times slower; the sync of a growing
+    file beside it)
   * bytes per run (SQLite): the payload of the rows a run adds, the bytes its commits physically wrote to the WAL,
     file growth; peak RSS; import time (median of several cold imports, measured the same way for the baseline)
   * --compare: the baseline at SQLite's synchronous=FULL and at NORMAL (async runs on both sides), and the goals
@@ -167,7 +169,8 @@ def main() -> None:
         f"{full['wal_bytes_per_run']} B, file growth {full['file_growth_per_run']} B"
     )
     print(
-        f"fsync on this machine: {full['fsync_ms']} ms (median, a page written in place; "
+        f"fsync on this machine: {full['fsync_ms']} ms (a page written in place: the lower of the medians "
+        f"{' and '.join(str(r) for r in full.get('fsync_readings_ms', []))} ms, measured before and after the runs; "
         f"{full['fsync_growing_ms']} ms when it grows the file); a run has {full['rounds_per_run']} journaled rounds "
         f"(model calls and tool rounds), so its floor at full durability is {full['floor_ms']} ms; its fsynced "
         f"commits took {full['disk_ms_per_run']} ms per run as they happened"
