@@ -36,6 +36,11 @@ from podium.human import Caseless, declines, emergency, joined_codes, pleasantry
         "honestly I'd be better off dead",
         "the claimant just called and said he'll come here and hurt me",
         "my ex says she is going to come over and kill us",
+        "my toddler got into my pills and swallowed a handful",
+        "my colleague is clutching his chest and can't talk",
+        "there's smoke coming from the server room",
+        "my friend fell off a cliff and isn't moving",
+        "my dad just fainted and he's not responding",
     ],
 )
 def test_emergencies_said_in_everyday_words_are_caught(text: str) -> None:
@@ -56,6 +61,10 @@ def test_emergencies_said_in_everyday_words_are_caught(text: str) -> None:
         "I don't want to live in Paris after all",
         "this delay will hurt my credit score",
         "he said he would sue me over the bill",
+        "the app is not responding",
+        "I swallowed my pride and called them",
+        "a fire in the fireplace would be nice",
+        "the stock fell off a cliff",
     ],
 )
 def test_ordinary_requests_are_no_emergency(text: str) -> None:

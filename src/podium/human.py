@@ -89,6 +89,13 @@ class Caseless:
 
 _SOMEONE = r"(?:i'?m|i\s+am|i've\s+been|i\s+have\s+been|he'?s|she'?s|they'?re|we'?re|is|are|was|were|been|got|get)"
 
+_PERSON = (
+    r"(?:he|she|they|i|friend|dad|mom|mum|father|mother|husband|wife|partner|son|daughter|someone|somebody|man|woman|"
+    r"person|child|baby|kid|boy|girl|colleague|co-?worker|boss|neighbou?r|patient|brother|sister|grandma|grandpa|"
+    r"grand(?:mother|father)|uncle|aunt|guy|lady|student|customer|toddler)"
+)
+"""Who an emergency happens to, as people name them ("my dad", "a colleague")."""
+
 _EMERGENCY = Caseless(
     # breathing, the heart, consciousness
     r"\b(?:can'?t|cannot|can\s+not|unable\s+to|struggling\s+to|hard\s+to|trouble|difficulty)\s+breath\w*|"
@@ -97,7 +104,11 @@ _EMERGENCY = Caseless(
     r"\bhaving\s+a\s+stroke|\b(?:face|mouth|smile)\s+(?:is\s+)?droop\w*|\bdroop\w*\s+face|"
     r"\b(?:can'?t|cannot|unable\s+to)\s+(?:lift|raise|move|feel)\s+(?:my|his|her|their|one)\s+(?:arm|leg|side)|"
     r"\bslurr\w*\s+(?:speech|words|(?:his|her|my|their)\s+words)|\bseizures?\b|\bconvuls\w*|\bunconscious|"
-    r"\bunresponsive|\bpassed\s+out|\b(?:he|she|they|i|friend|dad|mom|mum|father|mother|husband|wife|partner|son|"
+    r"\bunresponsive|\bpassed\s+out|\b(?:he|she|they|he'?s|she'?s|they'?re)\s+(?:is\s+|are\s+|was\s+)?"
+    r"(?:not|isn'?t|no\s+longer)\s+(?:responding|moving|waking\s+up)\b|"
+    rf"\b{_PERSON}\s+(?:has\s+|just\s+|suddenly\s+)?fainted\b|"
+    rf"\bclutch\w*\s+(?:his|her|my|their)\s+chest|\b{_PERSON}\s+(?:just\s+)?fell\s+(?:off|from|down)\s+(?:a|the)\s+"
+    r"(?:cliff|roof|ladder|balcony|stairs|building|window)|\b(?:he|she|they|i|friend|dad|mom|mum|father|mother|husband|wife|partner|son|"
     r"daughter|someone|somebody|man|woman|person|child|baby|kid|boy|girl|colleague|co-?worker|boss|neighbou?r|"
     r"patient|brother|sister|grandma|grandpa|grand(?:mother|father)|uncle|aunt|guy|lady|student|customer)"
     r"\s+(?:has\s+|just\s+|suddenly\s+)?collapsed|"
@@ -113,13 +124,18 @@ _EMERGENCY = Caseless(
     r"\s+of|an?\s+(?:entire|handful\s+of|lot\s+of)|all\s+(?:of\s+)?(?:my|the|his|her|their))\s+(?:\w+\s+){0,2}"
     r"(?:pills|tablets|meds|medicines?|medications?|capsules|painkillers|paracetamol|sleeping\s+\w+)|"
     r"\btoo\s+many\s+(?:pills|tablets|painkillers|sleeping\s+pills)|\bsuicid\w*|"
+    r"\b(?:got|gotten|been)\s+into\s+(?:my|the|his|her|their|our)\s+(?:pills|tablets|meds|medicines?|medications?|"
+    r"painkillers)|\bswallow(?:ed|ing)?\s+a\s+handful\b|\bswallow(?:ed|ing)?\s+(?:some|a\s+bunch\s+of|a\s+lot\s+of|several|"
+    r"(?:my|the|his|her|their|our))\s+(?:\w+\s+)?(?:pills|tablets|meds|medicines?|medications?|capsules|painkillers)|"
     r"\bkill(?:ing)?\s+(?:my|him|her|them)sel(?:f|ves)|\bend\s+(?:my\s+life|it\s+all)\b|\bwant\s+to\s+die|"
     r"\bself[-\s]?harm\w*|\bhurt(?:ing)?\s+myself|\banaphyla\w*|\ballergic\s+reaction|"
     r"\b(?:don'?t|do\s+not|no\s+longer)\s+want\s+to\s+(?:be\s+alive|exist(?!\s+(?:in|on|as)\b)|"
     r"live(?:\s+any\s*more|\s*$|\s*[.!,])|wake\s+up\s+(?:any\s*more|again))|\bwish(?:ing)?\s+(?:i\s+(?:was|were)|to\s+be)\s+"
     r"dead|\bbetter\s+off\s+dead|\bno\s+reason\s+to\s+(?:live|go\s+on)|\btake\s+my\s+(?:own\s+)?life|\bnot\s+worth\s+living|"
     # fire, gas, violence
-    r"\b(?:is|are|was|been|caught|set)\s+on\s+fire|\b(?:house|home|flat|apartment|building|kitchen|car)\s+"
+    r"\b(?:is|are|was|been|caught|set)\s+on\s+fire|\bfire\s+in\s+(?:the|my|our|a)\s+(?:building|house|home|"
+    r"kitchen|office|flat|apartment|server\s+room|room|garage|warehouse|school|hallway|basement|attic|car)\b|\bsmoke\s+"
+    r"(?:coming|pouring|everywhere|alarm\s+(?:is\s+)?going)|\b(?:full\s+of|filling\s+with)\s+smoke|\b(?:house|home|flat|apartment|building|kitchen|car)\s+"
     r"(?:is\s+)?(?:burning|ablaze)|\bgas\s+leak|\bsmell\s+(?:of\s+)?gas\b|"
     r"\b(?:threaten\w*|going|gonna|trying)\s+to\s+(?:hurt|kill|attack|stab|shoot)\s+(?:me|us|him|her|them|my)|"
     r"\b(?:he|she|they|someone|somebody)(?:'ll|\s+will|'s\s+going\s+to|\s+is\s+going\s+to|'re\s+going\s+to|"
