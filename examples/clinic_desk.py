@@ -132,6 +132,7 @@ class PrescriptionRefill(MasterTool):
         expose_to_user=True,
         introduction="Refill a repeat prescription.",
         can_generate_task=True,
+        takes_corrections=True,
         examples=[
             "I need a refill of my prescription",
             "Can you renew my repeat script?",
@@ -143,6 +144,8 @@ class PrescriptionRefill(MasterTool):
 
     async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
         state: dict[str, Any] = dict(request.state or {}) if request.resumed else {}
+        if request.correction:  # "sorry wrong one, RX2000010": what it names replaces what was said
+            state.update(corrections(request.text, {"rx": PRESCRIPTION, "pickup": PICKUP}))
         if not state.get("rx"):
             state["rx"] = fit_expectation(PRESCRIPTION, request.text)
         if not state.get("pickup"):

@@ -156,3 +156,8 @@ def test_corrections_are_told_from_answers() -> None:
     assert not corrects("motor") and not corrects("P-111223") and not corrects("I want to change my seat")
     assert corrected("dentist. no wait, physio") == "physio" and corrected("AB1234, sorry I meant AB1243") == "AB1243"
     assert corrected("sorry") is None and corrected("motor") is None
+
+
+async def test_a_refill_reads_a_corrected_prescription_number() -> None:
+    said = await talk(["refill please", "RX2000001", "sorry wrong one, RX2000010", "delivery"], "clinic-desk")
+    assert said[3] is not None and "Refill of RX2000010 ordered" in said[3]

@@ -294,6 +294,7 @@ async def test_help_small_talk_and_questions_at_a_step_are_answered_and_the_step
         ("oh wait, she actually starts on the 3rd", "for Ada Lovelace, the 3rd."),
         ("sorry, her name is Grace Hopper", "for Grace Hopper."),
         ("it's for Alan Turing, he starts tomorrow", "for Alan Turing, tomorrow."),
+        ("no, she actually starts on the 3rd", "for Ada Lovelace, the 3rd."),  # a no that corrects rejects nothing
     ],
 )
 async def test_a_correction_at_a_step_re_plans_the_rest_with_it(said: str, detail: str) -> None:

@@ -83,6 +83,11 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z]+", text.lower())
 
 
+_NO_THEN = re.compile(r"\s*(?:no+|nope|nah)\b[\s,.!-]*(?:wait\b[\s,.!-]*)?\S", re.IGNORECASE)
+"""A no followed by more ("no, he starts next wednesday"), not "reject: ..." (an explicit rejection keeps its
+reason)."""
+
+
 def _stops(answer: str) -> bool:
     """The human's answer to the planner's question drops the task ("stop", "no", "never mind", "ok stop here")."""
     return is_stop(answer) or ends(answer) or " ".join(_words(answer)) in ("no", "n", "nope", "no thanks")
@@ -413,6 +418,8 @@ class PlanAndExecute(Agent):
                 prompt, expectation=_VERDICT, data={"plan_id": plan.id, "step_id": step.id, "kind": "approval"}
             )
             verdict = parse_verdict(answer)
+            if verdict is not None and not verdict.approved and _NO_THEN.match(answer) and corrects(answer):
+                verdict = None  # "no, he starts next wednesday": the plan corrected, not this step rejected
             if verdict is not None and verdict.step_id not in (None, step.id):  # sent for a step decided meanwhile
                 prompt = f"That verdict was for another step. Step {step.order} of {len(plan.steps)}: {action}."
                 continue
