@@ -329,12 +329,13 @@ _JOINERS = re.compile(
 )
 
 
-_VALUE_TOKEN = re.compile(r"(?<![\w-])(?=[\w-]*\d)[A-Za-z0-9][\w-]*")
-"""A word holding a digit: an id, a code, a number ("1122AA", "RX1234567", "P-111222")."""
+_VALUE_TOKEN = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*")
+"""A code: a word of letters and digits ("1122AA", "RX1234567", "P-111222"; a plain number is not one: "2 and 3"
+are two numbers of one request)."""
 
 
 def elided(before: str, part: str) -> str | None:
-    """``part`` made whole from the request before it, when it only gives another value for it ("decline letters
+    """``part`` made whole from the request before it, when it only gives another code for it ("decline letters
     for claims 1122AA" and "3344BB, both motor" make "decline letters for claims 3344BB, both motor"; "refill
     RX1234567" and "RX7654321 please" make "refill RX7654321 please"), else ``None``: the words of ``before`` up to
     its first value, then ``part``, which starts with a value of its own."""
@@ -349,11 +350,13 @@ def elided(before: str, part: str) -> str | None:
 def requests_in(text: str) -> list[str]:
     """The requests ``text`` may hold, split where one sentence joins another ("book a GP appointment and also
     refill my prescription", "What are your hours? And how much do I owe?"): candidates, for a caller that checks
-    each part is a request of its own (``[text]`` when nothing joins two parts of two words or more)."""
+    each part is a request of its own (``[text]`` when nothing joins two parts of two words or more, or a value
+    alone to a part with one: "refill RX1234567 and RX7654321", see :func:`elided`)."""
     kept: list[str] = []
     carried = ""  # a short part before any request: it goes with the next one
     for part in (p.strip(" ,.;") for p in _JOINERS.split(text)):
-        if len(part.split()) >= 2:
+        another = bool(kept) and _VALUE_TOKEN.fullmatch(part) is not None and _VALUE_TOKEN.search(kept[-1]) is not None
+        if len(part.split()) >= 2 or another:
             kept.append(f"{carried} {part}".strip())
             carried = ""
         elif kept:  # too short to be a request: it stays with the one before

@@ -99,6 +99,8 @@ async def test_another_value_for_the_same_request_is_a_request_of_its_own() -> N
         "(After this, I will turn to: decline letters for claims 3344BB, both motor.)"
     )
     assert letters[1] is not None and letters[1].count("Letter generated!") == 2
+    bare = await talk(["refill RX1234567 and RX7654321", "pharmacy pickup", "pharmacy pickup"], "clinic-desk")
+    assert bare[2] is not None and "Refill of RX7654321 ordered" in bare[2]  # a value alone is a request too
     refills = await talk(["refill RX1234567 and RX7654321 please", "pharmacy pickup"], "clinic-desk")
     assert refills[1] is not None and "Would you like pharmacy pickup or home delivery?" in refills[1]
     assert refills[0] is not None and "(After this, I will turn to: refill RX7654321 please.)" in refills[0]
