@@ -125,7 +125,12 @@ async def test_a_choice_is_answered_by_abbreviation_place_or_a_changed_mind(line
 
 @pytest.mark.parametrize(
     "question",
-    ["and what time do you close on saturday", "btw do you close at lunch?", "so are you closed on sundays?"],
+    [
+        "and what time do you close on saturday",
+        "btw do you close at lunch?",
+        "so are you closed on sundays?",
+        "what time do you close?",  # the opposite of what the hours say (open) is their subject too
+    ],
 )
 async def test_a_question_naming_the_opposite_verb_asks_for_information(question: str) -> None:
     (said,) = await talk([question], "clinic-desk")

@@ -180,6 +180,17 @@ def _corrects(text: str) -> bool:
     return corrects(text) and _VALUE.search(text) is not None and not is_question(text) and not unsure(text)
 
 
+def _with_opposites(text: str) -> str:
+    """``text``, and when it asks for information, the opposites of its verbs (:data:`_OPPOSITES`): "what time do
+    you close?" asks what opening hours tell."""
+    if not _ASKING_INFO.match(text):
+        return text
+    roots = {stem(w) for w in words(text)}
+    found = [verb for verb in _VERBS if any(root.startswith(verb) for root in roots)]
+    extra = [b if a == verb else a for verb in found for a, b in _OPPOSITES if verb in (a, b)]
+    return f"{text} {' '.join(dict.fromkeys(extra))}" if extra else text
+
+
 def _contradiction(text: str, opposed: tuple[str, ...]) -> str | None:
     """A word of ``text`` (as written) whose root begins with a verb that contradicts the tool (``opposed``, see
     :func:`_opposed`), the first such verb first. A question asking for information ("what time do you close?",
@@ -409,7 +420,7 @@ class Router(Classifier):
         if query.waiting and returns_to_a_task(text):
             return self._return(query, text)
         cal = self.calibration(query.catalog)
-        ranked = self.scores(query)
+        ranked = self.scores(replace(query, text=_with_opposites(text)))
         best, score = ranked[0] if ranked else ("", 0.0)
         second = ranked[1][1] if len(ranked) > 1 else 0.0
         intents = intent_scores(text)
