@@ -45,7 +45,7 @@ from podium import (
     ToolMessage,
 )
 from podium.app import App
-from podium.human import EMERGENCY_REPLY, clauses, declines, emergency, negated, pleasantry, straight
+from podium.human import EMERGENCY_REPLY, clauses, declines, emergency, negated, pleasantry, says_goodbye, straight
 from podium.orchestration.tasks import ResponderAgent, Task, with_guidance
 from podium.testing import FunctionModel, RecordingModel, tool_call
 
@@ -609,7 +609,7 @@ def _planner(messages: list[Message]) -> AIMessage:
         return AIMessage(content=f"@user Do you prefer museums or beaches in {city}?")
     if emergency(answers[-1]):  # said instead of an answer: the plan can wait
         return AIMessage(content=f"DONE {EMERGENCY_REPLY}")
-    if declines(answers[-1]):
+    if declines(answers[-1]) or says_goodbye(answers[-1]):
         return AIMessage(content=f"DONE All right: no plan for {city}.")
     if _preference(answers[-1]) is None:
         return AIMessage(content=f"@user Please answer museums or beaches: which do you prefer in {city}?")

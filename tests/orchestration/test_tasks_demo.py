@@ -276,3 +276,8 @@ async def test_a_stated_choice_is_planned_with_words_around_it_and_after_the_pla
         again,
         again,
     ]
+
+
+async def test_taking_leave_at_the_planners_question_ends_the_plan() -> None:
+    said = await talk(["plan a day in lisbon", "thanks, bye"], "tasks-demo")
+    assert said[1] == "All right: no plan for Lisbon."
