@@ -119,3 +119,8 @@ def test_a_part_that_only_gives_another_value_is_made_whole(before: str, part: s
     from podium.human import elided
 
     assert elided(before, part) == whole
+
+
+async def test_a_request_that_depends_on_the_answer_before_it_is_not_done_blindly() -> None:
+    (said,) = await talk(["are you open sunday? if so book me a GP, P-565656"], "clinic-desk")
+    assert said is not None and "closed on Sundays" in said and "appointment is booked" not in said

@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -133,6 +134,8 @@ class MasterAgent(Agent):
 
 
 _HOW = "How can I help you today?"
+_CONDITIONAL = re.compile(r"\s*(?:and\s+|but\s+)?(?:if|only\s+if|in\s+that\s+case|if\s+so)\b", re.IGNORECASE)
+"""A request that depends on the answer to the one before ("... ? if so, book me in")."""
 
 
 def _join(first: str, second: str, sep: str = " ") -> str:
@@ -301,6 +304,15 @@ class _Session:
                 routed.append((said, part))
         if len(routed) < 2:
             return decision, text
+        held = next((i for i, (_, part) in enumerate(routed) if i and _CONDITIONAL.match(part)), len(routed))
+        if held < len(routed):  # "are you open on sunday? if so book me in": it waits on the answer, not done blindly
+            waits = "; ".join(part for _, part in routed[held:])
+            await self.ctx.rationale(
+                f"I did not act on {waits!r}: it depends on my answer; ask again if it still holds."
+            )
+            routed = routed[:held]
+            if len(routed) < 2:
+                return routed[0]
         self.later[:0] = [part for _, part in routed[1:]]
         await self.save()
         tools = [spoken(d.tool or "") for d, _ in routed]
