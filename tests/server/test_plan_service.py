@@ -380,3 +380,19 @@ def test_small_talk_and_questions_are_not_tasks_and_a_verdict_does_not_answer_th
         )
         plan = _until(lambda: (p := _plan(client, "s1"))["version"] == 2 and p)
         assert plan["steps"][0]["action"] == "Create the account of a new employee for Ada Lovelace."
+
+
+def test_a_stop_said_as_information_stops_the_plan(make_store: Callable[[], Store]) -> None:
+    with (
+        live_server({"plans": small}, make_store()) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        task = client.post("/input_task", json={"description": "Onboard Ada Lovelace", "session_id": "s1"}).json()
+        plan_id = task["plan_id"]
+        _until(lambda: _waiting(client, plan_id))
+        body = {"plan_id": plan_id, "session_id": "s1", "human_clarification": "ok stop here"}
+        stopped = client.post("/human_clarification_on_plan", json=body)
+        assert stopped.status_code == 200 and stopped.json()["status"] == "Stop received; the plan stops"
+        plan = _until(lambda: (p := _plan(client, "s1"))["overall_status"] != "in_progress" and p)
+        assert plan["version"] == 1 and plan["overall_status"] == "rejected"  # not planned again
+        assert [s["status"] for s in plan["steps"]] == ["rejected", "cancelled", "cancelled"]

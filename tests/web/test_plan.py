@@ -212,6 +212,20 @@ def test_the_planner_can_be_answered_again_after_an_answer(page: Page, url: str)
     expect(page.get_by_role("button", name="Re-plan")).to_be_enabled()
 
 
+def test_a_stop_typed_as_information_stops_the_plan(page: Page, url: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/plan")
+    _plan(page, "Onboard Jessica Smith, who starts next week")
+    expect(page.locator("#plan-status")).to_have_text("in progress")
+    page.locator("#add-info summary").click()
+    page.get_by_label("More information").fill("ok stop here")
+    page.get_by_role("button", name="Re-plan").click()
+    expect(page.locator("#plan-status")).to_have_text("rejected")
+    expect(page.locator("#version")).to_have_text("version 1")  # stopped, not planned again
+    expect(page.locator("#steps .step .state").first).to_have_text("rejected")
+
+
 def test_an_answer_typed_while_the_last_one_is_taken_is_kept(page: Page, url: str) -> None:
     """The plan's reads after a clarification come back slowly (1.5 s each): the next answer, typed meanwhile, is
     still in its box when the first one has been taken."""

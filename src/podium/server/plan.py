@@ -33,6 +33,8 @@ from podium.orchestration.plan import (
     answer_for,
     is_verdict,
 )
+from podium.orchestration.plan.reading import ends
+from podium.orchestration.plan.record import is_stop
 from podium.server._executor import Job
 from podium.server._records import create_thread, owned_thread, run_extra
 from podium.server._state import ServerState
@@ -227,7 +229,8 @@ async def approve_step_or_steps(body: ApprovalRequest, request: Request, princip
 
 @router.post("/human_clarification_on_plan")
 async def human_clarification_on_plan(body: HumanClarification, request: Request, principal: Run) -> dict[str, Any]:
-    """Answer the planner's question, or add information while the plan waits: the plan is made again."""
+    """Answer the planner's question, or add information while the plan waits: the plan is made again; a stop said
+    there ("stop", "ok stop here") stops the plan, as at the chat."""
     state = _state(request)
     record = await _record(state, body.session_id, principal.user)
     if record.plan(body.plan_id) is None:
@@ -236,7 +239,8 @@ async def human_clarification_on_plan(body: HumanClarification, request: Request
     data = pending.data if pending is not None and isinstance(pending.data, dict) else {}
     if data.get("plan_id") != body.plan_id:
         raise HTTPException(409, f"plan {body.plan_id!r} waits for nothing from you")
-    if data.get("kind") == "approval":
+    stops = is_stop(body.human_clarification) or ends(body.human_clarification)  # "ok stop here": no information
+    if data.get("kind") == "approval" and not stops:
         import json
 
         answer = json.dumps({"clarification": body.human_clarification})
@@ -244,6 +248,8 @@ async def human_clarification_on_plan(body: HumanClarification, request: Request
         answer = body.human_clarification
     assert pending is not None  # it waits for this plan
     await _answer(state, body.session_id, pending, answer, f"plan {body.plan_id!r}'s question")
+    if stops:
+        return {"status": "Stop received; the plan stops", "session_id": body.session_id}
     return {"status": "Clarification received; re-planning", "session_id": body.session_id}
 
 
