@@ -32,6 +32,10 @@ Control-flow signals are not failures and do not derive from :class:`PodiumError
     Suspended (BaseException)    the run waits for the human; the runtime ends it as ``interrupted``
     LimitReached (BaseException) the run reached one of its limits; the runtime ends it as ``limit_exceeded``
 
+A run's task cancelled with :data:`PROCESS_STOPPING` as its message (``task.cancel(PROCESS_STOPPING)``: a server
+stopping) is left as a crash leaves it, no end recorded, for the next start or another process to finish; any other
+cancellation ends the run ``cancelled``.
+
 ``Suspended`` and ``LimitReached`` derive from ``BaseException`` so that a tool's ``except Exception`` cannot
 swallow them; code that catches everything must let them through. A run's outcome (see ``RunResult``) reports
 them, so callers of the runtime never see them raised.
@@ -45,6 +49,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "PROCESS_STOPPING",
     "AgentError",
     "CassetteError",
     "InvalidData",
@@ -72,6 +77,10 @@ __all__ = [
     "ToolTimeout",
     "UsageError",
 ]
+
+PROCESS_STOPPING = "podium: the process is stopping"
+"""The message of a run task's cancellation that leaves the run unfinished (not ended ``cancelled``): its process
+stops, and the next start or another process finishes it from its journal."""
 
 
 class PodiumError(Exception):

@@ -298,6 +298,9 @@ def test_sigterm_gives_runs_their_grace_then_ends_every_stream_and_wait_cleanly(
     with serve_process("tests/server/gated_app.py", store=store, port=port) as (_, url):
         joined = httpx.get(f"{url}{waited.headers['Location']}", timeout=30).json()
         assert [m["content"] for m in joined["messages"]][-1] == "finished: waited"
+        thread_id = waited.headers["Location"].split("/")[2]
+        ends = [e for e in httpx.get(f"{url}/threads/{thread_id}/events").json() if e["kind"] == "run_ended"]
+        assert [e["status"] for e in ends] == ["completed"]  # the shutdown ended nothing: no "cancelled" before it
         rejoined = httpx.get(f"{url}{seen['location']}", params={"stream_mode": "updates"}, timeout=30).text
         assert '"finished: streamed"' in rejoined
         asked = httpx.post(

@@ -13,7 +13,16 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from podium.errors import AgentError, LeaseLost, LimitReached, StepLimitExceeded, StoreError, Suspended, UsageError
+from podium.errors import (
+    PROCESS_STOPPING,
+    AgentError,
+    LeaseLost,
+    LimitReached,
+    StepLimitExceeded,
+    StoreError,
+    Suspended,
+    UsageError,
+)
 from podium.events import ErrorEvent, Event, Interrupt, InterruptAnswered, InterruptRaised, RunEnded, RunStarted
 from podium.messages import HumanMessage, Usage, message_from_dict
 from podium.runtime.context import RunContext
@@ -165,7 +174,9 @@ async def execute(
         if state.store_fault is not None:  # the store failed, not the agent: the run stays resumable
             raise
         await state.record(ErrorEvent(error=type(exc).__name__, message=str(exc), path=ctx.path))
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as exc:
+        if exc.args == (PROCESS_STOPPING,):  # its process stops: left as a crash leaves it, finished elsewhere
+            raise
         result.status, result.usage = "cancelled", state.usage
         if record.id not in cancelling:  # cancelled from outside (a caller gave up): end it, propagate
             await asyncio.shield(end_cancelled(state, result, path=ctx.path, final=False))

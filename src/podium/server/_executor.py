@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import HTTPException
 
-from podium.errors import LeaseLost, PodiumError, StoreCorrupt, StoreError
+from podium.errors import PROCESS_STOPPING, LeaseLost, PodiumError, StoreCorrupt, StoreError
 from podium.events import Event, RunEnded
 from podium.runtime.bus import Subscription
 from podium.server._records import get_queue, put_queue, run_extra, set_run_extra
@@ -493,7 +493,7 @@ class Executor:
             task = self.tasks.get(job.run_id)
             if task is not None and not task.done():
                 self.stopped.add(job.run_id)
-                task.cancel()
+                task.cancel(PROCESS_STOPPING)  # no end recorded: the run is not over
                 await asyncio.wait([task])
                 with contextlib.suppress(PodiumError):
                     await self.store.update_run(job.run_id, "running")  # left for the next start to finish
