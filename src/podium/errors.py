@@ -49,7 +49,6 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "PROCESS_STOPPING",
     "AgentError",
     "CassetteError",
     "InvalidData",
@@ -80,7 +79,8 @@ __all__ = [
 
 PROCESS_STOPPING = "podium: the process is stopping"
 """The message of a run task's cancellation that leaves the run unfinished (not ended ``cancelled``): its process
-stops, and the next start or another process finishes it from its journal."""
+stops, and the next start or another process finishes it from its journal. (A message, not an exception: outside
+``__all__``, which lists the exceptions.)"""
 
 
 class PodiumError(Exception):
