@@ -95,6 +95,9 @@ def test_ordinary_requests_are_no_emergency(text: str) -> None:
         ("no doubt", True),
         ("no idea", None),
         ("no worries", None),
+        ("Approve", True),
+        ("i accept", True),
+        ("rejected", False),
     ],
 )
 def test_yes_and_no(text: str, verdict: bool | None) -> None:

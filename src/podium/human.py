@@ -172,7 +172,7 @@ _POLITE = r"please|thanks|thank\s+you|cheers|mate|then|oh|well|um+|ah"
 _YES_PHRASES = re.compile(
     r"^(?:(?:yes|yeah|yep|yup|sure(?:\s+thing)?|ok(?:ay)?|alright|of\s+course|please\s+do|go\s+ahead|do\s+it|"
     r"sounds\s+good|that'?s\s+(?:right|correct|fine)|why\s+not|by\s+all\s+means|for\s+sure|i\s+do|i\s+would|"
-    r"no\s+problem|no\s+doubt|yes\s+please|"
+    r"no\s+problem|no\s+doubt|yes\s+please|(?:i\s+)?(?:approve|accept|confirm)(?:d)?|"
     rf"let'?s\s+do\s+it|go\s+for\s+it|{_POLITE})[\s,.!]*)+$",
     re.IGNORECASE,
 )
@@ -183,6 +183,7 @@ _NO_PHRASES = re.compile(
     r"^(?:(?:no|nope|nah|no\s+way|not\s+really|not\s+at\s+all|not\s+now|i\s+don'?t|i\s+do\s+not|don'?t|do\s+not|"
     r"no\s+thanks?(?:\s+you)?|better\s+not|rather\s+not|i'?d\s+rather\s+not|definitely\s+not|absolutely\s+not|"
     r"i\s+(?:guess|think|suppose)\s+not|i\s+don'?t\s+think\s+so|i\s+do\s+not\s+think\s+so|"
+    r"(?:i\s+)?(?:reject(?:ed)?|deny|denied|decline[d]?)|"
     rf"of\s+course\s+not|{_POLITE})[\s,.!]*)+$",
     re.IGNORECASE,
 )

@@ -166,3 +166,8 @@ def test_corrections_are_told_from_answers() -> None:
 async def test_a_refill_reads_a_corrected_prescription_number() -> None:
     said = await talk(["refill please", "RX2000001", "sorry wrong one, RX2000010", "delivery"], "clinic-desk")
     assert said[3] is not None and "Refill of RX2000010 ordered" in said[3]
+
+
+async def test_no_thanks_to_a_choice_that_is_no_yes_or_no_ends_its_task() -> None:
+    said = await talk(["refill RX1234567", "no thanks"], "clinic-desk")
+    assert said[1] is not None and said[1].startswith("OK, I stopped the prescription refill task.")

@@ -39,7 +39,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium.events import Expectation
-from podium.human import EMERGENCY_REPLY, corrects, unsure
+from podium.human import EMERGENCY_REPLY, corrects, declines, unsure
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, discrimination_cue, harm_cue
 from podium.orchestration.master.routing.rules import (
@@ -189,6 +189,14 @@ def _with_opposites(text: str) -> str:
     found = [verb for verb in _VERBS if any(root.startswith(verb) for root in roots)]
     extra = [b if a == verb else a for verb in found for a, b in _OPPOSITES if verb in (a, b)]
     return f"{text} {' '.join(dict.fromkeys(extra))}" if extra else text
+
+
+def _declines_choice(text: str, expectation: Expectation | None) -> bool:
+    """Whether ``text`` declines a question that is no yes-or-no ("no thanks" to "pickup or delivery?": the task
+    is not wanted), rather than answering it."""
+    if expectation is None or expectation.type != "choice" or not declines(text):
+        return False
+    return {o.strip().lower() for o in expectation.options} != {"yes", "no"}
 
 
 def _contradiction(text: str, opposed: tuple[str, ...]) -> str | None:
@@ -447,6 +455,9 @@ class Router(Classifier):
             if best and best != pending.tool and score >= needed and not answering:
                 why = f"The message starts another task: it is closest to the description and examples of {best}"
                 return self._route(best, text, score, second, why, cal, switch=True)
+            if strict and _declines_choice(text, pending.expectation):  # "no thanks" to "pickup or delivery?"
+                why = f"The message declines what {pending.tool} asked: its task ends."
+                return Decision(kind="abandon", confidence=0.8, rationale=why)
             if strict and pending.takes_corrections and _corrects(text) and pending.tool in query.candidates:
                 why = f"The message corrects what {pending.tool} was told; it reads it again."
                 return Decision(kind="route", reason="correction", tool=pending.tool, text=text, rationale=why)
