@@ -306,6 +306,11 @@ def _auth_options(
         raise
 
 
+def _seconds(option: str, least: float, help: str) -> Any:
+    """A command-line option of seconds: at least ``least`` and finite (``inf`` passes a range check)."""
+    return typer.Option(option, min=least, callback=lambda value: _finite(option, value), help=help)
+
+
 @cli.command()
 def serve(
     apps: Annotated[list[str] | None, typer.Argument(help="Apps to serve (default: every example)")] = None,
@@ -330,25 +335,14 @@ def serve(
         int, typer.Option("--workers", min=1, help="Server processes (more than one needs a PostgreSQL store)")
     ] = 1,
     lease_ttl: Annotated[
-        float,
-        typer.Option(
-            "--lease-ttl",
-            min=1.0,
-            callback=lambda value: _finite("--lease-ttl", value),
-            help="PostgreSQL: seconds before a dead process's runs move elsewhere",
-        ),
+        float, _seconds("--lease-ttl", 1.0, "PostgreSQL: seconds before a dead process's runs move elsewhere")
     ] = 10.0,
     max_runs: Annotated[
         int, typer.Option("--max-runs", min=1, help="PostgreSQL: the most runs one process executes at once")
     ] = 100,
     grace: Annotated[
         float,
-        typer.Option(
-            "--grace",
-            min=0.0,
-            callback=lambda value: _finite("--grace", value),
-            help="Seconds executing runs get to finish at shutdown (the rest go on at the next start)",
-        ),
+        _seconds("--grace", 0.0, "Seconds executing runs get to finish at shutdown (the rest go on at the next start)"),
     ] = 5.0,
 ) -> None:
     """Serve apps over HTTP: the thread and run API and an OpenAI-compatible endpoint (see docs/server.md).
