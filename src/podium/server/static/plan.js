@@ -12,7 +12,7 @@ const page = {
   timer: null,
   lastStatus: null,
   unreachable: false, // the last poll could not reach the server: its error is shown until a poll gets through
-  decided: null, // the step a verdict was just given on: its buttons stay off until it reads as decided
+  decided: new Set(), // the steps a verdict was given on here: never offered again, whatever a late read says
 };
 
 const label = (value) => String(value || "").replaceAll("_", " ");
@@ -148,10 +148,10 @@ function drawStep(item, step, said) {
   if (step.human_feedback) notes.push(`Your comment: ${step.human_feedback}`);
   feedback.textContent = notes.join(" · ");
   feedback.hidden = !notes.length;
-  if (page.decided === step.id && step.status !== "awaiting_feedback") page.decided = null;
-  // a step just decided may still read as waiting for a moment (the verdict is taken before the step moves on)
+  // a step just decided may still read as waiting for a moment (the verdict is taken before the step moves on, and
+  // a read sent before may come back after one that saw it decided): a decided step never waits again
   const waiting =
-    step.status === "awaiting_feedback" && page.plan.overall_status === "in_progress" && page.decided !== step.id;
+    step.status === "awaiting_feedback" && page.plan.overall_status === "in_progress" && !page.decided.has(step.id);
   for (const button of item.querySelectorAll("button")) button.disabled = !waiting || page.sending;
   item.querySelector(".buttons").hidden = !waiting;
   if (!waiting) for (const form of item.querySelectorAll("form")) form.hidden = true;
@@ -258,7 +258,7 @@ async function act(what) {
 function verdict(step, body) {
   return act(async () => {
     await api("POST", "/human_feedback", { step_id: step.id, plan_id: page.plan.id, session_id: page.session, ...body });
-    page.decided = step.id;
+    page.decided.add(step.id);
   });
 }
 
