@@ -9,7 +9,18 @@ from typing import Any
 from tests.orchestration.master_support import Conversation, check_turn, travel_tools
 
 from examples.smart_investigator import DEMO, build
-from podium import AIMessage, ErrorEvent, Expectation, MemoryStore, RunContext, Runtime, SQLiteStore, ToolMetadata
+from podium import (
+    AIMessage,
+    ErrorEvent,
+    Expectation,
+    MemoryStore,
+    MessageAdded,
+    RunContext,
+    Runtime,
+    SQLiteStore,
+    ToolMetadata,
+)
+from podium.human import EMERGENCY_REPLY
 from podium.orchestration.master.agent import MasterAgent
 from podium.orchestration.master.routing import LLMClassifier
 from podium.orchestration.master.tools import MasterTool
@@ -116,7 +127,11 @@ async def test_a_request_that_expects_a_reply_bypasses_the_classifier() -> None:
     assert covert.decisions[0]["kind"] == "refuse" and covert.tools_called == []  # harm cues too (issue 13)
     urgent = await conversation.say("my colleague collapsed and is not breathing")  # an emergency, first of all
     assert (urgent.decisions[0]["kind"], urgent.decisions[0]["reason"]) == ("refuse", "emergency")
-    assert urgent.tools_called == [] and "emergency number" in urgent.question
+    said = [
+        e.message.content for e in urgent.events if isinstance(e, MessageAdded) and isinstance(e.message, AIMessage)
+    ]
+    assert urgent.tools_called == [] and said == [EMERGENCY_REPLY]  # alone, as a reply of its own
+    assert urgent.question == "What should the note say?"  # then the waiting question, asked again apart
     noted = await conversation.say("Where to find a claim id?")  # would be a task switch without the bypass
     assert noted.decisions[0]["source"] == "bypass" and noted.tools_called == ["Notes"]
     assert (noted.result.output or "").startswith("Noted: Where to find a claim id?")

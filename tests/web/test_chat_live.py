@@ -173,12 +173,15 @@ def test_the_page_reconnects_after_the_server_died_mid_run(
 
     path, port = tmp_path / "restart.db", _free_port()
     with live_server({"echo": echo}, SQLiteStore(path), port=port, grace=0.1) as url:
+        page.clock.install()  # the page's timers, which the test may skip ahead
         page.goto(f"{url}/?app=echo")
         _start(page, LONG)
     # the server stopped mid-run: the page says it reconnects, and keeps no half-streamed reply
     expect(page.locator("#status")).to_contain_text("The connection to the server was lost. Reconnecting")
     expect(page.locator("#messages .msg.streaming")).to_have_count(0)
     with live_server({"echo": echo}, SQLiteStore(path), port=port):
+        page.clock.fast_forward(20_000)  # the page's wait before its next try: skipped
+        expect(page.locator("#status")).to_be_hidden()  # once the page reaches the server, whether the run ended or not
         expect(page.locator("#messages .msg.assistant > .body")).to_have_text([LONG_REPLY], timeout=30_000)
         expect(page.locator("#status")).to_be_hidden()
         expect(page.locator("#send")).to_be_enabled()

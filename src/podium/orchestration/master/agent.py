@@ -262,6 +262,11 @@ class _Session:
             return await self.say(f"I cannot use {decision.tool!r} here.", menu)
         if decision.kind == "ask":  # the classifier's own question
             return await self.say(decision.text or "Could you rephrase that?")
+        if decision.reason == "emergency":  # said alone: no menu after it, and a waiting question comes apart
+            if top is None:
+                return _Finish(decision.text, said=decision.text)
+            await self.ctx.add_message(AIMessage(content=decision.text, name=self.agent.name))
+            return await self.ask_human(top.task.content, top)
         return await self.say(decision.text or "I did not understand that.", menu)  # clarify, refuse
 
     def _human_query(self, text: str, top: TaskEntry | None) -> Query:

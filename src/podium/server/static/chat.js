@@ -33,6 +33,7 @@ function resetView(thread) {
     pending: new Map(), // interrupt id -> {item, interrupt}
     stream: null, // the reply being streamed token by token
     skipHuman: null, // an answer already drawn, echoed next as a human message
+    reconnecting: false, // the server was lost: the banner says so until it answers again
     artifacts: [],
   };
   $("messages").replaceChildren();
@@ -417,6 +418,8 @@ async function currentRun(thread) {
 async function follow(v) {
   for (;;) {
     await catchUp(v);
+    if (v.reconnecting && v === view) status(""); // the server answers again: the reply may be streaming anew
+    v.reconnecting = false;
     const thread = await api("GET", `/threads/${v.thread}`);
     if (v !== view || thread.status !== "busy") return;
     setBusy(v, true);
@@ -443,6 +446,7 @@ async function keepUp(v) {
       if (!(error instanceof HttpError && error.status === 0) || attempt > RECONNECTS) throw error;
       if (v.stream) v.stream.remove(); // a half-streamed reply: it is drawn again whole from the store
       v.stream = null;
+      v.reconnecting = true;
       status(`The connection to the server was lost. Reconnecting (attempt ${attempt} of ${RECONNECTS})…`, "busy");
       await sleep(Math.min(500 * 2 ** attempt, 10_000));
     }
