@@ -85,7 +85,17 @@ _BYE_WORDS = "bye goodbye cya ciao farewell"
 _GREET_WORDS = "hi hello hey hiya yo greetings morning afternoon evening howdy"
 _CHAT_WORDS = """you so very much lot lots a ok okay k kk alright right great perfect awesome cool nice good fine super
 excellent wonderful lovely brilliant got it understood noted sounds sure see later soon take care have day night there
-all again that thats s is was helpful for the your oh ah yes yep yeah please mate friend everyone folks"""
+all again that thats s is was helpful for the your oh ah yes yep yeah please mate friend everyone folks u ya"""
+_SOCIAL = re.compile(
+    r"\b(?:how\s+(?:are|r)\s+(?:you|u|ya)(?:\s+(?:doing|today))*|how'?s\s+(?:it|life|things|everything|your\s+day)"
+    r"(?:\s+(?:going|been|today))*|how\s+(?:is|has)\s+your\s+day(?:\s+(?:been|going))*|"
+    r"(?:i\s+)?hope\s+(?:you'?re|you\s+are|u\s+r|ur|you'?ve\s+been|all'?s|all\s+is|everything'?s)\s+"
+    r"(?:well|good|fine|ok|okay|great|doing\s+(?:well|good|fine|ok)|having\s+a\s+(?:good|nice|great)\s+day)|"
+    r"what'?s\s+up|nice\s+to\s+(?:meet|see|hear\s+from)\s+(?:you|u)|"
+    r"have\s+a\s+(?:good|nice|great|lovely)\s+(?:one|day|evening|weekend))\b",
+    re.IGNORECASE,
+)
+"""Courtesies a greeting or a thanks may carry ("how's your day going", "hope you're well"): they ask for nothing."""
 _THANKS = frozenset(_THANKS_WORDS.split())
 _BYE = frozenset(_BYE_WORDS.split())
 _GREET = frozenset(_GREET_WORDS.split())
@@ -116,10 +126,13 @@ def small_talk(text: str) -> str | None:
     """What a message that only greets, thanks, acknowledges or says goodbye does: ``"thanks"``, ``"goodbye"``,
     ``"greeting"`` or ``"ack"`` ("thanks a lot!", "ok", "good morning", "bye", or only symbols: "?", an emoji);
     ``None`` for anything else."""
-    said = words(straight(text))
+    plain = straight(text)
+    said = words(_SOCIAL.sub(" ", plain))
     if len(said) > 8 or any(w not in _SMALL_TALK for w in said):
         return None
     kinds = set(said)
+    if not kinds & (_THANKS | _BYE | _GREET) and _SOCIAL.search(plain):  # "how are you?" alone greets too
+        return "goodbye" if re.search(r"\bhave\s+a\b", plain, re.IGNORECASE) else "greeting"
     if kinds & _BYE or {"see", "later"} <= kinds or {"take", "care"} <= kinds:
         return "goodbye"
     if kinds & _THANKS:
