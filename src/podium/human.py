@@ -235,6 +235,12 @@ def says_goodbye(text: str) -> bool:
     return len(said.split()) <= 8 and _GOODBYE.search(said) is not None
 
 
+def leaves(text: str) -> bool:
+    """True when ``text`` takes leave (:func:`says_goodbye`) and says nothing else to stop or drop: "see you later"
+    and "thanks, bye" leave a waiting question for later; "cancel that, bye" drops it."""
+    return says_goodbye(text) and not cancels(_GOODBYE.sub(" ", straight(text)))
+
+
 def straight(text: str) -> str:
     """``text`` with typographic apostrophes made straight (phones type "don’t")."""
     return text.replace("\u2019", "'")

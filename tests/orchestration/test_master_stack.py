@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.orchestration.master_support import Conversation, check_turn, travel_tools
 
 from examples.smart_investigator import DEMO, build
@@ -86,6 +87,20 @@ async def test_what_can_you_do_keeps_the_pending_task() -> None:
     assert again.question.startswith("I can help you with the following tasks:")
     assert again.question.endswith("Please provide your claim id")
     assert await conversation.stack() == ["DeclineLetterAssistance"]
+
+
+@pytest.mark.parametrize("goodbye", ["thanks, bye", "ok I have to go", "see you later"])
+async def test_a_goodbye_at_a_question_ends_the_turn_and_the_task_waits_for_the_answer(goodbye: str) -> None:
+    conversation = Conversation(Runtime(MemoryStore()), build())
+    await conversation.say(DEMO[0])
+    left = await conversation.say(goodbye)
+    assert left.result.status == "completed" and left.tools_called == []  # not asked again as the person leaves
+    assert (
+        left.result.output == "Goodbye! The decline letter assistance task will wait for your answer; send it any time."
+    )
+    assert await conversation.stack() == ["DeclineLetterAssistance"]
+    back = await conversation.say("my id is 123ABH")  # the answer, when the person comes back
+    assert back.tools_called == ["DeclineLetterAssistance"] and "Home or Motor" in back.question
 
 
 async def test_many_conversations_at_once_stay_apart() -> None:

@@ -57,7 +57,31 @@ def test_thanks_and_acknowledgements_keep_the_pending_task(text: str, embeddings
 
 
 @pytest.mark.parametrize("embeddings", MODES)
-@pytest.mark.parametrize("text", ["good evening", "hey there", "hello!"])
+@pytest.mark.parametrize(
+    "text",
+    ["thank u so much!!", "many thanks, have a lovely day", "ty, hope you're doing well", "cheers, nice to meet u"],
+)
+def test_thanks_with_a_courtesy_are_small_talk(text: str, embeddings: bool) -> None:
+    for pending in (None, LOAN_ASKED):
+        decision = decide(text, pending, embeddings=embeddings)
+        assert decision.reason == "small_talk" and "can't help" not in decision.text, (text, decision)
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "good evening",
+        "hey there",
+        "hello!",
+        "hi there, hope you're well",
+        "good morning! how's your day going",
+        "how are you?",
+        "hey, how r u doing today",
+        "hello, nice to meet you",
+        "hiya, what's up",
+    ],
+)
 def test_a_greeting_gets_the_menu(text: str, embeddings: bool) -> None:
     assert decide(text, embeddings=embeddings).kind == "capabilities"
     assert decide(text, LOAN_ASKED, embeddings=embeddings).kind == "capabilities"
@@ -65,7 +89,8 @@ def test_a_greeting_gets_the_menu(text: str, embeddings: bool) -> None:
 
 def test_small_talk_is_told_from_requests() -> None:
     assert small_talk("thank you, goodbye") == "goodbye"
-    assert small_talk("many thanks") is None  # "many" is not in the small-talk words: read as anything else
+    assert small_talk("many thanks") == "thanks"
+    assert small_talk("how many refills are left, thanks") is None
     assert small_talk("thanks, and can you renew my book") is None
     assert small_talk("ok") == "ack"
 

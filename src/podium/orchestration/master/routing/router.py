@@ -39,7 +39,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 from podium.events import Expectation
-from podium.human import EMERGENCY_REPLY, corrects, declines, unsure
+from podium.human import EMERGENCY_REPLY, corrects, declines, leaves, unsure
 from podium.orchestration.master.routing.base import Classifier, Decision, PendingTask, Query, ToolCatalog
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, discrimination_cue, harm_cue
 from podium.orchestration.master.routing.rules import (
@@ -363,6 +363,11 @@ class Router(Classifier):
         if guarded is not None:
             return guarded
         strict = pending is not None and pending.expectation is not None and pending.expectation.type != "text"
+        if pending is not None and leaves(text):  # "thanks, bye": the task waits for the person to come back
+            why = f"The message takes leave; {spoken(pending.tool)} waits for its answer."
+            return Decision(
+                kind="clarify", reason="goodbye", confidence=0.8, text=_SMALL_TALK_REPLIES["goodbye"], rationale=why
+            )
         then = cancels_then(text) if pending is not None else None
         if then is not None:  # "nevermind, where do I find my claim id": the task goes, and what follows is asked
             return Decision(
@@ -404,7 +409,7 @@ class Router(Classifier):
         if chat is not None and (pending is None or strict):
             return Decision(
                 kind="clarify",
-                reason="small_talk",
+                reason="goodbye" if chat == "goodbye" else "small_talk",
                 confidence=0.8,
                 text=_SMALL_TALK_REPLIES[chat],
                 rationale="The message only greets, thanks or acknowledges.",

@@ -85,7 +85,7 @@ _BYE_WORDS = "bye goodbye cya ciao farewell"
 _GREET_WORDS = "hi hello hey hiya yo greetings morning afternoon evening howdy"
 _CHAT_WORDS = """you so very much lot lots a ok okay k kk alright right great perfect awesome cool nice good fine super
 excellent wonderful lovely brilliant got it understood noted sounds sure see later soon take care have day night there
-all again that thats s is was helpful for the your oh ah yes yep yeah please mate friend everyone folks u ya"""
+all again that thats s is was helpful for the your oh ah yes yep yeah please mate friend everyone folks u ya many"""
 _SOCIAL = re.compile(
     r"\b(?:how\s+(?:are|r)\s+(?:you|u|ya)(?:\s+(?:doing|today))*|how'?s\s+(?:it|life|things|everything|your\s+day)"
     r"(?:\s+(?:going|been|today))*|how\s+(?:is|has)\s+your\s+day(?:\s+(?:been|going))*|"
