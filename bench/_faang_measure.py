@@ -83,6 +83,7 @@ def worker(kind: str, runs: int, k: int, latency_ms: float, rounds: int) -> dict
     out: dict[str, Any] = {"config": kind, "import_s": round(time.perf_counter() - t_import, 3)}
     tmpdir = tempfile.mkdtemp(prefix="podium_bench_")
     durability = "process" if kind == "sqlite-process" else "full"
+    read_only = kind != "sqlite-full-ahead"  # (that one: its tools undeclared, every tool round written ahead)
     try:
         path = os.path.join(tmpdir, "bench.db")
 
@@ -92,7 +93,7 @@ def worker(kind: str, runs: int, k: int, latency_ms: float, rounds: int) -> dict
         async def phases() -> None:
             backend = store()
             runtime = Runtime(backend)
-            agent = build()
+            agent = build(read_only=read_only)
             await run_one(runtime, agent)
             if kind != "memory":
                 out["durability"] = durability
@@ -121,7 +122,7 @@ def worker(kind: str, runs: int, k: int, latency_ms: float, rounds: int) -> dict
                 times.append(time.perf_counter() - t)
             if kind != "memory":  # the fsynced commits' own time, as it happened (the disk's share of a run)
                 out["disk_ms_per_run"] = round((backend.disk_seconds - waited) / runs * 1000, 3)
-            if kind == "sqlite-full":  # the disk measured again, after the runs: the floor takes the quicker reading
+            if kind.startswith("sqlite-full"):  # the disk again, after the runs: the floor takes the quicker reading
                 again = fsync_ms(tmpdir)
                 out["fsync_readings_ms"] = [out["fsync_ms"], again]
                 out["fsync_ms"] = min(out["fsync_ms"], again)
@@ -130,7 +131,7 @@ def worker(kind: str, runs: int, k: int, latency_ms: float, rounds: int) -> dict
             out["ms_per_run_mean"] = round(statistics.mean(times) * 1000, 3)
             out["ms_per_run_p95"] = round(pct(times, 95) * 1000, 3)
 
-            slow = build(latency_s=latency_ms / 1000)
+            slow = build(latency_s=latency_ms / 1000, read_only=read_only)
             t = time.perf_counter()
             await run_one(runtime, slow)
             out["single_run_with_latency_ms"] = round((time.perf_counter() - t) * 1000, 1)

@@ -229,6 +229,7 @@ class Tool:
         "function",
         "metadata",
         "name",
+        "read_only",
         "strict",
         "timeout",
     )
@@ -244,6 +245,7 @@ class Tool:
         strict: bool = False,
         timeout: float | None = DEFAULT_TOOL_TIMEOUT,
         approval: bool = False,
+        read_only: bool = False,
     ) -> None:
         """Make a tool from ``function``.
 
@@ -258,6 +260,12 @@ class Tool:
             approval: ask the human before each call (an interrupt whose expectation is
                 :meth:`~podium.events.Expectation.approval`): approve it, edit its arguments, or reject it, the
                 model then being told why. See ``docs/tools.md``.
+            read_only: the function changes nothing outside the run (a lookup, a calculation), so running it again
+                is harmless. Its calls are then not written ahead: at durability ``full`` a round of read-only
+                calls starts without waiting for the disk (the model's reply asking for them is committed first and
+                synced meanwhile), and after a power cut it may run again. Leave it false for anything that sends,
+                books, pays, writes or deletes: those calls are on disk before they start, so a crash never hides
+                that one ran.
 
         Raises:
             ToolDefinitionError: a parameter has no annotation, the name is not valid for a model API, or the
@@ -276,6 +284,8 @@ class Tool:
         self.timeout = timeout
         self.approval = approval
         """Whether each call waits for the human's approval before it runs."""
+        self.read_only = read_only
+        """Whether the function changes nothing outside the run (its calls are not written ahead of it)."""
         self._is_async = derived.is_async
         self._injected = derived.injected
         self._args_model = derived.args_model
@@ -416,6 +426,7 @@ def tool(
     strict: bool = False,
     timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     approval: bool = False,
+    read_only: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -429,13 +440,21 @@ def tool(
     strict: bool = False,
     timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     approval: bool = False,
+    read_only: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`Tool` of a function; usable bare (``@tool``) or with options (``@tool(timeout=30)``,
-    ``@tool(approval=True)``: see :class:`Tool`)."""
+    ``@tool(approval=True)``, ``@tool(read_only=True)``: see :class:`Tool`)."""
 
     def decorate(fn: Callable[..., Any]) -> Tool:
         return Tool(
-            fn, name=name, description=description, metadata=metadata, strict=strict, timeout=timeout, approval=approval
+            fn,
+            name=name,
+            description=description,
+            metadata=metadata,
+            strict=strict,
+            timeout=timeout,
+            approval=approval,
+            read_only=read_only,
         )
 
     if function is not None:

@@ -43,6 +43,7 @@ async def test_tools_are_listed_with_prefixed_names_and_the_servers_schemas(weat
     assert forecast.parameters["required"] == ["city"]
     assert convert.parameters["properties"]["celsius"]["type"] == "number"
     assert forecast.metadata.expose_to_user and forecast.metadata.introduction == forecast.description
+    assert (forecast.read_only, convert.read_only) == (False, True)  # as the server's hints say
 
 
 async def test_a_react_agent_calls_the_tools_and_sees_their_errors(weather: MCPServer) -> None:

@@ -11,6 +11,7 @@ import os
 import sys
 
 from mcp.server.fastmcp import Context, FastMCP
+from mcp.types import ToolAnnotations
 
 FORECASTS = {"lisbon": "sunny, 24 °C", "oslo": "cloudy, 9 °C"}
 
@@ -40,7 +41,7 @@ async def forecast(city: str, ctx: Context) -> str:  # type: ignore[type-arg]
     return f"{city}: {found}"
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))  # a calculation: it changes nothing
 def convert(celsius: float) -> float:
     """Degrees Celsius in Fahrenheit."""
     return round(celsius * 9 / 5 + 32, 1)

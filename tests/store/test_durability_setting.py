@@ -363,6 +363,44 @@ async def test_the_model_is_asked_while_the_round_before_it_syncs_and_a_tool_run
 
 
 @pytest.mark.parametrize("durability", ["full", "full-gathered"])
+async def test_a_read_only_tool_runs_while_its_call_syncs_and_the_answer_still_waits_for_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durability: str
+) -> None:
+    """A tool declared ``read_only`` changes nothing a power cut could hide: its call is committed, not waited for
+    on the disk, before it runs. The run's answer waits for the disk all the same."""
+    from podium import AIMessage, ReactAgent, Runtime, ToolCall, ToolMessage, tool
+    from podium.testing import FunctionModel
+
+    ran: list[str] = []
+
+    def reply(messages: list[Any], request: Any) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content=f"it is {messages[-1].content}")
+        return AIMessage(content="", tool_calls=[ToolCall(id="c", name="balance", arguments="{}")])
+
+    @tool(read_only=True)
+    def balance() -> str:
+        """Read the account's balance (a lookup: it changes nothing)."""
+        ran.append("read")
+        return "12 EUR"
+
+    store = _open(tmp_path / "r.db", durability, monkeypatch)
+    disk = _held_disk(monkeypatch)
+    runtime = Runtime(store)
+    running = asyncio.ensure_future(runtime.run(ReactAgent("a", FunctionModel(reply), [balance]), "how much?"))
+    for _ in range(200):
+        if ran:
+            break
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.05)
+    assert ran == ["read"] and not running.done()  # it ran while the disk is held; the answer waits for it
+    disk.set()
+    result = await asyncio.wait_for(running, 10)
+    assert result.output == "it is 12 EUR" and ran == ["read"]
+    await store.close()
+
+
+@pytest.mark.parametrize("durability", ["full", "full-gathered"])
 async def test_events_stored_soon_are_committed_at_once_and_made_durable_by_the_next_sync(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durability: str
 ) -> None:

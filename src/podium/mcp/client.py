@@ -70,8 +70,14 @@ class MCPTool(Tool):
             return await server.call_tool(self.remote_name, arguments)
 
         schema = dict(remote.inputSchema or {"type": "object", "properties": {}})
+        hints = remote.annotations
         super().__init__(
-            call, name=name, description=remote.description or remote.title or "", metadata=metadata, parameters=schema
+            call,
+            name=name,
+            description=remote.description or remote.title or "",
+            metadata=metadata,
+            parameters=schema,
+            read_only=bool(hints is not None and hints.readOnlyHint),  # the server's word: see Tool's read_only
         )
 
     def validate(self, arguments: str | dict[str, Any]) -> dict[str, Any]:

@@ -152,7 +152,9 @@ async def call_tools(
 
     Questions to the human raised by several calls are gathered into one :class:`Suspended` after the others finish.
     """
-    await state.flush()  # the model's reply that asked for them is stored before they run
+    # the model's reply that asked for them is stored before they run: synced first, unless no call can change
+    # anything (read-only tools, or names of no tool): then committed, its sync running beside them
+    await state.flush(wait=not all(getattr(tools.get(call.name), "read_only", True) for call in calls))
     if len(calls) == 1:  # the common case: no tasks to spawn
         return [await _call_tool(state, tools, calls[0], keys[0], path, namespace, tool_context, handle_errors)]
     running = len(calls)
