@@ -5,7 +5,8 @@ Run it with ``podium chat clinic-desk``. Offline the embedded router classifies 
 ``podium eval clinic-desk evals/clinic_desk`` were written after these tools and their examples.
 
 - ``AppointmentBooking`` asks for the patient number (``P-`` and six digits), then the department; it keeps its
-  slots in its own persisted state and produces a booking confirmation (an artifact).
+  slots in its own persisted state and produces a booking confirmation (an artifact). A later booking in the same
+  conversation is for the same patient (unless it is "for my son"), and one asked "instead" replaces the last.
 - ``PrescriptionRefill`` asks for the prescription number (``RX`` and seven digits), then pickup or delivery; its
   state travels in the task stack.
 - ``BillingEnquiry`` asks for an invoice number (``INV-`` and five digits) and tells what is due.
@@ -50,6 +51,19 @@ INVOICE = Expectation(
     type="pattern", pattern=r"\b[Ii][Nn][Vv][- ]?\d{5}\b", description="an invoice number: INV- and five digits"
 )
 
+LAST_BOOKING = "clinic:last_booking"
+"""The conversation's last booking (patient and department): a later one is for the same patient unless told."""
+_INSTEAD = re.compile(r"\b(?:instead|rather|change\s+(?:it|that|the\s+booking)|switch|move\s+(?:it|my))\b", re.I)
+"""A booking that replaces the last one ("can we do dental instead", "switch it to the GP")."""
+
+_SOMEONE_ELSE = re.compile(
+    r"\b(?:for\s+(?:my|our|his|her|their)\s+(?:son|daughter|child|kid|kids|baby|wife|husband|partner|mum|mom|"
+    r"mother|dad|father|brother|sister|friend|grandma|grandpa|grandmother|grandfather|parents?|family)|"
+    r"someone\s+else|somebody\s+else|another\s+(?:person|patient))\b",
+    re.IGNORECASE,
+)
+"""A booking for another person ("a check-up for my daughter"): the patient number told before is not theirs."""
+
 CONFIRMATION = (
     "Appointment booked for patient {patient} in {department}: Tuesday at 10:30, room 4. "
     "Please arrive ten minutes early and bring your Medicare card."
@@ -82,6 +96,7 @@ class AppointmentBooking(MasterTool):
     async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
         slots: dict[str, Any] = dict(await ctx.load_state(request.state_key, {}) or {})
         asking = slots.get("asking") if request.resumed else None
+        earlier: dict[str, Any] = dict(await ctx.load_state(LAST_BOOKING, {}) or {})  # this conversation's last one
         retry = ""
         if request.correction:  # "sorry, wrong one: P-111223": what it names replaces what was said
             corrected = corrections(request.text, {"patient": PATIENT, "department": DEPARTMENT})
@@ -98,6 +113,12 @@ class AppointmentBooking(MasterTool):
             slots["patient"] = "P-" + re.sub(r"\D", "", found) if found else None
         if asking in (None, "department") and not slots.get("department"):
             slots["department"] = fit_expectation(DEPARTMENT, request.text)
+        for_another = _SOMEONE_ELSE.search(request.text) is not None  # "for my son": not the patient of before
+        if not slots.get("patient") and earlier.get("patient") and not for_another:  # told before: not asked again
+            slots["patient"] = earlier["patient"]
+            await ctx.progress(f"Booking for patient {earlier['patient']}, as before (say 'I meant P-...' if not).")
+        if not request.resumed and _INSTEAD.search(request.text) and earlier.get("department"):
+            slots["replaces"] = earlier["department"]  # "dental instead": the last booking is moved, not doubled
         if not slots.get("patient"):
             await ctx.progress("Looking up the patient...")
             slots["asking"] = "patient"
@@ -117,6 +138,11 @@ class AppointmentBooking(MasterTool):
             )
         slots["asking"] = None
         await ctx.save_state(request.state_key, slots)
+        await ctx.save_state(LAST_BOOKING, {"patient": slots["patient"], "department": slots["department"]})
+        moved = slots.get("replaces")
+        if moved and moved != slots["department"]:
+            said = f"Your {moved} appointment is cancelled and replaced by this one in {slots['department']}."
+            return ToolContent(value=said, artifact=f"{CONFIRMATION.format(**slots)} It replaces the {moved} one.")
         return ToolContent(value="Your appointment is booked.", artifact=CONFIRMATION.format(**slots))
 
 

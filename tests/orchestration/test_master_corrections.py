@@ -171,3 +171,18 @@ async def test_a_refill_reads_a_corrected_prescription_number() -> None:
 async def test_no_thanks_to_a_choice_that_is_no_yes_or_no_ends_its_task() -> None:
     said = await talk(["refill RX1234567", "no thanks"], "clinic-desk")
     assert said[1] is not None and said[1].startswith("OK, I stopped the prescription refill task.")
+
+
+@pytest.mark.parametrize(
+    "change", ["hmm actually can we do dental instead", "switch it to dental please", "I'd rather see the dentist"]
+)
+async def test_clinic_a_later_booking_keeps_the_patient_and_one_said_instead_replaces_the_last(change: str) -> None:
+    booked, moved = await talk(["book physio for P-808080", change], "clinic-desk")
+    assert booked is not None and booked.startswith("Your appointment is booked.")
+    assert moved is not None and moved.startswith(
+        "Your Physiotherapy appointment is cancelled and replaced by this one in Dental."
+    )
+    _, again = await talk(["book physio for P-808080", "and a GP appointment too please"], "clinic-desk")
+    assert again is not None and again.startswith("Your appointment is booked.")  # the patient is not asked again
+    _, other = await talk(["book physio for P-808080", "and a dental check-up for my son"], "clinic-desk")
+    assert other is not None and other.startswith("What is your patient number?")  # another person: asked
