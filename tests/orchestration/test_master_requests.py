@@ -124,3 +124,13 @@ def test_a_part_that_only_gives_another_value_is_made_whole(before: str, part: s
 async def test_a_request_that_depends_on_the_answer_before_it_is_not_done_blindly() -> None:
     (said,) = await talk(["are you open sunday? if so book me a GP, P-565656"], "clinic-desk")
     assert said is not None and "closed on Sundays" in said and "appointment is booked" not in said
+
+
+async def test_a_follow_up_after_an_answer_goes_back_to_the_tool_that_gave_it() -> None:
+    hours, sunday, joke = await talk(
+        ["what are your opening hours", "and on sunday?", "and can you tell me a joke?"], "clinic-desk"
+    )
+    assert hours is not None and sunday is not None and joke is not None
+    assert sunday.startswith(hours.partition("\n")[0])  # the hours again, which say Sunday is closed
+    assert "closed on Sundays" in sunday
+    assert joke.startswith("I can't help with 'and can you tell me a joke?'")

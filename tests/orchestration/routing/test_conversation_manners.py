@@ -241,3 +241,24 @@ async def test_the_desk_stops_the_task_and_answers_what_follows_the_cancel() -> 
     assert moved.interrupts[0].prompt.startswith("Please tell me if you are an internal employee or a partner")
     said = [m.content for m in await runtime.store.load_messages(asked.thread_id) if m.kind == "ai"]
     assert "OK, I stopped the decline letter assistance task." in said
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize(
+    "text",
+    ["and on sunday?", "what about bank holidays?", "ok and for saturday?", "same again for tomorrow", "and today"],
+)
+def test_a_follow_up_goes_back_to_the_tool_that_answered_last(text: str, embeddings: bool) -> None:
+    query = Query(text=text, catalog=LIBRARY, candidates=LIBRARY.names, previous="OpeningTimes")
+    decision = Router(embeddings=embeddings).decide(query)
+    assert (decision.kind, decision.tool, decision.reason) == ("route", "OpeningTimes", "follow_up")
+    alone = Router(embeddings=embeddings).decide(Query(text=text, catalog=LIBRARY, candidates=LIBRARY.names))
+    assert alone.reason != "follow_up"  # with nothing answered before, nothing to follow up
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize("text", ["and can you tell me a joke?", "also, do you sell coffee?", "and book a study room"])
+def test_a_new_request_after_and_is_no_follow_up(text: str, embeddings: bool) -> None:
+    query = Query(text=text, catalog=LIBRARY, candidates=LIBRARY.names, previous="OpeningTimes")
+    decision = Router(embeddings=embeddings).decide(query)
+    assert decision.reason != "follow_up" and decision.tool != "OpeningTimes", decision

@@ -181,6 +181,8 @@ class _Session:
         self.hops = 0
         self.later: list[str] = []
         """Requests of an earlier message that wait for the one before them to be done (saved with the stack)."""
+        self.previous: str | None = None
+        """The tool that answered the last request (a follow-up with no tool of its own goes back to it)."""
         self.earlier: list[str] = []
         """Answers given in this run to requests of the message before the one under way, shown with the last."""
 
@@ -192,6 +194,7 @@ class _Session:
         saved = await self.ctx.load_state(self.agent.state_key, None)
         self.stack = TaskStack.from_json((saved or {}).get("stack"))
         self.later = list((saved or {}).get("later", ()))
+        self.previous = (saved or {}).get("previous")
         await self.ctx.add_message(self._human_message(input.content))
         step: _Next = _Human(input.content)
         while True:
@@ -286,6 +289,7 @@ class _Session:
             pending=self._pending(top),
             waiting=waiting,
             origin="human",
+            previous=self.previous if top is None and self.previous in candidates else None,
         )
 
     async def _first_request(self, text: str, decision: Decision, top: TaskEntry | None) -> tuple[Decision, str]:
@@ -392,6 +396,9 @@ class _Session:
         """Hand a completed tool's answer to the top task, or end the run when no task waits."""
         top = self.stack.top
         if top is None:
+            if name != self.previous and name in self.agent.tools:  # what a follow-up goes back to
+                self.previous = name
+                await self.ctx.save_state(self.agent.state_key, self._saved())
             return _Finish(_join(value, self.agent.repeat_prompt, "\n\n"), said=value)
         if top.target != HUMAN:
             return await self.resume(top, value, f"{top.parent_tool} waits for the answer of {name}.")
@@ -550,8 +557,11 @@ class _Session:
 
     async def save(self) -> None:
         """Persist the stack with the conversation and announce it."""
-        await self.ctx.save_state(self.agent.state_key, {"stack": self.stack.to_json(), "later": self.later})
+        await self.ctx.save_state(self.agent.state_key, self._saved())
         await self.ctx.emit(TaskStackChanged(stack=self.stack.to_json()))
+
+    def _saved(self) -> dict[str, Any]:
+        return {"stack": self.stack.to_json(), "later": self.later, "previous": self.previous}
 
     async def _classify(self, origin: str, query: Callable[[], Query]) -> Decision:
         """The classifier's decision on ``query()``: the query is only built when the decision is not journaled yet

@@ -108,6 +108,9 @@ class Query:
     waiting: tuple[PendingTask, ...] = ()
     """Every task waiting on the stack, bottom first (the top one is ``pending``): an answer that fits what a task
     lower down waits for (its claim number, say) is evidence for that task."""
+    previous: str | None = None
+    """The tool that answered the conversation's last request, when no task waits: a follow-up ("and on sunday?",
+    "same again for 6543WF") that names no tool of its own goes back to it."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -119,7 +119,10 @@ class LLMClassifier(Classifier):
                 "that should handle it, or call ask_human to put it to the human.\n"
             )
         if pending is None:
-            return text + "\nThere is no pending task.\n"
+            text += "\nThere is no pending task.\n"
+            if query.previous:  # what a follow-up ("and on sunday?") refers to
+                text += f"The last request was answered by {query.previous}; a follow-up to it goes there too.\n"
+            return text
         text += f"\nPending task: {pending.tool} is waiting for an answer to: {pending.content!r}\n"
         if pending.context:
             text += f"Context: {pending.context}\n"

@@ -50,6 +50,7 @@ from podium.orchestration.master.routing.rules import (
     echoes_question,
     emergency,
     fit_expectation,
+    follows_up,
     harmful_term,
     intent_scores,
     is_abandon,
@@ -480,6 +481,9 @@ class Router(Classifier):
         if best and (score >= cal.route or clear):
             why = f"The request is closest to the description and examples of {best}"
             return self._route(best, text, score, second, why, cal)
+        if query.previous in query.candidates and follows_up(text):
+            why = f"The message follows up on what {query.previous} answered last"
+            return Decision(kind="route", tool=query.previous, text=text, reason="follow_up", rationale=why + ".")
         if request or score < cal.route * 0.5:
             return _refuse(text, "out_of_scope", "it is outside what I can do here", 0.8 if score < 0.1 else 0.5)
         return Decision(

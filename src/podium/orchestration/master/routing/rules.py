@@ -26,6 +26,7 @@ __all__ = [
     "corrections",
     "emergency",
     "fit_expectation",
+    "follows_up",
     "harmful_term",
     "is_abandon",
     "is_capability_question",
@@ -140,6 +141,33 @@ def small_talk(text: str) -> str | None:
     if kinds & _GREET:
         return "greeting"
     return "ack"
+
+
+_FOLLOW_UP = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|thanks|great|cool|and|also|then)[\s,!.]+)*(?P<strong>what\s+about|how\s+about|"
+    r"same\s+(?:again|thing|for|with)|(?:and\s+)?another\s+(?:one|for)|one\s+more|(?:do\s+it\s+)?again|"
+    r"now\s+(?:for|one\s+for|the\s+same))\b|^\s*(?:(?:ok(?:ay)?|thanks|great|cool)[\s,!.]+)*(?:and|also|plus)\b"
+    r"[\s,]*(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+_ASKS_ANEW = re.compile(
+    r"(?:can|could|would|will|do|does|did|is|are|was|were|have|has|tell|give|show|book|make|help|send|get|find|"
+    r"i|i'?m|i'?d|please|what|what'?s|where|when|how|why|who|which)\b",
+    re.IGNORECASE,
+)
+"""How a message starts that asks something of its own after "and" ("and can you tell me a joke?")."""
+
+
+def follows_up(text: str) -> bool:
+    """True when a short message carries on from the last answer rather than asking anew: "what about the
+    dentist?", "same again for 6543WF", "another one for 2222ZX", or "and" with a few words and no request of their
+    own ("and on sunday?"; not "and can you tell me a joke?")."""
+    said = straight(text)
+    found = _FOLLOW_UP.match(said) if len(words(said)) <= 10 else None
+    if found is None:
+        return False
+    rest = found.group("rest")
+    return rest is None or (0 < len(words(rest)) <= 4 and _ASKS_ANEW.match(rest) is None)
 
 
 def returns_to_a_task(text: str) -> bool:
