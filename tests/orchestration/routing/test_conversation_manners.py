@@ -262,3 +262,28 @@ def test_a_new_request_after_and_is_no_follow_up(text: str, embeddings: bool) ->
     query = Query(text=text, catalog=LIBRARY, candidates=LIBRARY.names, previous="OpeningTimes")
     decision = Router(embeddings=embeddings).decide(query)
     assert decision.reason != "follow_up" and decision.tool != "OpeningTimes", decision
+
+
+def test_words_one_typo_from_the_tools_words_are_read_as_them() -> None:
+    from podium.orchestration.master.routing.text import TfIdfIndex
+
+    index = TfIdfIndex(
+        [("a", "I want to decline a claim by letter"), ("b", "where to find my claim id, home or motor")]
+    )
+    assert index.respelled("decilne leter for 6610HJ") == "decline letter for 6610HJ"  # swapped, left out
+    assert index.respelled("wherre is my clam") == "where is my clam"  # added; "clam" is too short to mend
+    assert index.respelled("hope you are well, Jonathan") == "hope you are well, Jonathan"  # nothing one typo away
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize(
+    ("text", "tool"),
+    [
+        ("extnd my laon please", "RenewLoan"),
+        ("reserev the quite room", "RoomBooking"),
+        ("where is the librray", "OpeningTimes"),
+    ],
+)
+def test_a_request_with_typos_is_routed(text: str, tool: str, embeddings: bool) -> None:
+    decision = decide(text, embeddings=embeddings)
+    assert (decision.kind, decision.tool) == ("route", tool), decision

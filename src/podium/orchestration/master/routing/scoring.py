@@ -2,7 +2,8 @@
 
 A :class:`SemanticIndex` holds documents (a tool's description, each of its examples, the router's own intents'
 examples) under labels. A message's score for a label is the best, over the label's documents, of the mean of two
-similarities: lexical (TF-IDF over words, word pairs and character trigrams, which catches typos and names) and,
+similarities: lexical (TF-IDF over words, word pairs and character trigrams, which catches typos and names; a word
+of five letters or more that is one typo from a word of the documents is read as that word first) and,
 when the embedding model is installed, the cosine of sentence embeddings (which catches paraphrases: "my login
 stopped working" and "reset my password" share no word). Identifiers written the way a tool's examples write them
 ("INV-40213", "RX1234567") count as evidence for that tool.
@@ -124,8 +125,9 @@ class SemanticIndex:
         return _best_per_run(blended, self._runs)
 
     def scores(self, text: str, labels: Iterable[str] | None = None) -> dict[str, float]:
-        """Each label's best document score for ``text`` plus identifier evidence, restricted to ``labels``."""
-        best = dict(zip(self._groups, self._label_scores(text), strict=True))
+        """Each label's best document score for ``text`` (its typos of the documents' words mended first:
+        :meth:`TfIdfIndex.respelled`) plus identifier evidence, restricted to ``labels``."""
+        best = dict(zip(self._groups, self._label_scores(self.lexical.respelled(text)), strict=True))
         if labels is not None:
             allowed = set(labels)
             if not allowed.issuperset(best):
