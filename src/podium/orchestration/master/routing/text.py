@@ -250,4 +250,7 @@ def _one_typo(typed: str, word: str) -> bool:
     diff = [i for i, (a, b) in enumerate(zip(typed, word, strict=True)) if a != b]
     if len(diff) == 1:
         return True
-    return len(diff) == 2 and diff[1] == diff[0] + 1 and typed[diff[0]] == word[diff[1]] and typed[diff[1]] == word[diff[0]]
+    if len(diff) != 2 or diff[1] != diff[0] + 1:
+        return False
+    first, second = diff
+    return typed[first] == word[second] and typed[second] == word[first]
