@@ -287,3 +287,13 @@ def test_words_one_typo_from_the_tools_words_are_read_as_them() -> None:
 def test_a_request_with_typos_is_routed(text: str, tool: str, embeddings: bool) -> None:
     decision = decide(text, embeddings=embeddings)
     assert (decision.kind, decision.tool) == ("route", tool), decision
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize(
+    "text", ["whatever you think is best", "you decide", "the usual", "doesn't matter", "either one"]
+)
+def test_a_choice_left_to_the_assistant_is_asked_of_the_human_again(text: str, embeddings: bool) -> None:
+    decision = decide(text, ROOM_ASKED, embeddings=embeddings)
+    assert (decision.kind, decision.reason) == ("clarify", "no_fit")
+    assert decision.text == "I can't choose that for you: please pick one of 'Quiet room', 'Group study room'."

@@ -55,6 +55,7 @@ from podium.orchestration.master.routing.rules import (
     intent_scores,
     is_abandon,
     is_question,
+    leaves_choice,
     looks_like_request,
     returns_to_a_task,
     says_stop,
@@ -534,6 +535,15 @@ class Router(Classifier):
         if cal is not None and looks_like_request(text) and score < cal.route:
             return _refuse(text, "out_of_scope", "it is outside what I can do here", 0.6)
         needed = describe_expectation(pending.expectation)
+        expectation = pending.expectation
+        if expectation is not None and expectation.type == "choice" and leaves_choice(text):  # "you decide"
+            return Decision(
+                kind="clarify",
+                reason="no_fit",
+                confidence=0.5,
+                text=f"I can't choose that for you: please pick {needed}.",
+                rationale=f"The human leaves {pending.tool}'s choice to me.",
+            )
         if unsure(text):  # "I'm not sure, I'm a new patient": say what is needed, and the way out
             return Decision(
                 kind="clarify",

@@ -31,6 +31,7 @@ __all__ = [
     "is_abandon",
     "is_capability_question",
     "is_question",
+    "leaves_choice",
     "looks_like_request",
     "says_stop",
     "small_talk",
@@ -168,6 +169,21 @@ def follows_up(text: str) -> bool:
         return False
     rest = found.group("rest")
     return rest is None or (0 < len(words(rest)) <= 4 and _ASKS_ANEW.match(rest) is None)
+
+
+_LEAVES_CHOICE = re.compile(
+    r"\b(?:whatever(?:\s+you\s+(?:think|like|want|prefer))?|(?:you|u)\s+(?:choose|decide|pick|tell\s+me)|"
+    r"up\s+to\s+(?:you|u)|your\s+call|(?:it\s+)?(?:doesn'?t|does\s+not|don'?t)\s+matter|"
+    r"(?:i\s+)?(?:don'?t|do\s+not)\s+(?:mind|care)|(?:either|any)\s+(?:one|is\s+fine|will\s+do)|surprise\s+me|"
+    r"the\s+usual|(?:you\s+know|whichever(?:\s+is)?)\s+best|no\s+preference|dealer'?s\s+choice)\b",
+    re.IGNORECASE,
+)
+
+
+def leaves_choice(text: str) -> bool:
+    """True when a short answer to a choice leaves it to the assistant ("whatever you think", "you decide", "the
+    usual", "doesn't matter", "either one")."""
+    return len(words(text)) <= 10 and _LEAVES_CHOICE.search(straight(text)) is not None
 
 
 def returns_to_a_task(text: str) -> bool:
