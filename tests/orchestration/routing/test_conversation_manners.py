@@ -297,3 +297,12 @@ def test_a_choice_left_to_the_assistant_is_asked_of_the_human_again(text: str, e
     decision = decide(text, ROOM_ASKED, embeddings=embeddings)
     assert (decision.kind, decision.reason) == ("clarify", "no_fit")
     assert decision.text == "I can't choose that for you: please pick one of 'Quiet room', 'Group study room'."
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize("text", ["which is better?", "what's the difference between them?", "which one is quieter?"])
+def test_a_question_about_a_choice_s_options_is_told_to_pick_not_refused(text: str, embeddings: bool) -> None:
+    decision = decide(text, ROOM_ASKED, embeddings=embeddings)
+    assert (decision.kind, decision.reason) == ("clarify", "no_fit"), decision
+    assert decision.text.startswith("I can't tell you more about the choices than the question says: please pick")
+    assert "outside what I can do" not in decision.text

@@ -63,7 +63,7 @@ from podium.orchestration.master.routing.rules import (
     without_return_words,
 )
 from podium.orchestration.master.routing.scoring import Calibration, SemanticIndex
-from podium.orchestration.master.routing.text import content_words, spoken, stem, words
+from podium.orchestration.master.routing.text import STOPWORDS, content_words, spoken, stem, words
 
 if TYPE_CHECKING:
     from podium.orchestration.master.routing.embedding import Embedder
@@ -174,6 +174,23 @@ def guardrail(text: str) -> Decision | None:
 
 _VALUE = re.compile(r"\d|\b[A-Z]{2,}\b|[\"“'‘][^\"”'’]+[\"”'’]")
 """What a correction carries: a number or code, a word in capitals, something quoted ("I meant 4411BA")."""
+
+
+_COMPARING = re.compile(
+    r"\b(?:which|difference|differ|better|best|faster|quicker|sooner|cheaper|cheapest|easier|recommend|suggest|"
+    r"prefer|compare|vs|versus|pros|cons)\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_about_options(text: str, expectation: Expectation) -> bool:
+    """Whether ``text`` asks about a choice's options: a question that compares ("which is faster?", "what's the
+    difference?") or names one of them ("is home delivery free?")."""
+    if not is_question(text):
+        return False
+    said = set(words(text))
+    names = any(set(words(option)) & said - STOPWORDS for option in expectation.options)
+    return names or _COMPARING.search(text) is not None
 
 
 def _corrects(text: str) -> bool:
@@ -389,7 +406,7 @@ class Router(Classifier):
             )
         if pending is not None and strict and pending.tool in query.candidates:
             fit = fit_expectation(pending.expectation, text)
-            if fit is not None and is_question(text) and _beside(text, fit) > 1:
+            if fit is not None and is_question(text) and (_beside(text, fit) > 1 or _COMPARING.search(text)):
                 fit = None  # "what time does the pharmacy open?" names an option but asks something else
             opposed = self._opposed_to(query.catalog, pending.tool)
             opposite = _contradiction(text, opposed) if len(words(text)) >= 3 else None
@@ -532,10 +549,19 @@ class Router(Classifier):
     ) -> Decision:
         if reason:
             return _refuse(text, reason, why, 0.5)
+        expectation = pending.expectation
+        if expectation is not None and expectation.type == "choice" and _asks_about_options(text, expectation):
+            return Decision(  # "which is faster?", "what's the difference?": not out of scope, yet unanswerable here
+                kind="clarify",
+                reason="no_fit",
+                confidence=0.5,
+                text=f"I can't tell you more about the choices than the question says: please pick "
+                f"{describe_expectation(expectation)}, or say 'cancel' to stop {spoken(pending.tool)}.",
+                rationale=f"The message asks about the options of {pending.tool}'s question.",
+            )
         if cal is not None and looks_like_request(text) and score < cal.route:
             return _refuse(text, "out_of_scope", "it is outside what I can do here", 0.6)
         needed = describe_expectation(pending.expectation)
-        expectation = pending.expectation
         if expectation is not None and expectation.type == "choice" and leaves_choice(text):  # "you decide"
             return Decision(
                 kind="clarify",
