@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from podium.human import straight
+from podium.human import declines, straight
 
 __all__ = ["corrects", "ends", "is_question", "next_task", "small_talk"]
 
@@ -78,19 +78,26 @@ def is_question(text: str) -> bool:
 
 
 _END_CORE = re.compile(
-    r"\b(?:stop|stopping|cancel|abort|quit|halt|end|enough|done|never\s*mind|nevermind|"
-    r"forget\s+(?:it|about\s+it|this|that)|no\s+more)\b"
+    r"\b(?:stop|stopping|cancel\w*|abort|quit|halt|end|enough|done|never\s*mind|nevermind|nvm|scrap\w*|"
+    r"forget\s+(?:it|about\s+it|this|that|everything|the\s+whole\s+thing)|no\s+more|drop\s+(?:it|this|that)|"
+    r"leave\s+it|call\s+it\s+(?:a\s+day|quits)|chang(?:e|ed)\s+(?:my|our)\s+minds?|give\s+up|"
+    r"(?:don't|dont|do\s+not)\s+(?:want|need)\s+(?:it|this|that|any\s+of\s+(?:it|this|that))(?:\s+any\s*more)?)\b"
 )
 _END_FILL = re.compile(
     r"\b(?:ok|okay|oh|so|please|pls|thanks|thank\s+you|here|there|now|for\s+now|right|just|then|actually|"
     r"i|i'm|im|we|we're|were|let's|lets|let|us|can|want|to|be|am|are|all|it|this|that|that's|the|plan|steps?|"
-    r"everything|rest|of|wait|no|hmm|yeah|yes|sorry|with|at|point|think|alright|well|guys|maybe|shall|today)\b(?!')"
+    r"everything|rest|of|wait|no|hmm|yeah|yes|sorry|with|at|point|think|alright|well|guys|maybe|shall|today|"
+    r"hold|hang|on|whole|thing|lot|stuff|after\s+all|instead|go|ahead|and|you\s+know\s+what|anyway|though)\b(?!')"
 )
 
 
 def ends(text: str) -> bool:
     """Whether ``text`` says to stop the whole plan in words of its own ("ok stop here", "let's stop now", "that's
-    enough for now", "I'm done"), and nothing else ("stop the laptop order" names a step: not this)."""
+    enough for now", "I'm done", "hold on, cancel all that", "let's leave it there", "scrap the whole thing"), and
+    nothing else ("stop the laptop order" names a step: not this). A decline as a whole answer ("not now", "never
+    mind", :func:`podium.human.declines`) ends it too."""
+    if declines(text):
+        return True
     said = _said(text)
     if not _END_CORE.search(said):
         return False

@@ -1,0 +1,126 @@
+"""The plan service read in the words people use: verdicts on the remaining steps, with or without a plan waiting;
+stops said in other words; small talk before a task; changes of mind; parts of a task no agent can do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from examples.plan_service import app
+from podium import Runtime
+from podium.orchestration.plan import SessionRecord, is_verdict, parse_verdict
+from podium.orchestration.plan.reading import ends
+from podium.settings import Settings
+
+_NO_PLAN = "No plan is waiting for approval, so there is nothing to approve or reject"
+
+
+def _offline() -> Any:
+    return app.build(app.model(Settings.load(env={})))
+
+
+async def _record(runtime: Runtime, thread: str) -> SessionRecord:
+    return SessionRecord.from_events(thread, await runtime.store.read_events(thread))
+
+
+_ON_STEPS = [
+    "approve the rest",
+    "approve everything else",
+    "all good, approve all",
+    "skip the rest",
+    "reject the remaining ones",
+    "accept the rest of them",
+    "decline those",
+    "ok approve the remaining steps",
+    "go ahead with the rest",
+    "looks great, accept everything",
+]
+
+
+@pytest.mark.parametrize("said", _ON_STEPS)
+async def test_a_verdict_on_steps_after_a_plan_ended_is_never_planned(said: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "order a monitor for Ken Ito")
+    done = await runtime.resume(plans, first.thread_id, "approve")
+    assert done.output.startswith("Plan completed")
+    after = await runtime.run(plans, said, thread_id=first.thread_id)
+    assert after.status == "completed" and after.output.startswith(_NO_PLAN), after.output
+    assert len((await _record(runtime, first.thread_id)).plans) == 1  # no new plan, nothing run
+
+
+@pytest.mark.parametrize("said", [*_ON_STEPS, "skip the laptop step", "approve step 2"])
+async def test_a_verdict_on_steps_as_a_first_message_is_never_planned(said: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    result = await runtime.run(plans, said)
+    assert result.output.startswith(_NO_PLAN) and (await _record(runtime, result.thread_id)).plans == []
+
+
+@pytest.mark.parametrize(
+    "task", ["approve a purchase request 4711", "approve all purchase requests 4711", "decline the meeting invite"]
+)
+def test_a_task_that_starts_with_a_verdict_word_is_still_a_task(task: str) -> None:
+    assert not is_verdict(task)
+
+
+@pytest.mark.parametrize(
+    ("said", "approved", "every"),
+    [
+        ("all good, approve all", True, True),
+        ("approve the rest", True, True),
+        ("approve everything else", True, True),
+        ("approve all of them", True, True),
+        ("skip the rest", False, True),
+        ("reject the remaining ones", False, True),
+        ("no to all", False, True),
+        ("yes to all", True, True),
+        ("looks great, accept everything", True, True),
+        ("all good", True, False),
+        ("approve this step", True, False),
+    ],
+)
+def test_verdicts_on_the_remaining_steps_are_read_at_a_step(said: str, approved: bool, every: bool) -> None:
+    verdict = parse_verdict(said)
+    assert verdict is not None and (verdict.approved, verdict.all) == (approved, every)
+
+
+def test_two_verdicts_in_one_answer_are_not_half_taken() -> None:
+    assert parse_verdict("approve this one, skip the rest") is None
+
+
+async def test_all_good_approve_all_at_a_step_approves_every_step() -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "order a laptop and a monitor for Aisha Khan")
+    done = await runtime.resume(plans, first.thread_id, "all good, approve all")
+    assert done.output.startswith("Plan completed: 2 of 2 steps done")
+
+
+_STOPS = [
+    "hold on, cancel all that",
+    "let's leave it there",
+    "scrap the whole thing",
+    "forget the whole thing",
+    "i changed my mind, cancel it",
+    "let's call it a day",
+    "you know what, never mind",
+    "hang on, cancel everything please",
+]
+
+
+@pytest.mark.parametrize("said", _STOPS)
+async def test_a_stop_in_other_words_at_a_step_ends_the_plan(said: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "onboard Lucy Gray next week")
+    stopped = await runtime.resume(plans, first.thread_id, said)
+    assert stopped.status == "completed"
+    assert stopped.output == "Plan stopped at step 1 of 6: nothing done, 1 rejected, 5 not run."
+
+
+@pytest.mark.parametrize("said", [*_STOPS, "not now", "nvm"])
+def test_stops_in_other_words_are_read(said: str) -> None:
+    assert ends(said)
+
+
+@pytest.mark.parametrize("said", ["cancel the laptop order", "stop the laptop step", "leave it with me"])
+def test_a_stop_naming_something_is_no_stop_of_the_plan(said: str) -> None:
+    assert not ends(said)
