@@ -124,3 +124,34 @@ def test_stops_in_other_words_are_read(said: str) -> None:
 @pytest.mark.parametrize("said", ["cancel the laptop order", "stop the laptop step", "leave it with me"])
 def test_a_stop_naming_something_is_no_stop_of_the_plan(said: str) -> None:
     assert not ends(said)
+
+
+@pytest.mark.parametrize(
+    "said", ["hey! busy day?", "hello, anyone there?", "hi, how was your weekend?", "good morning! all well?"]
+)
+async def test_a_greeting_with_a_chatty_question_is_small_talk_and_the_task_after_it_is_planned(said: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    chat = await runtime.run(plans, said)
+    assert chat.status == "completed" and chat.output.startswith("Hello! I plan tasks")
+    asked = await runtime.run(plans, "can you help me onboard someone", thread_id=chat.thread_id)
+    assert asked.interrupts[0].prompt.startswith("To plan 'can you help me onboard someone' I need to know who")
+
+
+@pytest.mark.parametrize("said", ["hey, can you onboard Ada Lovelace next monday?", "hi, order a laptop for Ken Ito?"])
+async def test_a_greeting_with_a_task_after_it_is_planned(said: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    result = await runtime.run(plans, said)
+    assert result.interrupts[0].data["kind"] == "approval"
+
+
+@pytest.mark.parametrize("chat", ["busy day huh", "zorp blib"])
+async def test_a_task_said_in_other_words_after_one_that_fit_nothing_is_the_task(chat: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, chat)
+    assert first.interrupts[0].prompt.startswith(f"I could not make a plan for {chat!r}")
+    asked = await runtime.resume(plans, first.thread_id, "can you help me onboard someone")
+    assert asked.interrupts[0].prompt.startswith("To plan 'can you help me onboard someone' I need to know who")
+    planned = await runtime.resume(plans, first.thread_id, "for Ada Lovelace next monday")
+    assert planned.interrupts[0].prompt.endswith("for Ada Lovelace, next monday. Approve?")
+    plan = (await _record(runtime, first.thread_id)).plans[-1]
+    assert plan.initial_goal == "can you help me onboard someone"

@@ -138,7 +138,7 @@ class PlanAndExecute(Agent):
             return f"Nothing is planned or running, so there is nothing to stop. {self.describe()}"
         if asks_help(text):
             return self.describe()
-        kind = small_talk(text)
+        kind = small_talk(text, self._verbs)
         if kind == "thanks":
             return f"You're welcome. {self.describe()}"
         if kind == "goodbye":
@@ -241,7 +241,7 @@ class PlanAndExecute(Agent):
                 f"Nothing is planned yet, so {answer.strip()!r} has nothing to approve or reject: the plan needs "
                 "an answer to this question first (or say 'stop')."
             )
-        kind_of_talk = small_talk(answer)
+        kind_of_talk = small_talk(answer, self._verbs)
         if kind_of_talk is not None:
             said = "You're welcome." if kind_of_talk == "thanks" else "Hello!"
             return f"{said} The plan still needs an answer to this question (or say 'stop')."
@@ -446,7 +446,7 @@ class PlanAndExecute(Agent):
             return Verdict(approved=False, all=True, stop=True), ""
         if asks_help(answer):
             return None, self.describe()
-        talk = small_talk(answer)
+        talk = small_talk(answer, self._verbs)
         if talk is not None:
             said = {"thanks": "You're welcome.", "goodbye": "Before you go:"}.get(talk, "Hello!")
             return None, f"{said} The plan waits for your verdict on this step (say 'stop' to end it)."

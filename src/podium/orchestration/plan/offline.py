@@ -287,6 +287,11 @@ class OfflinePlanner(Planner):
             summary = "No tool fits the task."
             return PlanDraft(initial_goal=request.task, steps=[], summary=summary, human_clarification_request=question)
         chosen, closest = found
+        goal = request.task
+        if chosen and request.clarifications and not self._plans(request.task, done):
+            # the task said again in other words, as the question asked: the latest answer that is a task itself
+            told = [c for c in request.clarifications if self._plans(c, done)]
+            goal = (told or request.clarifications)[-1]
         unable = self._unable(request, chosen) or (None if chosen or not closest else self._nothing(request, closest))
         if unable is not None:
             return PlanDraft(
@@ -298,14 +303,12 @@ class OfflinePlanner(Planner):
         missing = self._missing(chosen, detail)
         if missing:
             question = (
-                f"To plan {request.task.strip()!r} I need to know {_listed([said for said, _ in missing])}. Please "
+                f"To plan {goal.strip()!r} I need to know {_listed([said for said, _ in missing])}. Please "
                 f"say it (for example '{', '.join(example for _, example in missing)}'), or 'stop'."
             )
             if question not in request.questions:  # asked once: an answer that still lacks them plans anyway
                 summary = "More information is needed before planning."
-                return PlanDraft(
-                    initial_goal=request.task, steps=[], summary=summary, human_clarification_request=question
-                )
+                return PlanDraft(initial_goal=goal, steps=[], summary=summary, human_clarification_request=question)
         each = [detail | {"name": person} for person in named] if len(named) > 1 else [detail]
         steps = [  # one step per tool and person: "onboard Ada Lovelace and Bob Stone" plans for both
             PlannedStep(action=self._action(entry, said), agent=entry.agent, tool=entry.tool.name)
@@ -317,7 +320,14 @@ class OfflinePlanner(Planner):
         agents = list(dict.fromkeys(step.agent for step in steps))
         count = f"{len(steps)} step" + ("s" if len(steps) > 1 else "")
         summary = f"{count} by {', '.join(agents)}."
-        return PlanDraft(initial_goal=request.task, steps=steps, summary=summary)
+        return PlanDraft(initial_goal=goal, steps=steps, summary=summary)
+
+    def _plans(self, task: str, done: set[str]) -> bool:
+        """Whether ``task`` alone, without the people and dates it names, fits some tool."""
+        for value in [*facts(task).values(), *people(task)]:
+            task = task.replace(value, " ")
+        found = self._choose(task, done)
+        return found is not None and bool(found[0])
 
     def _unable(self, request: PlanRequest, chosen: list[CatalogueTool]) -> str | None:
         """A plain answer when the task asks to destroy something ("delete", "wipe") and no kept tool does that:

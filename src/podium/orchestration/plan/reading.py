@@ -35,10 +35,14 @@ _THANKS = re.compile(r"\b(?:thanks|thank\s+you|thx|ty|cheers|much\s+appreciated)
 _BYE = re.compile(r"\b(?:bye|goodbye|see\s+you|see\s+ya|good\s+night)\b")
 
 
-def small_talk(text: str) -> str | None:
-    """What a message made only of small talk says: ``"greeting"`` ("hi there, how are you?"), ``"thanks"``,
-    ``"goodbye"`` or ``"chat"`` ("cool", "lol"); ``None`` when anything else is in it ("hi, order a laptop")."""
+def small_talk(text: str, verbs: frozenset[str] = frozenset()) -> str | None:
+    """What a message made only of small talk says: ``"greeting"`` ("hi there, how are you?", or a greeting with a
+    short question of chat after it: "hey! busy day?", "hello, anyone there?"), ``"thanks"``, ``"goodbye"`` or
+    ``"chat"`` ("cool", "lol"); ``None`` when anything else is in it ("hi, order a laptop", "hey, can you onboard
+    Ada Lovelace?", or one starting with one of ``verbs``, the catalogue's tool verbs: "hey, order a laptop?")."""
     said = _said(text)
+    if said and _GREETING.match(said) and _chat_after(text, verbs):
+        return "greeting"
     if not said or _CHAT.sub(" ", said).strip():
         return None
     if _BYE.search(said):
@@ -46,6 +50,16 @@ def small_talk(text: str) -> str | None:
     if _THANKS.search(said):
         return "thanks"
     return "greeting" if _GREETING.match(said) else "chat"
+
+
+def _chat_after(text: str, verbs: frozenset[str]) -> bool:
+    """Whether what follows a greeting is a short question asking for nothing ("busy day?", "you there?"): no
+    request ("can you ...", a tool's verb first), no person, date or number, at most five words."""
+    rest = without_small_talk(text)
+    if rest == text.strip() or not rest.rstrip().endswith("?") or re.search(r"\d|\b[A-Z][a-z]+\s+[A-Z][a-z]+", rest):
+        return False
+    said = _said(rest)
+    return 0 < len(said.split()) <= 5 and not _ASKS_FOR.match(said) and said.split()[0] not in verbs
 
 
 def without_small_talk(text: str) -> str:
