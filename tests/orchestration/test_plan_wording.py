@@ -155,3 +155,49 @@ async def test_a_task_said_in_other_words_after_one_that_fit_nothing_is_the_task
     assert planned.interrupts[0].prompt.endswith("for Ada Lovelace, next monday. Approve?")
     plan = (await _record(runtime, first.thread_id)).plans[-1]
     assert plan.initial_goal == "can you help me onboard someone"
+
+
+@pytest.mark.parametrize(
+    ("said", "thing"),
+    [
+        ("actually make it a tablet", "tablet"),
+        ("no, a tablet instead", "tablet"),
+        ("sorry I meant a chromebook not a laptop", "chromebook"),
+        ("oh wait, change that to an ipad please", "ipad"),
+    ],
+)
+async def test_a_change_of_mind_to_a_thing_no_tool_handles_says_so_and_keeps_the_plan(said: str, thing: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "order a laptop for Eva Stone")
+    step = first.interrupts[0].prompt
+    kept = await runtime.resume(plans, first.thread_id, said)
+    prompt = kept.interrupts[0].prompt
+    assert prompt.startswith(f"No agent can do that: none of their tools handles {thing!r}, so the plan stays as it")
+    assert prompt.endswith(step)
+    done = await runtime.resume(plans, first.thread_id, "approve")
+    assert done.output.startswith("Plan completed: 1 of 1 steps done")
+
+
+@pytest.mark.parametrize(
+    ("said", "tools"),
+    [
+        ("actually make it a monitor", ["order_monitor"]),
+        ("no, a mobile phone instead", ["order_mobile_phone"]),
+        ("sorry, I meant a monitor", ["order_monitor"]),
+    ],
+)
+async def test_a_change_of_mind_to_a_thing_a_tool_handles_replaces_it(said: str, tools: list[str]) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "order a laptop for Eva Stone")
+    again = await runtime.resume(plans, first.thread_id, said)
+    assert again.interrupts[0].prompt.startswith(f"Planned again with what you said ({said!r}).")
+    plan = (await _record(runtime, first.thread_id)).plans[-1]
+    assert [s.tool for s in plan.steps] == tools and all("Eva Stone" in s.action for s in plan.steps)
+
+
+async def test_a_change_of_mind_naming_what_it_replaces_keeps_the_rest() -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "order a laptop and a monitor for Eva Stone")
+    await runtime.resume(plans, first.thread_id, "actually make it a mobile phone rather than the laptop")
+    plan = (await _record(runtime, first.thread_id)).plans[-1]
+    assert sorted(s.tool or "" for s in plan.steps) == ["order_mobile_phone", "order_monitor"]

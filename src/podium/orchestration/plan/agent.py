@@ -36,7 +36,15 @@ from podium.orchestration.plan.caution import concern, refusal
 from podium.orchestration.plan.offline import facts
 from podium.orchestration.plan.outcome import CANNOT_DO, cannot_do_step, not_done
 from podium.orchestration.plan.planner import DoneStep, Planner, PlanRequest
-from podium.orchestration.plan.reading import corrects, ends, is_question, next_task, small_talk, without_small_talk
+from podium.orchestration.plan.reading import (
+    corrects,
+    ends,
+    is_question,
+    named,
+    next_task,
+    small_talk,
+    without_small_talk,
+)
 from podium.orchestration.plan.record import (
     SessionRecord,
     Verdict,
@@ -77,6 +85,12 @@ _HELP = re.compile(
 )
 _CONFIRM_WORDS = frozenset({"confirm", "confirmed", "yes", "y", "proceed", "go", "ok", "okay", "sure"})
 _CONFIRM_FILL = frozenset({"ahead", "i", "please", "do", "it", "plan", "anyway"})
+
+
+def _quoted(found: list[str]) -> str:
+    """``'a'``, ``'a' or 'b'``."""
+    quoted = [repr(w) for w in found]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
 def _words(text: str) -> list[str]:
@@ -345,7 +359,13 @@ class PlanAndExecute(Agent):
                 replanned = await self._plan(ctx, record, request, plan)
                 if not verdict.read:
                     return replanned, ""
-                if replanned.steps and [s.action for s in replanned.steps] == before:
+                unknown = self._unknown(verdict.clarification)
+                if replanned.steps and [s.action for s in replanned.steps] == before and unknown:
+                    said = (
+                        f"No agent can do that: none of their tools handles {_quoted(unknown)}, so the plan stays as "
+                        "it was. To change a step otherwise, answer 'edit: <new action>'."
+                    )
+                elif replanned.steps and [s.action for s in replanned.steps] == before:
                     said = (
                         f"The plan stays as it was with {verdict.clarification!r}: the planner found nothing in it "
                         "to change. To change a step, answer 'edit: <new action>'."
@@ -463,6 +483,13 @@ class PlanAndExecute(Agent):
             f"Please answer {_VERDICT.description}. To change the plan, say what is different (for example 'she "
             "starts on 1 June'); to add a task for after this plan, say 'also <task>'."
         )
+
+    def _unknown(self, said: str) -> list[str]:
+        """The words of a correction naming things no tool of the catalogue knows ("tablet" in "make it a tablet"),
+        not counting the people and dates it names."""
+        for value in facts(said).values():
+            said = said.replace(value, " ")
+        return [w for w in named(said) if not any(self.catalogue.knows(stem) for stem in words(w))]
 
     @staticmethod
     def _status(plan: PlanWithSteps, step: Step) -> str:

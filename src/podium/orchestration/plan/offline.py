@@ -40,6 +40,7 @@ from podium.orchestration.plan.catalogue import CatalogueTool, words
 from podium.orchestration.plan.caution import destructive_verbs
 from podium.orchestration.plan.outcome import CANNOT_DO
 from podium.orchestration.plan.planner import Planner, PlanRequest
+from podium.orchestration.plan.reading import corrects
 from podium.orchestration.plan.types import PlanDraft, PlannedStep
 
 if TYPE_CHECKING:
@@ -73,7 +74,8 @@ _WHO_WHEN = frozenset(
 )
 # a negated clause ("do not order a laptop", "no monitor"), up to its punctuation or the next "and" / "but" / "then"
 _NEGATED = re.compile(
-    r"(?:\b(?:not|no|never|without|except)|n't)\b[^,.;:!?]*?(?=[,.;:!?]|\b(?:and|but|then)\b|$)", re.IGNORECASE
+    r"(?:\b(?:not|no|never|without|except|instead\s+of|rather\s+than)|n't)\b[^,.;:!?]*?(?=[,.;:!?]|\b(?:and|but|then)\b|$)",
+    re.IGNORECASE,
 )
 _VERB_WEIGHT = 0.75
 """What a task's word counts for when it is only a tool's verb ("book" for ``book_meeting_room``)."""
@@ -140,6 +142,18 @@ _PARTICIPLE = re.compile(
 )
 """Where a thing's description starts ("a press release announcing a product"): what follows is about it."""
 _IGNORED = _WHO_WHEN | _ASKING | _PARTICLES | frozenset(words("about before after within between during via per until"))
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _bare(token: str) -> str:
+    """A word as typed without the punctuation around it, lower-cased ("laptop," is "laptop")."""
+    return token.strip(".,;:!?()'\"").lower()
+
+
+_NO_FIRST = re.compile(r"\s*(?:no+|nope|nah)\b", re.IGNORECASE)
 
 
 def _stem_of(token: str) -> str | None:
@@ -247,6 +261,7 @@ class OfflinePlanner(Planner):
             if shape.verb:
                 acts.setdefault(shape.verb, set()).update(shape.objects)
         self._acts_on = {verb: frozenset(found) for verb, found in acts.items()}
+        self._objects = frozenset(w for found in acts.values() for w in found)
 
     def _contrast(self, asked: str, other: str) -> bool:
         """Whether two verbs name different things done to the same kind of thing: some tool does ``asked`` and
@@ -272,6 +287,7 @@ class OfflinePlanner(Planner):
         for part in parts:  # a clarification's person or date replaces the task's
             detail |= facts(part)
             named = people(part) or named
+        text = ". ".join(part.rstrip(". ") for part in self._replaced(parts))
         for part in parts:  # names and dates say for whom and when, not what
             for value in [*facts(part).values(), *people(part)]:
                 text = text.replace(value, " ")
@@ -321,6 +337,27 @@ class OfflinePlanner(Planner):
         count = f"{len(steps)} step" + ("s" if len(steps) > 1 else "")
         summary = f"{count} by {', '.join(agents)}."
         return PlanDraft(initial_goal=goal, steps=steps, summary=summary)
+
+    def _replaced(self, parts: list[str]) -> list[str]:
+        """``parts`` (the task, then the clarifications) with the things a later correction replaces taken out:
+        after "order a laptop", "actually make it a monitor" leaves "order a" and the monitor; "a docking station
+        instead of the monitor" takes out the monitor. A thing is replaced by one some tool does the same to (both
+        ordered) unless the correction names what it replaces; a correction naming nothing a tool acts on replaces
+        nothing."""
+        kept = list(parts)
+        for at, part in enumerate(parts[1:], 1):
+            if not (corrects(part) or _NO_FIRST.match(part)):
+                continue
+            new = {w for t in _tokens(_NEGATED.sub(" ", part)) if (w := _stem_of(t)) in self._objects}
+            if not new:
+                continue
+            negated = [t for m in _NEGATED.finditer(part) for t in _tokens(m.group(0))]
+            dropped = {w for t in negated if (w := _stem_of(t)) in self._objects}
+            alike = {w for verb, objects in self._acts_on.items() if objects & new for w in objects}
+            old = (dropped or alike) - new  # what it names as replaced, else every thing of the same kind
+            for before in range(at):
+                kept[before] = " ".join(t for t in kept[before].split() if _stem_of(_bare(t)) not in old)
+        return kept
 
     def _plans(self, task: str, done: set[str]) -> bool:
         """Whether ``task`` alone, without the people and dates it names, fits some tool."""

@@ -12,7 +12,7 @@ import re
 
 from podium.human import declines, straight
 
-__all__ = ["corrects", "ends", "is_question", "next_task", "small_talk"]
+__all__ = ["corrects", "ends", "is_question", "named", "next_task", "small_talk"]
 
 
 def _said(text: str) -> str:
@@ -130,6 +130,25 @@ def corrects(text: str) -> bool:
     """Whether ``text`` corrects or adds to what the plan was made from ("oh she's actually starting on the 15th",
     "make it a MacBook Pro instead", "his name is Tom Baker")."""
     return bool(_CORRECTS.search(_said(text)))
+
+
+_TALK = frozenset(
+    re.findall(
+        r"\S+",
+        "a an the it its that this those these to of for with and or but so as at in on by from instead rather than "
+        "actually make made making no not nope nah sorry meant mean wait oh ah hmm oops wrong typo correction could "
+        "would should can will get got want wanted need switch swap change changed prefer go one ones let let's lets "
+        "please ok okay just maybe really yes yeah he she they him her his their them we i you us me my our is are "
+        "be was were it's that's",
+    )
+)
+"""Words of a correction that name no thing: changing one's mind, pronouns, small words."""
+
+
+def named(text: str) -> list[str]:
+    """The words of a correction that may name a thing ("tablet" in "actually make it a tablet instead"), as typed
+    (lower-cased), each once: every word but the talk of changing one's mind, pronouns and small words."""
+    return list(dict.fromkeys(w for w in _said(text).split() if w not in _TALK and not w.isdigit() and len(w) > 1))
 
 
 _NEXT = re.compile(
