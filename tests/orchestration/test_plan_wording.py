@@ -201,3 +201,28 @@ async def test_a_change_of_mind_naming_what_it_replaces_keeps_the_rest() -> None
     await runtime.resume(plans, first.thread_id, "actually make it a mobile phone rather than the laptop")
     plan = (await _record(runtime, first.thread_id)).plans[-1]
     assert sorted(s.tool or "" for s in plan.steps) == ["order_mobile_phone", "order_monitor"]
+
+
+@pytest.mark.parametrize(
+    ("said", "who"),
+    [
+        ("and the same for his manager", "his manager"),
+        ("same again for her boss", "her boss"),
+        ("do that for my colleague too", "your colleague"),
+    ],
+)
+async def test_a_follow_up_for_a_person_named_by_relation_asks_who_that_is(said: str, who: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "order a monitor for Ken Ito")
+    await runtime.resume(plans, first.thread_id, "approve")
+    asked = await runtime.run(plans, said, thread_id=first.thread_id)
+    assert asked.output.startswith(f"Who is {who}? I plan for people by name")
+    assert asked.output.endswith("(for example 'order a monitor for Ada Lovelace').")
+    assert len((await _record(runtime, first.thread_id)).plans) == 1
+
+
+async def test_a_task_for_a_person_named_by_relation_asks_who_that_is() -> None:
+    runtime, plans = Runtime(), _offline()
+    asked = await runtime.run(plans, "order a laptop for my new boss")
+    assert asked.output.startswith("Who is your new boss?")
+    assert asked.output.endswith("(for example 'order a laptop for Ada Lovelace').")

@@ -33,7 +33,7 @@ from podium.human import EMERGENCY_REPLY, emergency
 from podium.messages import AIMessage, HumanMessage
 from podium.orchestration.plan.catalogue import Catalogue, words
 from podium.orchestration.plan.caution import concern, refusal
-from podium.orchestration.plan.offline import facts
+from podium.orchestration.plan.offline import facts, people
 from podium.orchestration.plan.outcome import CANNOT_DO, cannot_do_step, not_done
 from podium.orchestration.plan.planner import DoneStep, Planner, PlanRequest
 from podium.orchestration.plan.reading import (
@@ -42,6 +42,7 @@ from podium.orchestration.plan.reading import (
     is_question,
     named,
     next_task,
+    relation,
     small_talk,
     without_small_talk,
 )
@@ -163,6 +164,26 @@ class PlanAndExecute(Agent):
             return f"{text.strip()!r} is a question, and I do not answer questions: {self.describe()}"
         return None
 
+    async def _who(self, ctx: RunContext[Any], text: str, someone: str) -> str:
+        """The answer to a task for a person named only by a relation ("and the same for his manager"): who that
+        is, with the task to say again with their name (the task before it, for "the same")."""
+        example = "order a monitor for Ada Lovelace"
+        if re.search(r"\b(?:same|again|too|also|as\s+well|likewise)\b", text, re.IGNORECASE):
+            for message in reversed(await ctx.history()):
+                said = message.content if isinstance(message, HumanMessage) else ""
+                if said and not is_verdict(said) and self.not_a_task(said) is None and relation(said) is None:
+                    for person in people(said) or [""]:
+                        said = said.replace(person, "Ada Lovelace") if person else f"{said} for Ada Lovelace"
+                    example = said.strip()
+                    break
+        else:
+            example = re.sub(re.escape(someone), "Ada Lovelace", text, flags=re.IGNORECASE).strip()
+        whom = re.sub(r"^(?:my|our)\b", "your", someone)  # "my boss": who is your boss?
+        return (
+            f"Who is {whom}? I plan for people by name, and {text.strip()!r} names nobody I can plan for. Say the "
+            f"task again with their name (for example {example!r})."
+        )
+
     def describe(self) -> str:
         """What the service does and how to answer it (the reply to "help" or "what can you do?")."""
         fallback = self.catalogue.fallback
@@ -189,6 +210,8 @@ class PlanAndExecute(Agent):
                 "for whom and by when); each step will then ask for your verdict."
             )
         reply = reply or self.not_a_task(input.content)  # help, stop, small talk, a question: nothing to plan
+        if reply is None and (someone := relation(input.content)) and "name" not in facts(input.content):
+            reply = await self._who(ctx, input.content, someone)  # "the same for his manager": whose name?
         if reply is not None:
             added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
             return AgentResult(output=reply, messages=added, data={"plan_id": None, "status": "no_plan"})

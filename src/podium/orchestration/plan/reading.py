@@ -12,7 +12,7 @@ import re
 
 from podium.human import declines, straight
 
-__all__ = ["corrects", "ends", "is_question", "named", "next_task", "small_talk"]
+__all__ = ["corrects", "ends", "is_question", "named", "next_task", "relation", "small_talk"]
 
 
 def _said(text: str) -> str:
@@ -74,8 +74,10 @@ def without_small_talk(text: str) -> str:
 
 _ASKS = re.compile(
     r"^(?:what|what's|whats|who|who's|whom|whose|where|where's|when|when's|why|how|how's|which|"
-    r"is|isn't|are|aren't|am|was|were|do|does|doesn't|don't|did|didn't|have|has|had|should|shall)\b"
+    r"is|isn't|are|aren't|am|was|were|have|has|had|should|shall|"
+    r"(?:do|does|doesn't|don't|did|didn't)\s+(?:you|u|i|we|they|he|she|it|ya|anyone|someone|people))\b"
 )
+"""How a question starts ("do you ..." asks; "do that for Ada" does not)."""
 _ASKS_FOR = re.compile(
     r"^(?:(?:can|could|would|will)\s+(?:you|u|we|i|someone)|would\s+it\s+be\s+possible|is\s+it\s+possible|"
     r"do\s+you\s+mind|please|pls|kindly|how\s+about|what\s+about)\b"
@@ -172,3 +174,18 @@ def next_task(text: str, verbs: frozenset[str] = frozenset()) -> str | None:
     if first in verbs:
         return text.strip()
     return None
+
+
+_RELATION = re.compile(
+    r"\b(?:his|her|their|my|our|your|the|them)\s+(?:new\s+|direct\s+|line\s+)?(?:manager|boss|supervisor|team\s+lead|"
+    r"lead|colleague|co-?worker|assistant|mentor|buddy|deputy|director|replacement|successor|predecessor|"
+    r"teammate|partner|intern|report)s?\b",
+    re.IGNORECASE,
+)
+
+
+def relation(text: str) -> str | None:
+    """The person ``text`` names only by how they relate to someone ("his manager" in "and the same for his
+    manager", "my new boss"), or ``None``: no name can be taken from it, so a plan for them needs one asked."""
+    found = _RELATION.search(straight(text))
+    return None if found is None else " ".join(found.group(0).split()).lower()
