@@ -226,3 +226,26 @@ async def test_a_task_for_a_person_named_by_relation_asks_who_that_is() -> None:
     asked = await runtime.run(plans, "order a laptop for my new boss")
     assert asked.output.startswith("Who is your new boss?")
     assert asked.output.endswith("(for example 'order a laptop for Ada Lovelace').")
+
+
+@pytest.mark.parametrize(
+    ("task", "action", "items"),
+    [
+        ("order a headset for Leo Park", "Order a headset for an employee for Leo Park.", ["headset"]),
+        ("need a new keyboard for Leo Park", "Order a keyboard for an employee for Leo Park.", ["keyboard"]),
+        (
+            "order a keyboard and a mouse for Leo Park",
+            "Order a keyboard and mouse for an employee for Leo Park.",
+            ["keyboard", "mouse"],
+        ),
+    ],
+)
+async def test_a_step_orders_only_the_things_asked_for(task: str, action: str, items: list[str]) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, task)
+    assert first.interrupts[0].prompt == f"Step 1 of 1 (ProcurementAgent): {action.rstrip('.')}. Approve?"
+    await runtime.resume(plans, first.thread_id, "approve")
+    (step,) = (await _record(runtime, first.thread_id)).plans[-1].steps
+    thing = items[0] if len(items) == 1 else " and ".join(items)
+    assert step.agent_reply is not None and f"Would order a {thing} for an employee" in step.agent_reply
+    assert f"items={', '.join(items)}, employee_name=Leo Park" in step.agent_reply

@@ -325,9 +325,10 @@ class OfflinePlanner(Planner):
             if question not in request.questions:  # asked once: an answer that still lacks them plans anyway
                 summary = "More information is needed before planning."
                 return PlanDraft(initial_goal=goal, steps=[], summary=summary, human_clarification_request=question)
+        asked = frozenset(words(_NEGATED.sub(" ", text)))
         each = [detail | {"name": person} for person in named] if len(named) > 1 else [detail]
         steps = [  # one step per tool and person: "onboard Ada Lovelace and Bob Stone" plans for both
-            PlannedStep(action=self._action(entry, said), agent=entry.agent, tool=entry.tool.name)
+            PlannedStep(action=self._action(entry, said, asked), agent=entry.agent, tool=entry.tool.name)
             for entry in chosen
             for said in each
         ]
@@ -479,13 +480,15 @@ class OfflinePlanner(Planner):
         )
 
     @staticmethod
-    def _action(entry: CatalogueTool, detail: dict[str, str]) -> str:
-        """The tool's description as an instruction, with the person, date and numbers the task names."""
+    def _action(entry: CatalogueTool, detail: dict[str, str], asked: frozenset[str] = frozenset()) -> str:
+        """The tool's description as an instruction, with the person, date and numbers the task names; of the
+        things it lists ("a keyboard, mouse and headset"), only those the task asks for (``asked``, its words)."""
         text = _sentence(entry.tool.description)
         # "... when onboarding someone who starts" says when to use the tool, not what to do
         head = re.split(r"\s+(?:when|who|if)\s+", text, maxsplit=1)[0]
         if len(head.split()) >= 3:
             text = head
+        text = _narrowed(text, asked)
         extra = []
         if "name" in detail:
             extra.append(f"for {detail['name']}")
@@ -502,6 +505,24 @@ class OfflinePlanner(Planner):
 
     async def plan(self, ctx: RunContext[Any], request: PlanRequest) -> tuple[PlanDraft, int]:
         return self.draft(request), min(self.tool_limit, len(self.catalogue.tools))
+
+
+_LISTED = re.compile(r"\b(?:a|an)\s+(\w+(?:\s*,\s*\w+)*\s*,?\s+(?:and|or)\s+\w+)\b")
+"""Things a description lists after its article ("a keyboard, mouse and headset")."""
+
+
+def _narrowed(text: str, asked: frozenset[str]) -> str:
+    """``text`` with the things it lists cut to those ``asked`` names ("Order a headset" for "a keyboard, mouse
+    and headset" when only a headset is asked for); as it was when the task names none or all of them."""
+    listed = _LISTED.search(text)
+    if listed is None or not asked:
+        return text
+    things = [t for t in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", listed.group(1)) if t]
+    wanted = [t for t in things if set(words(t)) & asked]
+    if not wanted or len(wanted) == len(things):
+        return text
+    article = "an" if wanted[0][0] in "aeiou" else "a"
+    return f"{text[: listed.start()]}{article} {_and(wanted)}{text[listed.end() :]}"
 
 
 _PEOPLE = frozenset({"person", "traveller", "traveler", "recipient", "assignee", "candidate", "employee", "user"})
@@ -535,6 +556,10 @@ def _value(name: str, schema: dict[str, Any], text: str, detail: dict[str, str])
     if kind == "boolean":
         return True
     if kind == "array":
+        choices = schema.get("items", {}).get("enum")
+        if choices:  # the choices the text names ("headset"), else all it offers
+            said = set(words(text))
+            return [c for c in choices if set(words(str(c))) & said] or list(choices)
         return [text]
     if kind == "object":
         return {}
@@ -576,6 +601,8 @@ def _arguments(spec: ToolSpec, text: str) -> dict[str, Any]:
                 found[name] = _value(name, schema, text, detail)
             except _Missing:
                 missing.append(name)
+        elif (need := _needs(name, schema)) is not None and need in detail:  # a person, date or number it names
+            found[name] = _value(name, schema, text, detail)
     if missing:
         raise _Missing(", ".join(missing))
     return found
