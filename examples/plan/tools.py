@@ -2,12 +2,13 @@
 """The specialists' tools: honest demo stand-ins with real argument schemas.
 
 Each line of a table is ``name | description | arguments``; an argument is ``name:type`` with ``?`` for optional
-and ``=a/b/c`` for a choice. A tool says what it would do with the arguments it got; nothing leaves the process.
+and ``=a/b/c`` for a choice (``list[str]=a/b/c``: some of them). A tool says what it would do with the arguments it got; nothing leaves the process.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any, Literal
 
 from podium.tools import Tool
@@ -69,7 +70,7 @@ set_up_multi_factor_auth | Set up multi-factor authentication for a user. | user
 PROCUREMENT = """
 order_laptop | Order a laptop for an employee or new starter. | employee_name:str?, model:str=standard/developer/executive
 order_monitor | Order a monitor (display screen) for an employee or new starter. | employee_name:str?, count:int?
-order_peripherals | Order a keyboard, mouse and headset for an employee. | employee_name:str?
+order_peripherals | Order a keyboard, mouse and headset for an employee. | items:list[str]=keyboard/mouse/headset, employee_name:str?
 order_mobile_phone | Order a mobile phone for an employee. | employee_name:str?
 order_office_furniture | Order a desk and chair for an employee's workstation. | employee_name:str?, items:str?
 order_office_supplies | Order office supplies (paper, pens, notebooks). | items:str, quantity:int?
@@ -208,6 +209,8 @@ def _parameter(text: str) -> inspect.Parameter:
     kind, _, choices = kind.partition("=")
     annotation: Any = Literal[tuple(choices.split("/"))] if choices else _TYPES[kind]  # type: ignore[misc]
     default = choices.split("/")[0] if choices else (None if optional else inspect.Parameter.empty)
+    if choices and kind.startswith("list["):  # some of the choices: which ones is for the caller to say
+        annotation, default = list[annotation], (None if optional else inspect.Parameter.empty)
     if optional and not choices:
         annotation = annotation | None
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
@@ -215,10 +218,18 @@ def _parameter(text: str) -> inspect.Parameter:
 
 def _stand_in(name: str, description: str, parameters: list[inspect.Parameter]) -> Tool:
     what = description[0].lower() + description[1:].rstrip(".")
+    listed = re.search(r"\b(?:a|an) (\w+(?:, \w+)* (?:and|or) \w+)\b", what)  # "a keyboard, mouse and headset"
 
     def run(**kwargs: Any) -> str:
-        given = ", ".join(f"{k}={v}" for k, v in kwargs.items() if v is not None)
-        return f"[demo stand-in, nothing was changed] Would {what} ({given})."
+        said = what
+        for value in kwargs.values():  # some of the things it lists: says those ("would order a headset")
+            if listed and isinstance(value, list) and value and all(str(v) in listed.group(1) for v in value):
+                things = [str(v) for v in value]
+                some = things[0] if len(things) == 1 else f"{', '.join(things[:-1])} and {things[-1]}"
+                said = f"{what[: listed.start()]}{'an' if some[0] in 'aeiou' else 'a'} {some}{what[listed.end() :]}"
+        shown = {k: ", ".join(map(str, v)) if isinstance(v, list) else v for k, v in kwargs.items()}
+        given = ", ".join(f"{k}={v}" for k, v in shown.items() if v is not None)
+        return f"[demo stand-in, nothing was changed] Would {said} ({given})."
 
     run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     run.__annotations__ = {p.name: p.annotation for p in parameters}

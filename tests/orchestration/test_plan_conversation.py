@@ -313,10 +313,14 @@ async def test_a_correction_at_a_step_re_plans_the_rest_with_it(said: str, detai
 async def test_a_correction_the_planner_cannot_use_is_said_plainly() -> None:
     runtime, plans = Runtime(), agent()
     first = await runtime.run(plans, "Onboard Ada Lovelace")
-    same = await runtime.resume(plans, first.thread_id, "make it the premium one instead")
+    same = await runtime.resume(plans, first.thread_id, "make it the new one instead")
     assert same.interrupts[0].prompt.startswith(
-        "The plan stays as it was with 'make it the premium one instead': the planner found nothing in it to change. "
+        "The plan stays as it was with 'make it the new one instead': the planner found nothing in it to change. "
         "To change a step, answer 'edit: <new action>'."
+    )
+    unknown = await runtime.resume(plans, first.thread_id, "make it the premium one instead")
+    assert unknown.interrupts[0].prompt.startswith(  # a thing no tool handles is named as such
+        "No agent can do that: none of their tools handles 'premium', so the plan stays as it was."
     )
 
 

@@ -33,10 +33,19 @@ from podium.human import EMERGENCY_REPLY, emergency
 from podium.messages import AIMessage, HumanMessage
 from podium.orchestration.plan.catalogue import Catalogue, words
 from podium.orchestration.plan.caution import concern, refusal
-from podium.orchestration.plan.offline import facts
+from podium.orchestration.plan.offline import facts, people
 from podium.orchestration.plan.outcome import CANNOT_DO, cannot_do_step, not_done
 from podium.orchestration.plan.planner import DoneStep, Planner, PlanRequest
-from podium.orchestration.plan.reading import corrects, ends, is_question, next_task, small_talk, without_small_talk
+from podium.orchestration.plan.reading import (
+    corrects,
+    ends,
+    is_question,
+    named,
+    next_task,
+    relation,
+    small_talk,
+    without_small_talk,
+)
 from podium.orchestration.plan.record import (
     SessionRecord,
     Verdict,
@@ -77,6 +86,12 @@ _HELP = re.compile(
 )
 _CONFIRM_WORDS = frozenset({"confirm", "confirmed", "yes", "y", "proceed", "go", "ok", "okay", "sure"})
 _CONFIRM_FILL = frozenset({"ahead", "i", "please", "do", "it", "plan", "anyway"})
+
+
+def _quoted(found: list[str]) -> str:
+    """``'a'``, ``'a' or 'b'``."""
+    quoted = [repr(w) for w in found]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
 def _words(text: str) -> list[str]:
@@ -138,7 +153,7 @@ class PlanAndExecute(Agent):
             return f"Nothing is planned or running, so there is nothing to stop. {self.describe()}"
         if asks_help(text):
             return self.describe()
-        kind = small_talk(text)
+        kind = small_talk(text, self._verbs)
         if kind == "thanks":
             return f"You're welcome. {self.describe()}"
         if kind == "goodbye":
@@ -148,6 +163,26 @@ class PlanAndExecute(Agent):
         if is_question(text) and not self.planner.plans_questions:
             return f"{text.strip()!r} is a question, and I do not answer questions: {self.describe()}"
         return None
+
+    async def _who(self, ctx: RunContext[Any], text: str, someone: str) -> str:
+        """The answer to a task for a person named only by a relation ("and the same for his manager"): who that
+        is, with the task to say again with their name (the task before it, for "the same")."""
+        example = "order a monitor for Ada Lovelace"
+        if re.search(r"\b(?:same|again|too|also|as\s+well|likewise)\b", text, re.IGNORECASE):
+            for message in reversed(await ctx.history()):
+                said = message.content if isinstance(message, HumanMessage) else ""
+                if said and not is_verdict(said) and self.not_a_task(said) is None and relation(said) is None:
+                    for person in people(said) or [""]:
+                        said = said.replace(person, "Ada Lovelace") if person else f"{said} for Ada Lovelace"
+                    example = said.strip()
+                    break
+        else:
+            example = re.sub(re.escape(someone), "Ada Lovelace", text, flags=re.IGNORECASE).strip()
+        whom = re.sub(r"^(?:my|our)\b", "your", someone)  # "my boss": who is your boss?
+        return (
+            f"Who is {whom}? I plan for people by name, and {text.strip()!r} names nobody I can plan for. Say the "
+            f"task again with their name (for example {example!r})."
+        )
 
     def describe(self) -> str:
         """What the service does and how to answer it (the reply to "help" or "what can you do?")."""
@@ -175,6 +210,8 @@ class PlanAndExecute(Agent):
                 "for whom and by when); each step will then ask for your verdict."
             )
         reply = reply or self.not_a_task(input.content)  # help, stop, small talk, a question: nothing to plan
+        if reply is None and (someone := relation(input.content)) and "name" not in facts(input.content):
+            reply = await self._who(ctx, input.content, someone)  # "the same for his manager": whose name?
         if reply is not None:
             added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
             return AgentResult(output=reply, messages=added, data={"plan_id": None, "status": "no_plan"})
@@ -241,7 +278,7 @@ class PlanAndExecute(Agent):
                 f"Nothing is planned yet, so {answer.strip()!r} has nothing to approve or reject: the plan needs "
                 "an answer to this question first (or say 'stop')."
             )
-        kind_of_talk = small_talk(answer)
+        kind_of_talk = small_talk(answer, self._verbs)
         if kind_of_talk is not None:
             said = "You're welcome." if kind_of_talk == "thanks" else "Hello!"
             return f"{said} The plan still needs an answer to this question (or say 'stop')."
@@ -345,7 +382,13 @@ class PlanAndExecute(Agent):
                 replanned = await self._plan(ctx, record, request, plan)
                 if not verdict.read:
                     return replanned, ""
-                if replanned.steps and [s.action for s in replanned.steps] == before:
+                unknown = self._unknown(verdict.clarification)
+                if replanned.steps and [s.action for s in replanned.steps] == before and unknown:
+                    said = (
+                        f"No agent can do that: none of their tools handles {_quoted(unknown)}, so the plan stays as "
+                        "it was. To change a step otherwise, answer 'edit: <new action>'."
+                    )
+                elif replanned.steps and [s.action for s in replanned.steps] == before:
                     said = (
                         f"The plan stays as it was with {verdict.clarification!r}: the planner found nothing in it "
                         "to change. To change a step, answer 'edit: <new action>'."
@@ -446,7 +489,7 @@ class PlanAndExecute(Agent):
             return Verdict(approved=False, all=True, stop=True), ""
         if asks_help(answer):
             return None, self.describe()
-        talk = small_talk(answer)
+        talk = small_talk(answer, self._verbs)
         if talk is not None:
             said = {"thanks": "You're welcome.", "goodbye": "Before you go:"}.get(talk, "Hello!")
             return None, f"{said} The plan waits for your verdict on this step (say 'stop' to end it)."
@@ -463,6 +506,13 @@ class PlanAndExecute(Agent):
             f"Please answer {_VERDICT.description}. To change the plan, say what is different (for example 'she "
             "starts on 1 June'); to add a task for after this plan, say 'also <task>'."
         )
+
+    def _unknown(self, said: str) -> list[str]:
+        """The words of a correction naming things no tool of the catalogue knows ("tablet" in "make it a tablet"),
+        not counting the people and dates it names."""
+        for value in facts(said).values():
+            said = said.replace(value, " ")
+        return [w for w in named(said) if not any(self.catalogue.knows(stem) for stem in words(w))]
 
     @staticmethod
     def _status(plan: PlanWithSteps, step: Step) -> str:

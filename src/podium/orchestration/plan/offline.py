@@ -40,6 +40,7 @@ from podium.orchestration.plan.catalogue import CatalogueTool, words
 from podium.orchestration.plan.caution import destructive_verbs
 from podium.orchestration.plan.outcome import CANNOT_DO
 from podium.orchestration.plan.planner import Planner, PlanRequest
+from podium.orchestration.plan.reading import corrects
 from podium.orchestration.plan.types import PlanDraft, PlannedStep
 
 if TYPE_CHECKING:
@@ -73,7 +74,8 @@ _WHO_WHEN = frozenset(
 )
 # a negated clause ("do not order a laptop", "no monitor"), up to its punctuation or the next "and" / "but" / "then"
 _NEGATED = re.compile(
-    r"(?:\b(?:not|no|never|without|except)|n't)\b[^,.;:!?]*?(?=[,.;:!?]|\b(?:and|but|then)\b|$)", re.IGNORECASE
+    r"(?:\b(?:not|no|never|without|except|instead\s+of|rather\s+than)|n't)\b[^,.;:!?]*?(?=[,.;:!?]|\b(?:and|but|then)\b|$)",
+    re.IGNORECASE,
 )
 _VERB_WEIGHT = 0.75
 """What a task's word counts for when it is only a tool's verb ("book" for ``book_meeting_room``)."""
@@ -140,6 +142,18 @@ _PARTICIPLE = re.compile(
 )
 """Where a thing's description starts ("a press release announcing a product"): what follows is about it."""
 _IGNORED = _WHO_WHEN | _ASKING | _PARTICLES | frozenset(words("about before after within between during via per until"))
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _bare(token: str) -> str:
+    """A word as typed without the punctuation around it, lower-cased ("laptop," is "laptop")."""
+    return token.strip(".,;:!?()'\"").lower()
+
+
+_NO_FIRST = re.compile(r"\s*(?:no+|nope|nah)\b", re.IGNORECASE)
 
 
 def _stem_of(token: str) -> str | None:
@@ -247,6 +261,7 @@ class OfflinePlanner(Planner):
             if shape.verb:
                 acts.setdefault(shape.verb, set()).update(shape.objects)
         self._acts_on = {verb: frozenset(found) for verb, found in acts.items()}
+        self._objects = frozenset(w for found in acts.values() for w in found)
 
     def _contrast(self, asked: str, other: str) -> bool:
         """Whether two verbs name different things done to the same kind of thing: some tool does ``asked`` and
@@ -272,6 +287,7 @@ class OfflinePlanner(Planner):
         for part in parts:  # a clarification's person or date replaces the task's
             detail |= facts(part)
             named = people(part) or named
+        text = ". ".join(part.rstrip(". ") for part in self._replaced(parts))
         for part in parts:  # names and dates say for whom and when, not what
             for value in [*facts(part).values(), *people(part)]:
                 text = text.replace(value, " ")
@@ -287,6 +303,11 @@ class OfflinePlanner(Planner):
             summary = "No tool fits the task."
             return PlanDraft(initial_goal=request.task, steps=[], summary=summary, human_clarification_request=question)
         chosen, closest = found
+        goal = request.task
+        if chosen and request.clarifications and not self._plans(request.task, done):
+            # the task said again in other words, as the question asked: the latest answer that is a task itself
+            told = [c for c in request.clarifications if self._plans(c, done)]
+            goal = (told or request.clarifications)[-1]
         unable = self._unable(request, chosen) or (None if chosen or not closest else self._nothing(request, closest))
         if unable is not None:
             return PlanDraft(
@@ -298,17 +319,16 @@ class OfflinePlanner(Planner):
         missing = self._missing(chosen, detail)
         if missing:
             question = (
-                f"To plan {request.task.strip()!r} I need to know {_listed([said for said, _ in missing])}. Please "
+                f"To plan {goal.strip()!r} I need to know {_listed([said for said, _ in missing])}. Please "
                 f"say it (for example '{', '.join(example for _, example in missing)}'), or 'stop'."
             )
             if question not in request.questions:  # asked once: an answer that still lacks them plans anyway
                 summary = "More information is needed before planning."
-                return PlanDraft(
-                    initial_goal=request.task, steps=[], summary=summary, human_clarification_request=question
-                )
+                return PlanDraft(initial_goal=goal, steps=[], summary=summary, human_clarification_request=question)
+        asked = frozenset(words(_NEGATED.sub(" ", text)))
         each = [detail | {"name": person} for person in named] if len(named) > 1 else [detail]
         steps = [  # one step per tool and person: "onboard Ada Lovelace and Bob Stone" plans for both
-            PlannedStep(action=self._action(entry, said), agent=entry.agent, tool=entry.tool.name)
+            PlannedStep(action=self._action(entry, said, asked), agent=entry.agent, tool=entry.tool.name)
             for entry in chosen
             for said in each
         ]
@@ -317,7 +337,35 @@ class OfflinePlanner(Planner):
         agents = list(dict.fromkeys(step.agent for step in steps))
         count = f"{len(steps)} step" + ("s" if len(steps) > 1 else "")
         summary = f"{count} by {', '.join(agents)}."
-        return PlanDraft(initial_goal=request.task, steps=steps, summary=summary)
+        return PlanDraft(initial_goal=goal, steps=steps, summary=summary)
+
+    def _replaced(self, parts: list[str]) -> list[str]:
+        """``parts`` (the task, then the clarifications) with the things a later correction replaces taken out:
+        after "order a laptop", "actually make it a monitor" leaves "order a" and the monitor; "a docking station
+        instead of the monitor" takes out the monitor. A thing is replaced by one some tool does the same to (both
+        ordered) unless the correction names what it replaces; a correction naming nothing a tool acts on replaces
+        nothing."""
+        kept = list(parts)
+        for at, part in enumerate(parts[1:], 1):
+            if not (corrects(part) or _NO_FIRST.match(part)):
+                continue
+            new = {w for t in _tokens(_NEGATED.sub(" ", part)) if (w := _stem_of(t)) in self._objects}
+            if not new:
+                continue
+            negated = [t for m in _NEGATED.finditer(part) for t in _tokens(m.group(0))]
+            dropped = {w for t in negated if (w := _stem_of(t)) in self._objects}
+            alike = {w for verb, objects in self._acts_on.items() if objects & new for w in objects}
+            old = (dropped or alike) - new  # what it names as replaced, else every thing of the same kind
+            for before in range(at):
+                kept[before] = " ".join(t for t in kept[before].split() if _stem_of(_bare(t)) not in old)
+        return kept
+
+    def _plans(self, task: str, done: set[str]) -> bool:
+        """Whether ``task`` alone, without the people and dates it names, fits some tool."""
+        for value in [*facts(task).values(), *people(task)]:
+            task = task.replace(value, " ")
+        found = self._choose(task, done)
+        return found is not None and bool(found[0])
 
     def _unable(self, request: PlanRequest, chosen: list[CatalogueTool]) -> str | None:
         """A plain answer when the task asks to destroy something ("delete", "wipe") and no kept tool does that:
@@ -432,13 +480,15 @@ class OfflinePlanner(Planner):
         )
 
     @staticmethod
-    def _action(entry: CatalogueTool, detail: dict[str, str]) -> str:
-        """The tool's description as an instruction, with the person, date and numbers the task names."""
+    def _action(entry: CatalogueTool, detail: dict[str, str], asked: frozenset[str] = frozenset()) -> str:
+        """The tool's description as an instruction, with the person, date and numbers the task names; of the
+        things it lists ("a keyboard, mouse and headset"), only those the task asks for (``asked``, its words)."""
         text = _sentence(entry.tool.description)
         # "... when onboarding someone who starts" says when to use the tool, not what to do
         head = re.split(r"\s+(?:when|who|if)\s+", text, maxsplit=1)[0]
         if len(head.split()) >= 3:
             text = head
+        text = _narrowed(text, asked)
         extra = []
         if "name" in detail:
             extra.append(f"for {detail['name']}")
@@ -455,6 +505,24 @@ class OfflinePlanner(Planner):
 
     async def plan(self, ctx: RunContext[Any], request: PlanRequest) -> tuple[PlanDraft, int]:
         return self.draft(request), min(self.tool_limit, len(self.catalogue.tools))
+
+
+_LISTED = re.compile(r"\b(?:a|an)\s+(\w+(?:\s*,\s*\w+)*\s*,?\s+(?:and|or)\s+\w+)\b")
+"""Things a description lists after its article ("a keyboard, mouse and headset")."""
+
+
+def _narrowed(text: str, asked: frozenset[str]) -> str:
+    """``text`` with the things it lists cut to those ``asked`` names ("Order a headset" for "a keyboard, mouse
+    and headset" when only a headset is asked for); as it was when the task names none or all of them."""
+    listed = _LISTED.search(text)
+    if listed is None or not asked:
+        return text
+    things = [t for t in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", listed.group(1)) if t]
+    wanted = [t for t in things if set(words(t)) & asked]
+    if not wanted or len(wanted) == len(things):
+        return text
+    article = "an" if wanted[0][0] in "aeiou" else "a"
+    return f"{text[: listed.start()]}{article} {_and(wanted)}{text[listed.end() :]}"
 
 
 _PEOPLE = frozenset({"person", "traveller", "traveler", "recipient", "assignee", "candidate", "employee", "user"})
@@ -488,6 +556,10 @@ def _value(name: str, schema: dict[str, Any], text: str, detail: dict[str, str])
     if kind == "boolean":
         return True
     if kind == "array":
+        choices = schema.get("items", {}).get("enum")
+        if choices:  # the choices the text names ("headset"), else all it offers
+            said = set(words(text))
+            return [c for c in choices if set(words(str(c))) & said] or list(choices)
         return [text]
     if kind == "object":
         return {}
@@ -529,6 +601,8 @@ def _arguments(spec: ToolSpec, text: str) -> dict[str, Any]:
                 found[name] = _value(name, schema, text, detail)
             except _Missing:
                 missing.append(name)
+        elif (need := _needs(name, schema)) is not None and need in detail:  # a person, date or number it names
+            found[name] = _value(name, schema, text, detail)
     if missing:
         raise _Missing(", ".join(missing))
     return found

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from podium.human import straight
+from podium.human import declines, straight
 
-__all__ = ["corrects", "ends", "is_question", "next_task", "small_talk"]
+__all__ = ["corrects", "ends", "is_question", "named", "next_task", "relation", "small_talk"]
 
 
 def _said(text: str) -> str:
@@ -35,10 +35,14 @@ _THANKS = re.compile(r"\b(?:thanks|thank\s+you|thx|ty|cheers|much\s+appreciated)
 _BYE = re.compile(r"\b(?:bye|goodbye|see\s+you|see\s+ya|good\s+night)\b")
 
 
-def small_talk(text: str) -> str | None:
-    """What a message made only of small talk says: ``"greeting"`` ("hi there, how are you?"), ``"thanks"``,
-    ``"goodbye"`` or ``"chat"`` ("cool", "lol"); ``None`` when anything else is in it ("hi, order a laptop")."""
+def small_talk(text: str, verbs: frozenset[str] = frozenset()) -> str | None:
+    """What a message made only of small talk says: ``"greeting"`` ("hi there, how are you?", or a greeting with a
+    short question of chat after it: "hey! busy day?", "hello, anyone there?"), ``"thanks"``, ``"goodbye"`` or
+    ``"chat"`` ("cool", "lol"); ``None`` when anything else is in it ("hi, order a laptop", "hey, can you onboard
+    Ada Lovelace?", or one starting with one of ``verbs``, the catalogue's tool verbs: "hey, order a laptop?")."""
     said = _said(text)
+    if said and _GREETING.match(said) and _chat_after(text, verbs):
+        return "greeting"
     if not said or _CHAT.sub(" ", said).strip():
         return None
     if _BYE.search(said):
@@ -46,6 +50,16 @@ def small_talk(text: str) -> str | None:
     if _THANKS.search(said):
         return "thanks"
     return "greeting" if _GREETING.match(said) else "chat"
+
+
+def _chat_after(text: str, verbs: frozenset[str]) -> bool:
+    """Whether what follows a greeting is a short question asking for nothing ("busy day?", "you there?"): no
+    request ("can you ...", a tool's verb first), no person, date or number, at most five words."""
+    rest = without_small_talk(text)
+    if rest == text.strip() or not rest.rstrip().endswith("?") or re.search(r"\d|\b[A-Z][a-z]+\s+[A-Z][a-z]+", rest):
+        return False
+    said = _said(rest)
+    return 0 < len(said.split()) <= 5 and not _ASKS_FOR.match(said) and said.split()[0] not in verbs
 
 
 def without_small_talk(text: str) -> str:
@@ -60,8 +74,10 @@ def without_small_talk(text: str) -> str:
 
 _ASKS = re.compile(
     r"^(?:what|what's|whats|who|who's|whom|whose|where|where's|when|when's|why|how|how's|which|"
-    r"is|isn't|are|aren't|am|was|were|do|does|doesn't|don't|did|didn't|have|has|had|should|shall)\b"
+    r"is|isn't|are|aren't|am|was|were|have|has|had|should|shall|"
+    r"(?:do|does|doesn't|don't|did|didn't)\s+(?:you|u|i|we|they|he|she|it|ya|anyone|someone|people))\b"
 )
+"""How a question starts ("do you ..." asks; "do that for Ada" does not)."""
 _ASKS_FOR = re.compile(
     r"^(?:(?:can|could|would|will)\s+(?:you|u|we|i|someone)|would\s+it\s+be\s+possible|is\s+it\s+possible|"
     r"do\s+you\s+mind|please|pls|kindly|how\s+about|what\s+about)\b"
@@ -78,19 +94,26 @@ def is_question(text: str) -> bool:
 
 
 _END_CORE = re.compile(
-    r"\b(?:stop|stopping|cancel|abort|quit|halt|end|enough|done|never\s*mind|nevermind|"
-    r"forget\s+(?:it|about\s+it|this|that)|no\s+more)\b"
+    r"\b(?:stop|stopping|cancel\w*|abort|quit|halt|end|enough|done|never\s*mind|nevermind|nvm|scrap\w*|"
+    r"forget\s+(?:it|about\s+it|this|that|everything|the\s+whole\s+thing)|no\s+more|drop\s+(?:it|this|that)|"
+    r"leave\s+it|call\s+it\s+(?:a\s+day|quits)|chang(?:e|ed)\s+(?:my|our)\s+minds?|give\s+up|"
+    r"(?:don't|dont|do\s+not)\s+(?:want|need)\s+(?:it|this|that|any\s+of\s+(?:it|this|that))(?:\s+any\s*more)?)\b"
 )
 _END_FILL = re.compile(
     r"\b(?:ok|okay|oh|so|please|pls|thanks|thank\s+you|here|there|now|for\s+now|right|just|then|actually|"
     r"i|i'm|im|we|we're|were|let's|lets|let|us|can|want|to|be|am|are|all|it|this|that|that's|the|plan|steps?|"
-    r"everything|rest|of|wait|no|hmm|yeah|yes|sorry|with|at|point|think|alright|well|guys|maybe|shall|today)\b(?!')"
+    r"everything|rest|of|wait|no|hmm|yeah|yes|sorry|with|at|point|think|alright|well|guys|maybe|shall|today|"
+    r"hold|hang|on|whole|thing|lot|stuff|after\s+all|instead|go|ahead|and|you\s+know\s+what|anyway|though)\b(?!')"
 )
 
 
 def ends(text: str) -> bool:
     """Whether ``text`` says to stop the whole plan in words of its own ("ok stop here", "let's stop now", "that's
-    enough for now", "I'm done"), and nothing else ("stop the laptop order" names a step: not this)."""
+    enough for now", "I'm done", "hold on, cancel all that", "let's leave it there", "scrap the whole thing"), and
+    nothing else ("stop the laptop order" names a step: not this). A decline as a whole answer ("not now", "never
+    mind", :func:`podium.human.declines`) ends it too."""
+    if declines(text):
+        return True
     said = _said(text)
     if not _END_CORE.search(said):
         return False
@@ -109,6 +132,25 @@ def corrects(text: str) -> bool:
     """Whether ``text`` corrects or adds to what the plan was made from ("oh she's actually starting on the 15th",
     "make it a MacBook Pro instead", "his name is Tom Baker")."""
     return bool(_CORRECTS.search(_said(text)))
+
+
+_TALK = frozenset(
+    re.findall(
+        r"\S+",
+        "a an the it its that this those these to of for with and or but so as at in on by from instead rather than "
+        "actually make made making no not nope nah sorry meant mean wait oh ah hmm oops wrong typo correction could "
+        "would should can will get got want wanted need switch swap change changed prefer go one ones let let's lets "
+        "please ok okay just maybe really yes yeah he she they him her his their them we i you us me my our is are "
+        "be was were it's that's",
+    )
+)
+"""Words of a correction that name no thing: changing one's mind, pronouns, small words."""
+
+
+def named(text: str) -> list[str]:
+    """The words of a correction that may name a thing ("tablet" in "actually make it a tablet instead"), as typed
+    (lower-cased), each once: every word but the talk of changing one's mind, pronouns and small words."""
+    return list(dict.fromkeys(w for w in _said(text).split() if w not in _TALK and not w.isdigit() and len(w) > 1))
 
 
 _NEXT = re.compile(
@@ -132,3 +174,18 @@ def next_task(text: str, verbs: frozenset[str] = frozenset()) -> str | None:
     if first in verbs:
         return text.strip()
     return None
+
+
+_RELATION = re.compile(
+    r"\b(?:his|her|their|my|our|your|the|them)\s+(?:new\s+|direct\s+|line\s+)?(?:manager|boss|supervisor|team\s+lead|"
+    r"lead|colleague|co-?worker|assistant|mentor|buddy|deputy|director|replacement|successor|predecessor|"
+    r"teammate|partner|intern|report)s?\b",
+    re.IGNORECASE,
+)
+
+
+def relation(text: str) -> str | None:
+    """The person ``text`` names only by how they relate to someone ("his manager" in "and the same for his
+    manager", "my new boss"), or ``None``: no name can be taken from it, so a plan for them needs one asked."""
+    found = _RELATION.search(straight(text))
+    return None if found is None else " ".join(found.group(0).split()).lower()

@@ -343,14 +343,19 @@ def parse_verdict(answer: str) -> Verdict | None:
         return Verdict(updated_action=comment)
     if head_words[0] in ("clarify", "clarification") and comment:
         return Verdict(clarification=comment)
-    every = head_words[-1] == "all"
-    rest_words = set(head_words[1:]) - {"all"}
+    every = _every(head_words)
+    rest_words = set(head_words[1:]) - _ALL
+    if every and _APPROVES & set(head_words) and _REJECTS & set(head_words):
+        return None  # "approve this one, skip the rest": two verdicts, asked again rather than half taken
     if head_words[0] in _YES or head_words == ["all"]:
         if head_words[0] in ("approve", "approved") or rest_words <= _YES | _YES_FILL:  # not "ok but change it"
             return Verdict(all=every, feedback=comment)
-        return None
+        return _by_words(head_words, comment)
     if head_words[0] in _NO and (head_words[0] in ("reject", "rejected") or rest_words <= _NO | _NO_FILL):
         return Verdict(approved=False, all=every, feedback=comment)
+    by_words = _by_words(head_words, comment)
+    if by_words is not None:
+        return by_words
     if head_words in (["go", "ahead"], ["do", "it"], ["looks", "good"], ["sounds", "good"], ["lgtm"]):
         return Verdict(feedback=comment)
     if _REFUSED.match(text):  # "don't approve that", "please do not run it"
@@ -360,6 +365,40 @@ def parse_verdict(answer: str) -> Verdict | None:
         return Verdict(approved=typed[0] == "approve", all=every, feedback=comment)
     said = yes_or_no(text)  # yes and no as people say them ("of course", "no thank you")
     return None if said is None else Verdict(approved=said)
+
+
+_ALL = frozenset({"all", "rest", "remaining", "remainder", "everything", "every", "each", "others", "whole"})
+"""Words that make a verdict hold for every remaining step ("approve the rest", "skip everything else")."""
+_APPROVES = frozenset(
+    {*_YES, "accept", "accepted", "confirm", "confirmed", "proceed", "agreed", "agree", "lgtm", "good", "great"}
+    | {"perfect", "fine"}
+)
+_REJECTS = frozenset({*_NO, "deny", "denied", "refuse", "refused"})
+_AROUND = frozenset(
+    {*_YES_FILL, *_NO_FILL, *_ALL, "else", "ones", "them", "those", "these", "the", "of", "to", "with", "and", "me"}
+    | {"looks", "look", "sounds", "steps", "plan", "then", "just", "i", "is", "are", "so", "now", "too", "other"}
+    | {"left", "that"}
+) - {"don", "dont", "t"}
+"""Words a verdict said in words of its own may hold besides the verdict ("all good, approve all")."""
+
+
+def _every(found: list[str]) -> bool:
+    """Whether a verdict's words make it hold for every remaining step ("approve the rest", "yes to all"); "all
+    good" and "all fine" praise this step, they do not reach the others."""
+    said = " ".join(found)
+    said = re.sub(r"\ball (?:good|fine|set|ok|okay|right)\b", " ", said)
+    return bool(set(said.split()) & _ALL)
+
+
+def _by_words(found: list[str], comment: str | None) -> Verdict | None:
+    """A verdict said in a few words of its own, in any order ("all good, approve all", "skip the rest", "no to
+    all", "looks great, accept everything"), or ``None``: some word is no verdict's, or it says both yes and no."""
+    if not found or len(found) > 10 or any(w not in _APPROVES | _REJECTS | _AROUND for w in found):
+        return None
+    approves, rejects = bool(_APPROVES & set(found)), bool(_REJECTS & set(found))
+    if approves == rejects:
+        return None
+    return Verdict(approved=approves, all=_every(found), feedback=comment)
 
 
 _REFUSED = re.compile(
@@ -391,9 +430,27 @@ def is_verdict(text: str) -> bool:
     if head in ("edit", "clarify", "clarification") and stripped.partition(":")[2].strip():
         return True
     found = re.findall(r"[a-z]+", stripped.lower())
-    if not found or len(found) > 8:
+    if not found or len(found) > 10:
         return False
+    if _about_steps(found):
+        return True
     return all(w in _VERDICT_CORE or w in _VERDICT_FILL for w in found) and any(w in _VERDICT_CORE for w in found)
+
+
+_STEPS = frozenset(
+    {"step", "steps", "rest", "remaining", "remainder", "else", "others", "ones", "them", "those", "left"}
+)
+"""Words that point at a plan's steps rather than at anything a task could be about."""
+_LEADS = frozenset({"ok", "okay", "so", "then", "now", "just", "please", "and", "well", "great", "good", "fine"})
+
+
+def _about_steps(found: list[str]) -> bool:
+    """Whether words are a verdict on steps ("approve the rest", "skip the laptop step", "decline those"): the
+    first word after a lead ("ok", "so", "please") gives a verdict and another points at steps, not at a thing."""
+    lead = next((i for i, w in enumerate(found) if w not in _LEADS), None)
+    if lead is None or found[lead] not in _APPROVES | _REJECTS | {"skip", "decline", "declined"}:
+        return False
+    return bool(_STEPS & set(found[lead + 1 :]))
 
 
 def answer_for(
