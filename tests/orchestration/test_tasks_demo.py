@@ -13,12 +13,13 @@ import pytest
 from tests.app_talk import talk
 
 from examples import tasks_demo
+from examples.calculations import ARITHMETIC, read_calculation
 from podium import Event, MessageAdded, Runtime, Settings, ToolMessage
 from podium.app import load_app
 from podium.testing import ReplayModel
 
 ROOT = Path(__file__).parents[2]
-ARITHMETIC = tasks_demo.ARITHMETIC
+
 
 EXPECTED = [
     "12 × 7 = 84.",
@@ -190,7 +191,7 @@ async def test_a_follow_up_with_no_previous_result_asks_for_both_numbers_never_a
     [said] = await talk([line], "tasks-demo")
     assert said == f"{line}: of what? Give me both numbers, for example 'What is 50 minus 30?'."
     # the calculator alone, handed a number without a calculation, says so too
-    assert tasks_demo._calculation("minus 30") == (
+    assert read_calculation("minus 30") == (
         f"'minus 30' needs two numbers, for example 'What is 50 minus 30?'. {ARITHMETIC}"
     )
 
