@@ -55,14 +55,30 @@ LEADING = {
     "ok", "okay", "so", "and", "now", "also", "hey", "hi", "please", "then", "well", "can", "could", "would",
     "will", "you", "tell", "me", "what", "what's", "whats", "is", "are", "how", "much", "calculate", "compute",
     "work", "figure", "out", "evaluate", "find", "do", "does", "the", "result", "value", "answer", "of", "i",
-    "need", "want", "to",
+    "need", "want", "to", "wat", "wats",
 }  # fmt: skip
 _TRAILING = {"?", ".", "!", "please", "is", "equal", "equals", "=", "for", "me", "now", "exactly", "then", "thanks"}
 # Words before a calculation that do not change it: a greeting, a correction ("sorry, I meant ...").
 PREAMBLE = {
     *LEADING, "hello", "sorry", "oops", "no", "wait", "actually", "meant", "mean", "make", "that", "it", "a", "an",
-    "just", "oh", "um", "hmm", "quick", "question", "instead", "rather", "again", "let's", "lets", "try",
+    "just", "oh", "um", "hmm", "quick", "question", "instead", "rather", "again", "let's", "lets", "try", "thanks",
+    "thank", "cheers", "great", "cool", "nice", "perfect", "ta",
 }  # fmt: skip
+_ONE_NUMBER = {"double": 2.0, "twice": 2.0, "triple": 3.0, "treble": 3.0, "quadruple": 4.0, "halve": 0.5, "half": 0.5}
+"""Words that make a calculation of one number ("double 56" is 56 × 2, "halve 90" is 90 ÷ 2)."""
+_OPERATORS = ["times", "plus", "minus", "divided", "multiplied", "percent", "multiply", "divide", "subtract"]
+"""Words a typo is read as when it is one letter off ("tims", "pluss", "minsu")."""
+_REAL_WORDS = {"time", "mines", "plum", "plug", "plums", "minds", "divine", "dived", "percept"}
+"""English words one letter off an operator word, which are no typo of it."""
+_PERCENT_NOUNS = {"tip", "tax", "vat", "discount", "markup", "gratuity", "service", "commission", "fee", "surcharge"}
+_ARTICLES = {"a", "an", "the", "my", "our"}
+_PRICED = {"bill", "check", "cheque", "tab", "meal", "dinner", "lunch", "order", "purchase", "total", "price", "item"}
+"""Nouns that name an amount after its number ("a $65 bill")."""
+_REDUCED = re.compile(r"\b(?:off|discount\w*|sale|less|minus|reduced|markdown)\b")
+_IN_ALL = re.compile(
+    r"\b(?:total|altogether|in all|including|incl|pay|owe|plus|add(?:ed|ing)?|with (?:an? |the )?(?:tip|tax|vat))\b"
+)
+_EACH = {"each", "apiece", "per"}
 MONEY = {"$", "€", "£", "dollars", "dollar", "bucks", "euros", "euro", "eur", "usd", "pounds", "quid", "gbp"}
 BREAKS = {"!", "?", ":", ";", ",", "."}
 """Where a sentence or a clause ends: "hello! quick one: 18 plus 27?" holds its calculation in one part."""
@@ -76,7 +92,7 @@ _PEOPLE = {"of", "people", "persons", "friends", "guests", "ways", "kids", "chil
 
 def tokenize(text: str) -> list[str | float]:
     """The words, signs and numbers of ``text``, number words read as numbers ("twenty-one" is 21)."""
-    lower = text.lower()
+    lower = re.sub(r"[a-z]{4,}", _typo, text.lower())  # "17 tims 4"
     for phrase, word in _PHRASES.items():
         lower = lower.replace(phrase, word)
     lower = re.sub(r"(?<=\d),(?=\d{3}\b)", "", lower)  # 1,250
@@ -93,6 +109,23 @@ def tokenize(text: str) -> list[str | float]:
             tokens.append(value)
         index = end
     return tokens
+
+
+def _typo(match: re.Match[str]) -> str:
+    """The operator word a word is a typo of, or the word."""
+    word = match[0]
+    if word in _OPERATORS or word in _REAL_WORDS:
+        return word
+    return next((known for known in _OPERATORS if _one_edit(word, known)), word)
+
+
+def _one_edit(typed: str, known: str) -> bool:
+    """Whether ``typed`` is ``known`` with one letter added, dropped or changed, or two neighbours swapped."""
+    if abs(len(typed) - len(known)) > 1 or typed == known:
+        return False
+    at = next((i for i, (a, b) in enumerate(zip(typed, known, strict=False)) if a != b), min(len(typed), len(known)))
+    a, b = typed[at:], known[at:]
+    return a[1:] == b[1:] or a == b[1:] or a[1:] == b or (a[:2] == b[1::-1] and a[2:] == b[2:])
 
 
 def _spelled_number(words: list[str], index: int) -> tuple[float | None, int]:
@@ -139,7 +172,7 @@ def read_calculation(text: str) -> Expression | str:
         read = [r for r in map(_read, parts) if isinstance(r, Operation)]
         if len(read) > 1:
             return f"One calculation at a time, please: {' or '.join(repr(render(r)) for r in read)}?"
-        found = read[0] if read else _shared_out(tokens, text)
+        found = read[0] if read else _shared_out(tokens, text) or _priced(tokens) or _percent_story(tokens, text)
     if isinstance(found, float):  # a number alone ("minus 30") is no calculation: never "30 = -30"
         return f"{text.strip()!r} needs two numbers, for example 'What is 50 minus 30?'. {ARITHMETIC}"
     return found if found is not None else f"I could not read a calculation in {text.strip()!r}. {ARITHMETIC}"
@@ -156,7 +189,47 @@ def _read(tokens: list[str | float]) -> Expression | None:
     tokens = tokens[start:end]
     if not tokens:
         return None
+    if tokens[0] in _ONE_NUMBER:  # "double 56", "half of 90"
+        times, rest = _ONE_NUMBER[str(tokens[0])], tokens[2:] if tokens[1:2] == ["of"] else tokens[1:]
+        one = _Reader(rest).whole() if rest else None
+        if one is None:
+            return None
+        return Operation("÷", one, 2.0) if times == 0.5 else Operation("×", one, times)
     return _spelled_out(tokens) if tokens[0] in _FORMS else _Reader(tokens).whole()
+
+
+def _priced(tokens: list[str | float]) -> Expression | None:
+    """A count of things at a price each, when ``tokens`` hold these two numbers and no other: "3 coffees at 4.50
+    each", "4 tickets for 12 apiece", "2 shirts @ 15" (the count times the price)."""
+    numbers = [at for at, t in enumerate(tokens) if isinstance(t, float)]
+    if len(numbers) != 2 or not 0 < numbers[1] - numbers[0] <= 4:
+        return None
+    count, price = numbers
+    between = tokens[count + 1 : price]
+    after = tokens[price + 1 : price + 2]
+    priced = any(t in ("at", "@") for t in between) or any(t in _EACH for t in after)
+    if not priced or not all((isinstance(t, str) and t.isalpha()) or t == "@" for t in between):
+        return None
+    return Operation("×", tokens[count], tokens[price])
+
+
+def _percent_story(tokens: list[str | float], text: str) -> Expression | None:
+    """A percentage of an amount told in everyday words, when ``tokens`` hold these two numbers and no other: a
+    tip, a tax or a share of it ("tip of 18% on a $65 bill": 18% of 65), the amount less it ("a jacket is 120 with
+    25% off, how much do I pay": 120 - 25% of 120), or the amount with it ("how much do we pay in all with an 18%
+    tip on 65": 65 + 18% of 65)."""
+    numbers = [at for at, t in enumerate(tokens) if isinstance(t, float)]
+    percents = [at for at in numbers if tokens[at + 1 : at + 2] == ["percent"]]
+    if len(numbers) != 2 or len(percents) != 1:
+        return None
+    rate = tokens[percents[0]]
+    amount = next(tokens[at] for at in numbers if at != percents[0])
+    assert isinstance(rate, float) and isinstance(amount, float)
+    words = straight(text).lower()
+    share = Operation("%", rate, amount)
+    if _REDUCED.search(words) and not re.search(r"\bsav(?:e|ing|ings)\b", words):
+        return Operation("-", amount, share)
+    return Operation("+", amount, share) if _IN_ALL.search(words) else share
 
 
 def _percent_of(tokens: list[str | float]) -> list[str | float]:
@@ -280,7 +353,7 @@ def looks_like_arithmetic(text: str) -> bool:
     numbers = [t for t in tokens if isinstance(t, float)]
     if bool(numbers) and bool(words & {*SIGNS, *_FORMS, *_UNSUPPORTED, "percent"}):
         return True
-    return _shared_out([t for t in tokens if t not in MONEY], text) is not None
+    return isinstance(read_calculation(text), Operation)
 
 
 @dataclass(frozen=True, slots=True)

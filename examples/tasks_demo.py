@@ -13,8 +13,10 @@ offline); with ``PODIUM_MODEL`` set it talks to a real model. Try: "What is 12 t
 "What's 15% of 240?", "Plan a day in Lisbon" (the planner asks whether you prefer museums or beaches: answer one of
 them), "Plan a day in Oslo". Offline, the stand-in does every calculation with the calculator's tools (sums,
 differences, products, quotients, negative numbers, percentages, a tip or a discount, a bill shared out, numbers in
-words, words around the calculation) and says so plainly when it cannot; a follow-up ("minus 30?", "and divided by
-4?") applies to the previous result, a correction ("sorry, I meant times 4") changes the previous calculation's last
+words, words around the calculation, a count at a price each, typos of its words) and says so plainly when it cannot;
+a follow-up ("minus 30?", "and divided by 4?", "now double it", "divide that by 5") applies to the previous result,
+several requests in one message ("what's 12 times 3 and 40 minus 8", "what's 6 times 7, and plan a day in Oslo")
+are each done in turn, a correction ("sorry, I meant times 4") changes the previous calculation's last
 step, the answer to "Which city?" is planned, and a choice given with the request ("Plan a day in Lisbon, I love the
 beach") or after the plan ("actually, beaches") is planned without asking.
 
@@ -57,7 +59,17 @@ from podium import (
     ToolMessage,
 )
 from podium.app import App
-from podium.human import EMERGENCY_REPLY, clauses, declines, emergency, negated, pleasantry, says_goodbye, straight
+from podium.human import (
+    EMERGENCY_REPLY,
+    clauses,
+    declines,
+    emergency,
+    negated,
+    pleasantry,
+    requests_in,
+    says_goodbye,
+    straight,
+)
 from podium.orchestration.tasks import ResponderAgent, Task, with_guidance
 from podium.testing import FunctionModel, RecordingModel, tool_call
 
@@ -208,17 +220,75 @@ def _changed_preference(text: str, messages: list[Message]) -> str | None:
     return f"TO[planner]: Plan a day in {planned['city']}, with {chosen}"
 
 
+_HELPERS = ("calculator", "planner")
+_THAT = re.compile(r"\b(?:that|it|this|the (?:result|answer|total)|that (?:number|result))\b")
+"""A word for the previous result ("divide that by 5", "now double it")."""
+
+
+def _jobs(text: str) -> list[tuple[str, str]] | None:
+    """The requests of a message that asks for several things ("what's 12 times 3 and 40 minus 8", "what's 6
+    times 7, and also plan a day in Oslo"), each with the helper that does it ("" for none), in the order asked;
+    ``None`` when it asks one thing. Words after a plan stay with it ("plan a day in Lisbon and we love museums")."""
+    jobs: list[tuple[str, str]] = []
+    for part in requests_in(re.sub(r"\bplus\b", "+", text)):  # "2 plus 2" is one request
+        if re.search(r"\bplan\b", part.lower()):
+            jobs.append(("planner", part))
+        elif isinstance(read_calculation(part), Operation):
+            jobs.append(("calculator", part))
+        elif jobs and jobs[-1][0] == "planner":
+            jobs[-1] = ("planner", f"{jobs[-1][1]}, {part}")
+        elif re.search(r"\d", part):  # "3 coffees at 4.50 and a muffin at 3": one calculation, read whole
+            return None
+        else:
+            jobs.append(("", part))
+    return jobs if sum(1 for helper, _ in jobs if helper) > 1 or (len(jobs) > 1 and jobs[0][0]) else None
+
+
+def _next_job(messages: list[Message]) -> AIMessage | None:
+    """The next request of the user's last message for a helper, or the answer to all of them once each is done
+    (what no helper does said so), or ``None`` when the message asked one thing."""
+    start = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage) and m.name is None)
+    jobs = _jobs(messages[start].content)
+    if jobs is None:
+        return None
+    done = [m.content for m in messages[start:] if isinstance(m, HumanMessage) and m.name in _HELPERS]
+    doable = [(helper, part) for helper, part in jobs if helper]
+    if len(done) < len(doable):
+        helper, part = doable[len(done)]
+        return AIMessage(content=f"TO[{helper}]: {part}")
+    said = iter(done)
+    return AIMessage(
+        content="DONE " + " ".join(next(said) if helper else f"I cannot help with {part!r}." for helper, part in jobs)
+    )
+
+
+def _on_result(text: str, messages: list[Message]) -> str | None:
+    """A calculation on the previous result, named by a word for it ("divide that by 5", "thanks, now double it",
+    "what's 20% of that?"), or ``None``."""
+    if _THAT.search(text.lower()) is None or isinstance(read_calculation(text), Operation):
+        return None
+    said = [m.content for m in messages if isinstance(m, HumanMessage) and m.name == "calculator"]
+    previous = next((found for found in map(_RESULT.search, reversed(said)) if found is not None), None)
+    if previous is None:
+        return None
+    replaced = _THAT.sub(previous["value"], text.lower(), count=1)
+    return f"TO[calculator]: {replaced}" if isinstance(read_calculation(replaced), Operation) else None
+
+
 def _coordinator(messages: list[Message]) -> AIMessage:
     last = messages[-1]
-    if isinstance(last, HumanMessage) and last.name in ("calculator", "planner"):
-        return AIMessage(content=f"DONE {last.content}")
+    if isinstance(last, HumanMessage) and last.name in _HELPERS:
+        return _next_job(messages) or AIMessage(content=f"DONE {last.content}")
     text = last.content if isinstance(last, HumanMessage) else ""
     if emergency(text):  # no task of the desk's: the person is sent to emergency services first
         return AIMessage(content=f"DONE {EMERGENCY_REPLY}")
+    several = _next_job(messages)
+    if several is not None:
+        return several
     words = text.lower().strip(" ?!.,")
     if re.search(r"\bplan\b", words):
         return AIMessage(content=f"TO[planner]: {text}")
-    for reading in (_correction, _changed_preference):
+    for reading in (_correction, _changed_preference, _on_result):
         read = reading(text, messages[:-1])
         if read is not None:
             return AIMessage(content=read)

@@ -224,13 +224,10 @@ async def test_the_answer_to_which_city_plans_that_city() -> None:
         ("split 90 dollars between 3 people", "90 ÷ 3 = 30.", ["divide"]),
         ("dinner was 150 for 6 people, how much per person?", "150 ÷ 6 = 25.", ["divide"]),
         # out of reach: said so, never a different calculation
-        (
-            "5 friends pay 40 each, how much in total",
-            f"I could not read a calculation in '5 friends pay 40 each, how much in total'. {ARITHMETIC}",
-            [],
-        ),
+        ("5 friends pay 40 each, how much in total", "5 × 40 = 200.", ["multiply"]),  # a count at a price each
         ("the square of 5 plus 2", f"I could not read a calculation in 'the square of 5 plus 2'. {ARITHMETIC}", []),
-        ("what is 2 plus 2, and 3 times 3", "One calculation at a time, please: '2 + 2' or '3 × 3'?", []),
+        ("what is 2 plus 2, and 3 times 3", "2 + 2 = 4. 3 × 3 = 9.", ["add", "multiply"]),  # each of them
+        ("what is 2 plus 2. 3 times 3", "One calculation at a time, please: '2 + 2' or '3 × 3'?", []),
     ],
 )
 async def test_the_stand_in_reads_a_calculation_in_everyday_words(asked: str, answer: str, tools: list[str]) -> None:
