@@ -79,6 +79,11 @@ _IN_ALL = re.compile(
     r"\b(?:total|altogether|in all|including|incl|pay|owe|plus|add(?:ed|ing)?|with (?:an? |the )?(?:tip|tax|vat))\b"
 )
 _EACH = {"each", "apiece", "per"}
+_SPENDING = re.compile(
+    r"[$€£]|\b(?:how much|cost\w*|spen[dt]\w*|pa(?:y|id)|total|price\w*|bill|tip|tax|vat|discount\w*|off|sale|"
+    r"save|saving|dollars?|euros?|pounds?|bucks|quid)\b"
+)
+"""Words of money: a story of a price or a percentage is read only among them ("4 people at 8pm" is none)."""
 MONEY = {"$", "€", "£", "dollars", "dollar", "bucks", "euros", "euro", "eur", "usd", "pounds", "quid", "gbp"}
 BREAKS = {"!", "?", ":", ";", ",", "."}
 """Where a sentence or a clause ends: "hello! quick one: 18 plus 27?" holds its calculation in one part."""
@@ -172,7 +177,7 @@ def read_calculation(text: str) -> Expression | str:
         read = [r for r in map(_read, parts) if isinstance(r, Operation)]
         if len(read) > 1:
             return f"One calculation at a time, please: {' or '.join(repr(render(r)) for r in read)}?"
-        found = read[0] if read else _shared_out(tokens, text) or _priced(tokens) or _percent_story(tokens, text)
+        found = read[0] if read else _shared_out(tokens, text) or _priced(tokens, text) or _percent_story(tokens, text)
     if isinstance(found, float):  # a number alone ("minus 30") is no calculation: never "30 = -30"
         return f"{text.strip()!r} needs two numbers, for example 'What is 50 minus 30?'. {ARITHMETIC}"
     return found if found is not None else f"I could not read a calculation in {text.strip()!r}. {ARITHMETIC}"
@@ -198,7 +203,7 @@ def _read(tokens: list[str | float]) -> Expression | None:
     return _spelled_out(tokens) if tokens[0] in _FORMS else _Reader(tokens).whole()
 
 
-def _priced(tokens: list[str | float]) -> Expression | None:
+def _priced(tokens: list[str | float], text: str) -> Expression | None:
     """A count of things at a price each, when ``tokens`` hold these two numbers and no other: "3 coffees at 4.50
     each", "4 tickets for 12 apiece", "2 shirts @ 15" (the count times the price)."""
     numbers = [at for at, t in enumerate(tokens) if isinstance(t, float)]
@@ -207,7 +212,7 @@ def _priced(tokens: list[str | float]) -> Expression | None:
     count, price = numbers
     between = tokens[count + 1 : price]
     after = tokens[price + 1 : price + 2]
-    priced = any(t in ("at", "@") for t in between) or any(t in _EACH for t in after)
+    priced = any(t in _EACH for t in after) or (any(t in ("at", "@") for t in between) and _SPENDING.search(text))
     if not priced or not all((isinstance(t, str) and t.isalpha()) or t == "@" for t in between):
         return None
     return Operation("×", tokens[count], tokens[price])
@@ -220,7 +225,7 @@ def _percent_story(tokens: list[str | float], text: str) -> Expression | None:
     tip on 65": 65 + 18% of 65)."""
     numbers = [at for at, t in enumerate(tokens) if isinstance(t, float)]
     percents = [at for at in numbers if tokens[at + 1 : at + 2] == ["percent"]]
-    if len(numbers) != 2 or len(percents) != 1:
+    if len(numbers) != 2 or len(percents) != 1 or not _SPENDING.search(straight(text).lower()):
         return None
     rate = tokens[percents[0]]
     amount = next(tokens[at] for at in numbers if at != percents[0])

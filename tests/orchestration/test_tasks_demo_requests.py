@@ -39,6 +39,8 @@ async def test_a_calculation_in_everyday_words_or_with_a_typo_is_worked_out(aske
     [
         "3 coffees at 4.50 each and a muffin at 3, how much",  # three amounts: never two of them alone
         "what time is 4 o'clock",
+        "we are 4 people at 8pm",  # no money: no price at all
+        "im 40% done with 3 tasks",
     ],
 )
 async def test_an_everyday_calculation_it_cannot_read_whole_is_not_answered_in_part(asked: str) -> None:
