@@ -32,7 +32,7 @@ import re
 import sys
 from pathlib import Path
 
-from examples.calculations import (
+from examples.tasks.calculations import (
     BREAKS,
     LEADING,
     MONEY,

@@ -13,7 +13,7 @@ import pytest
 from tests.app_talk import talk
 
 from examples import tasks_demo
-from examples.calculations import ARITHMETIC, read_calculation
+from examples.tasks.calculations import ARITHMETIC, read_calculation
 from podium import Event, MessageAdded, Runtime, Settings, ToolMessage
 from podium.app import load_app
 from podium.testing import ReplayModel
