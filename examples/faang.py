@@ -4,9 +4,11 @@ Run it with ``podium chat faang`` and ask "what's the combined headcount of the 
 Offline it replays ``cassettes/faang.json``, built from the model responses of the seed's trace (with the addition
 the seed's model skipped, so the tool calls shown add up to the answer: :data:`ADDS`), and answers 1,977,586; what
 the cassette does not hold is answered by the rule-based stand-in below (the app's ``offline_fallback``): the 2024
-headcount of the FAANG companies or of any of them ("Apple and Meta", "all but Amazon"), added up, averaged, compared
-("how many more than Apple?") or ranked ("which has the most employees?"), greetings and thanks, and for anything
-else (another company, a median, a share, a change over time) a plain sentence saying what it cannot do offline.
+headcount of the FAANG companies or of any of them ("Apple and Meta", "all but Amazon", "leave Meta out"), added up,
+averaged, compared ("how many more than Apple?", "how many times bigger?") or ranked ("which has the most
+employees?"), greetings and thanks, and for anything else (another company, a median, a share, a change over time)
+a plain sentence saying what it cannot do offline, never another operation's result. Company names and its few
+words are read through a typo ("googel", "emplyees").
 With ``PODIUM_MODEL`` set it talks to a real model.
 
 The app uses the ``shared`` context policy, in which the model requests are those of the seed's trace (the
@@ -26,7 +28,7 @@ from pathlib import Path
 
 from podium import AIMessage, HumanMessage, Message, Model, ModelRequest, ReactAgent, Runtime, ToolCall, ToolMessage
 from podium.app import App
-from podium.human import EMERGENCY_REPLY, emergency, pleasantry, straight
+from podium.human import EMERGENCY_REPLY, emergency, pleasantry, says_goodbye, straight
 from podium.orchestration.supervisor import ContextPolicy, Supervisor, create_supervisor
 from podium.testing import FunctionModel, tool_call
 
@@ -96,16 +98,23 @@ CAPABILITIES = (
     'Apple?". Set PODIUM_MODEL to ask a real model anything else.'
 )
 _HEADCOUNT = re.compile(
-    r"\b(head\s?-?\s?counts?|employees?|employ\w*|staff\w*|workforce|workers|people|persons|jobs|size)\b"
+    r"\b(head\s?-?\s?counts?|employees?|employ\w*|staff\w*|workforce|workers|people|persons|jobs|size)\b|"
+    r"\bwork(?:s|ing)?\s+(?:at|for)\b|\bhow many\s+(?:are\s+|work\s+)?at\b"
 )
 _EXCEPT = re.compile(
-    r"\b(?:all but|without|except|excluding|but not|other than|minus|leave out|leaving out|not counting)\b"
+    r"\b(?:all but|without|except(?: for)?|excluding|exclude|but not|other than|minus|leave out|leaving out|"
+    r"not counting|take out|taking out|remove|removing|drop|dropping)\b|"
+    rf"\b(?:not|no|skip)\s+(?=(?:the\s+)?(?:{'|'.join(w for words in COMPANIES.values() for w in words)})\b)"
 )
+_OUT = re.compile(
+    r"\b(?:leave|leaving|take|taking|keep|keeping|cut|cutting|count|counting|drop|dropping)\s+(.{1,40}?)\s+out\b"
+)
+"""An exclusion with the company inside it ("leave Meta out", "take Apple and Netflix out")."""
 _NOT_COMPANIES = {
     "the", "faang", "these", "those", "them", "all", "each", "every", "big", "tech", "their", "its", "it",
     "companies", "company", "firms", "you", "me", "us", "people", "employees", "staff", "workers", "what", "that",
     "there", "who", "how", "let", "here", "where", "today", "world", "year", "one", "everyone", "he", "she",
-    "headcount",
+    "headcount", "total", "combined", "faang's", "everything", "everybody", "this", "stuff", "things",
 }  # fmt: skip
 # A company named in a question, whether FAANG or not: "at Microsoft", "does Tesla", "Microsoft's headcount", "the
 # Microsoft headcount" (capitalized there: "combnied headcount" is no company).
@@ -115,17 +124,48 @@ _COMPANY = re.compile(
 )
 # What is asked of the headcounts besides their sum, and what this stand-in does not work out.
 _STATISTICS = (
-    ("difference", re.compile(r"\bhow many (?:more|fewer|less)\b|\bdifference\b|\b(?:more|fewer|less) \w* ?than\b")),
+    (
+        "ratio",
+        re.compile(
+            r"\bhow many times\b|\bratio\b|\btimes (?:as|bigger|larger|smaller|more|fewer|less|the size)\b|"
+            r"\b(?:twice|thrice|half) (?:as|the)\b|\b(?:double|triple) the\b|"
+            rf"\btimes (?:that of |the size of )?(?:{'|'.join(w for words in COMPANIES.values() for w in words)})\b"
+        ),
+    ),
+    (
+        "difference",
+        re.compile(
+            r"\bhow (?:many|much) (?:more|fewer|less|bigger|larger|smaller)\b|\bdifference\b|"
+            r"\b(?:more|fewer|less) \w* ?than\b|\bvs\b|\bversus\b|\bcompar\w*"
+        ),
+    ),
     ("average", re.compile(r"\baverage\b|\bmean\b")),
-    ("most", re.compile(r"\b(?:most|largest|biggest|highest|maximum|max)\b|\bwhich\b.*\b(?:bigger|larger|more)\b")),
-    ("fewest", re.compile(r"\b(?:fewest|least|smallest|lowest|minimum)\b|\bwhich\b.*\b(?:smaller|fewer|less)\b")),
+    (
+        "most",
+        re.compile(
+            r"\b(?:most|largest|biggest|highest|maximum|max)\b|\bwhich\b.*\b(?:bigger|larger|more)\b|"
+            r"\b(?:bigger|larger|greater)\b.*\bthan\b"
+        ),
+    ),
+    (
+        "fewest",
+        re.compile(
+            r"\b(?:fewest|least|smallest|lowest|minimum)\b|\bwhich\b.*\b(?:smaller|fewer|less)\b|"
+            r"\bsmaller\b.*\bthan\b"
+        ),
+    ),
 )
+_UNREAD = re.compile(r"\b(?:than|times|twice|thrice|half|double|triple|per|divided|multiplied|over)\b")
+"""A comparison or an operation no statistic above reads: said to be beyond this stand-in, never answered with a
+sum."""
 _OUT_OF_REACH = (
     ("a median", re.compile(r"\bmedian\b")),
-    ("a percentage or a share", re.compile(r"\bpercent\w*|%|\b(?:share|proportion|ratio|fraction)\b")),
+    ("a percentage or a share", re.compile(r"\bpercent\w*|%|\b(?:share|proportion|fraction)\b")),
     ("a change over time", re.compile(r"\b(?:growth|grow\w*|increase\w*|decrease\w*|chang\w*|layoffs?|hir\w+)\b")),
     ("anything but headcounts", re.compile(r"\b(?:revenue|salar\w*|pay|wages?|profit\w*|market cap\w*)\b")),
 )
+_EACH = re.compile(r"\bhow many\b.*\band how many\b|\beach\b|\bindividual\w*|\bseparately\b|\bbreak\s?down\b")
+"""A question that asks for each company's headcount, besides their total."""
 _FIGURE = re.compile(r"\b(Meta|Apple|Amazon|Netflix|Alphabet)(?: has| had)?:? ([\d,]+) employees")
 _FOUND = re.compile(r"\*\*(?P<label>[^*]+)\*\*: (?P<count>[\d,]+) employees")
 _FOLDED = "\n\nDone so far:"
@@ -144,9 +184,43 @@ def _companies(text: str) -> list[str]:
 
 
 def _statistic(text: str) -> str:
-    """What a question asks of the headcounts: ``"sum"``, ``"difference"``, ``"average"``, ``"most"``, ``"fewest"``."""
-    words = straight(text).lower()
+    """What a question asks of the headcounts: ``"sum"``, ``"ratio"``, ``"difference"``, ``"average"``, ``"most"``,
+    ``"fewest"``."""
+    words = _spelled(straight(text).lower())
     return next((name for name, asks in _STATISTICS if asks.search(words)), "sum")
+
+
+_KNOWN_WORDS = [
+    *(w for words in COMPANIES.values() for w in words if len(w) > 4),
+    *("employees", "employee", "headcount", "headcounts", "workforce", "combined", "average"),
+]
+"""Words a typo is read as when it is one letter off ("googel", "emplyees"; "meta" is too short to guess)."""
+_REAL_WORDS = {"apply", "ample", "maple", "goggle", "employer", "employed"}
+"""English words one letter off a known word, which are no typo of it."""
+
+
+def _spelled(text: str) -> str:
+    """``text`` with each word of five letters or more that is one edit (a letter added, dropped, changed, or two
+    neighbours swapped) from one of :data:`_KNOWN_WORDS` written as that word."""
+
+    def fix(match: re.Match[str]) -> str:
+        word = match[0]
+        lower = word.lower()
+        if len(lower) < 5 or lower in _KNOWN_WORDS or lower in _REAL_WORDS:
+            return word
+        close = next((known for known in _KNOWN_WORDS if _one_edit(lower, known)), None)
+        return word if close is None else close
+
+    return re.sub(r"[^\W\d_]+", fix, text)
+
+
+def _one_edit(typed: str, known: str) -> bool:
+    """Whether ``typed`` is ``known`` with one letter added, dropped or changed, or two neighbours swapped."""
+    if abs(len(typed) - len(known)) > 1 or typed == known:
+        return False
+    start = next((i for i, (a, b) in enumerate(zip(typed, known, strict=False)) if a != b), min(len(typed), len(known)))
+    a, b = typed[start:], known[start:]
+    return a[1:] == b[1:] or a == b[1:] or a[1:] == b or (a[:2] == b[1::-1] and a[2:] == b[2:])
 
 
 def _unknown_company(text: str) -> str | None:
@@ -164,29 +238,32 @@ def _request(text: str, previous: list[str] | None) -> list[str] | str | None:
     which is largest or smallest: :func:`_statistic`), a sentence saying why that cannot be answered offline, or
     ``None`` when it is not about headcounts (``previous``: the companies the last headcount question was about, for
     follow-ups such as "and without Amazon?" or "how many more than Apple is that?")."""
-    words = straight(text).lower()
+    words = _OUT.sub(r"without \1", _spelled(straight(text).lower()))
     cut = _EXCEPT.search(words)
     named = _companies(words[: cut.start()] if cut else words)
     excluded = _companies(words[cut.end() :]) if cut else []
     faang = re.search(r"\bfaang\b|\ball (?:five|5|of them|but)\b", words) is not None
     follows = named or excluded or _statistic(words) != "sum"  # "and without Amazon?", "and the fewest?"
-    if not (_HEADCOUNT.search(words) or faang) and (previous is None or not follows):
+    compares = len(named) > 1 and _statistic(words) != "sum"  # "is Apple bigger than Meta?": headcounts are all it has
+    if not (_HEADCOUNT.search(words) or faang or compares) and (previous is None or not follows):
         return None
     year = re.search(r"\b(?:19|20)\d\d\b", words)
     if year is not None and year[0] != "2024":
         return f"Offline I only have the headcounts of 2024, not {year[0]}. {CAPABILITIES}"
-    unknown = _unknown_company(text)
+    unknown = _unknown_company(_spelled(straight(text)))
     if unknown is not None:
         return f"Offline I only know the FAANG companies' headcounts, not {unknown}'s. {CAPABILITIES}"
     beyond = next((what for what, asks in _OUT_OF_REACH if asks.search(words)), None)
     if beyond is not None:
         return f"Offline I cannot work out {beyond}. {CAPABILITIES}"
     statistic = _statistic(words)
-    if statistic == "difference":  # "how many more than Apple is that?" compares the last question's company
+    if statistic in ("difference", "ratio"):  # "how many more than Apple is that?" compares the last question's one
         pair = named if len(named) != 1 or not previous or len(previous) != 1 else [*previous, *named]
         if len(pair) != 2 or pair[0] == pair[1]:
             return f"I compare the headcounts of two companies at a time: which two? {CAPABILITIES}"
         return pair
+    if statistic == "sum" and _UNREAD.search(words):  # "is Apple ten times Meta?": no sum stands in for it
+        return f"Offline I cannot work that out from the headcounts. {CAPABILITIES}"
     base = named or (list(COMPANIES) if faang or previous is None else previous)
     if statistic in ("most", "fewest") and len(base) < 2 and not named:  # "the most recent headcount of Apple"
         base = list(COMPANIES)
@@ -227,7 +304,12 @@ def _small_talk(text: str) -> str:
         "goodbye": "Goodbye!",
         "capabilities": f"I am a supervisor with a research expert and a math expert. {CAPABILITIES}",
     }
-    return replies.get(pleasantry(text) or "", f"I cannot answer that offline. {CAPABILITIES}")
+    kind = pleasantry(text)
+    if kind == "thanks" and says_goodbye(text):  # "thanks, that's all": nothing more is asked
+        return "You're welcome, goodbye!"
+    if kind is None and not re.search(r"[^\W\d_]", text):  # "??", "...": what it can answer, no refusal
+        kind = "capabilities"
+    return replies.get(kind or "", f"I cannot answer that offline. {CAPABILITIES}")
 
 
 def _reports(turn: list[Message]) -> dict[str, str]:
@@ -267,10 +349,17 @@ def _supervisor(messages: list[Message], request: ModelRequest) -> AIMessage:
         return AIMessage(content=f"Of {among}, {ranked[0]} has {most} employees in 2024: {found[ranked[0]]}.")
     if len(asked) > 1 and "math_expert" not in said:
         figures = "; ".join(f"{name}: {count} employees" for name, count in found.items())
-        verb = {"difference": "Find the difference between", "average": "Find the average of"}.get(statistic, "Add up")
+        verb = {
+            "difference": "Find the difference between",
+            "average": "Find the average of",
+            "ratio": "Find the ratio of",
+        }.get(statistic, "Add up")
         task = {"task": f"{verb} these 2024 headcounts: {figures}."} if scoped else {}
         return AIMessage(tool_calls=[tool_call("transfer_to_math_expert", task)])
-    return AIMessage(content=said.get("math_expert") or said["research_expert"])
+    answer = said.get("math_expert") or said["research_expert"]
+    if "math_expert" in said and statistic == "sum" and _EACH.search(straight(_user_texts(messages)[-1]).lower()):
+        return AIMessage(content=f"{said['research_expert']} {answer}")  # each one's figure, then their total
+    return AIMessage(content=answer)
 
 
 def _research_expert(messages: list[Message]) -> AIMessage:
@@ -303,6 +392,15 @@ def _math_expert(messages: list[Message]) -> AIMessage:
     done = [float(v) for m in turn if isinstance(m, HumanMessage) for v in re.findall(r"\) -> (-?[\d.]+)", m.content)]
     done += [float(m.content) for m in turn if isinstance(m, ToolMessage) and m.name in ("add", "multiply")]
     names, values = list(figures), list(figures.values())
+    if statistic == "ratio":  # the larger over the smaller, whichever was named first
+        (big, large), (small, little) = sorted(figures.items(), key=lambda item: item[1], reverse=True)[:2]
+        if not done:
+            return AIMessage(tool_calls=[tool_call("multiply", {"a": large, "b": 1 / little})])
+        times = f"{done[0]:,.1f}" if done[0] >= 1.05 else f"{done[0]:,.2f}"
+        return AIMessage(
+            content=f"In 2024 {big} has {times.removesuffix('.0')} times as many employees as {small} "
+            f"({large:,.0f} against {little:,.0f})."
+        )
     if statistic == "difference":
         if not done:
             return AIMessage(tool_calls=[tool_call("add", {"a": values[0], "b": -values[1]})])

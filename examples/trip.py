@@ -5,10 +5,12 @@ not hold with the rule-based stand-in below (the app's ``offline_fallback``: any
 a conversion of the city this conversation is about, a note, small talk); with ``PODIUM_MODEL`` set it talks to a
 real model. Try: "What's the weather in Lisbon?", "And in Fahrenheit?", "Compare Paris and Oslo",
 "Save a note: pack sunglasses for Lisbon" (it asks you to confirm: yes or no, "sure", "nope", "never mind", or
-"yes but make it ..."). Offline follow-ups are about the conversation's city ("should I bring an umbrella?", "which
-one is warmer?"), and the answer to "What should the note say?" is the note. What the helper cannot do (book a flight
-or a hotel, recommend a restaurant, replace a lost passport) it says plainly, never with the weather of the city the
-request names.
+"yes but make it ...", "sorry wrong one, ...", "don't save that"; a question asked there is answered as far as it
+can be and the note asked about again, never taken as the note). Offline follow-ups are about the conversation's
+cities ("should I bring an umbrella?", "which one is warmer?"), the answer to "What should the note say?" is the
+note, and a note asked for after another request ("weather in Lisbon and remind me to buy sunscreen") is saved
+after it. What the helper cannot do (book a flight or a hotel, recommend sights or a restaurant, replace a lost
+passport, tell tomorrow's weather) it says plainly, never with the weather of the city the request names.
 
 The weather table and the notebook are stand-ins for real services: they say what a real one would do.
 Re-record the cassette (from the stand-in below, or a real model when ``PODIUM_MODEL`` is set) with
@@ -39,7 +41,16 @@ from podium import (
     ToolMessage,
 )
 from podium.app import App
-from podium.human import EMERGENCY_REPLY, declines, emergency, pleasantry, straight, yes_or_no
+from podium.human import (
+    EMERGENCY_REPLY,
+    declines,
+    emergency,
+    pleasantry,
+    requests_in,
+    says_goodbye,
+    straight,
+    yes_or_no,
+)
 from podium.testing import FunctionModel, RecordingModel, tool_call
 
 CASSETTE = Path(__file__).parent / "cassettes" / "trip.json"
@@ -81,21 +92,61 @@ def celsius_to_fahrenheit(celsius: float) -> float:
 
 _SAVE = re.compile(r"(?:save it|confirm(?:ed)?|perfect|great)")
 """Yes in this question's own words (yes, "yeah", "sure, go ahead" are every yes-or-no question's)."""
-_DISCARD = re.compile(r"(?:forget (?:the|that) note|(?:don'?t|do not) save it|discard(?: it)?|no need)")
+_LEAD = re.compile(
+    r"^(?:(?:no+|nope|nah|oh+|ah+|hmm+|um+|uh+|wait|hold on|hang on|actually|ok(?:ay)?|but)\b[\s,.!-]*)*"
+)
+"""Words an answer may open with before what it says ("hmm no, ...", "wait, ...")."""
+_DISCARD = re.compile(
+    r"(?:forget (?:the|that|this) note|(?:don'?t|do not|dont|no need to|please don'?t) (?:save|keep|write|note|add)"
+    r"(?: (?:it|that|this|the note|that one|this one))?(?: down)?|discard(?: it| that)?|no need|scrap (?:it|that))"
+    r"(?:[\s,.!]+(?:please|thanks|after all|any ?more|then))*"
+)
 """No in this question's own words (no, "nope", "never mind" are every yes-or-no question's)."""
+_QUESTION = re.compile(
+    r"^(?:what|what'?s|whats|how|why|who|whom|whose|where|when|which|is|are|does|do|did|can|could|will|would|"
+    r"should|am)\b\s+\S+\s+\S+"
+)
+"""A question that asks something, in three words or more ("is this private", "what's a trip notebook")."""
 _EDIT = re.compile(
     r"^(?:(?:y\w*|ok\w*|sure)\b[\s,]*(?:but|and|just)?\s*(?:make it|change it to|call it|say|write|instead)|"
     r"(?:(?:no|actually)\b[\s,.!]*)?(?:wait\b[\s,.!]*)?(?:make it|change it to|i meant|it should (?:be|say))|"
+    r"(?:(?:no|actually)\b[\s,.!]*)?(?:sorry|oops|whoops|my bad)\b[\s,.!]*(?:(?:wrong (?:one|note)|that'?s wrong|"
+    r"i meant|i mean|it should (?:be|say)|make it)\b[\s,.!:]*)*|"
     r"(?:no\b[\s,.!]*)?wait\b)\s*[:,]?\s*"
     r"['\"‘“]?(?P<text>.+?)['\"’”]?\s*(?:instead)?[.!]?$",
     re.IGNORECASE,
 )
 
 
+_SAVE_ASKED = re.compile(
+    r"^(?:can|could|would|will) (?:you )?(?:please )?(?:save|keep|add) (?:it|that|this|the note)\b"
+)
+"""A question that is a yes ("can you save it?")."""
+
+
+def _asks(text: str) -> str | None:
+    """The question an answer asks instead of answering ("wait, is this private?"), or ``None``: a question is
+    never a note."""
+    said = _LEAD.sub("", straight(text).strip().lower()).strip()
+    if _QUESTION.match(said) is None:  # "And in Fahrenheit?" is no question about the note: asked again
+        return None
+    return said
+
+
+def _answer(question: str) -> str:
+    """What the helper can say to a question asked at its confirmation, before asking it again."""
+    if re.search(r"\b(?:note\w*|trip notebook)\b", question) and not re.search(
+        r"\b(?:private|see|share\w*)\b", question
+    ):
+        return "The trip notebook keeps the notes you ask me to save for your trip."
+    return "I cannot answer that here."
+
+
 class Confirmation(Expectation):
-    """A yes/no question that also takes what people say for yes and no ("sure", "nope", "never mind"), and an
-    answer that changes the note ("yes but make it 'pack warm socks'", "no wait, flight at 7pm", answered as the
-    text itself; the changed note is asked about in turn).
+    """A yes/no question that also takes what people say for yes and no ("sure", "nope", "never mind", "don't save
+    that"), an answer that changes the note ("yes but make it 'pack warm socks'", "no wait, flight at 7pm", "sorry
+    wrong one, flight at 9", answered as the text itself; the changed note is asked about in turn), and a question
+    asked instead of an answer ("wait, is this private?": returned as said, and never a note).
 
     It is shown as the plain choice between yes and no (its JSON form is that choice's); only the check differs.
     """
@@ -104,14 +155,22 @@ class Confirmation(Expectation):
         super().__init__(type="choice", options=["yes", "no"])
 
     def fit(self, text: str) -> str | None:
-        """'yes', 'no', a changing yes as said, or ``None`` (then the question is asked again)."""
+        """'yes', 'no', a changing answer or a question as said, or ``None`` (then the question is asked again)."""
         bare = re.sub(r"[\s.!,]+$", "", straight(text).strip().lower())
-        if _EDIT.match(text.strip()):
-            return text.strip()
+        if _DISCARD.fullmatch(_LEAD.sub("", bare)):
+            return "no"
+        asked = _asks(text)
+        if asked is not None:
+            return "yes" if _SAVE_ASKED.search(asked) else text.strip()
+        edit = _EDIT.match(text.strip())
+        if edit:
+            changed = edit["text"].strip()
+            if changed.endswith("?"):  # "wait, private?": a question is never the note
+                return None
+            said = yes_or_no(changed) if len(changed) > 1 else None  # "wait, yes": the answer, not a note
+            return text.strip() if said is None and not _DISCARD.fullmatch(changed.lower()) else "yes" if said else "no"
         if _SAVE.fullmatch(bare):
             return "yes"
-        if _DISCARD.fullmatch(bare):
-            return "no"
         return Expectation.fit(self, text)
 
 
@@ -121,12 +180,19 @@ async def save_trip_note(ctx: RunContext[Any], text: str) -> str:
     Args:
         text: the note to save.
     """
-    answer = await ctx.ask(f"Save this note to your trip notebook: {text!r}?", expectation=Confirmation())
-    edit = _EDIT.match(answer)
-    while edit is not None:  # "yes, but make it ...": the changed note is confirmed in turn
+    question = f"Save this note to your trip notebook: {text!r}?"
+    answer = await ctx.ask(question, expectation=Confirmation())
+    while answer not in ("yes", "no"):
+        asked = _asks(answer)
+        if asked is not None:  # answered as far as the helper can, then the same question again
+            answer = await ctx.ask(f"{_answer(asked)} {question}", expectation=Confirmation())
+            continue
+        edit = _EDIT.match(answer)  # "yes, but make it ...": the changed note is confirmed in turn
+        if edit is None:
+            break
         text = edit["text"].strip()
-        answer = await ctx.ask(f"Save this note to your trip notebook instead: {text!r}?", expectation=Confirmation())
-        edit = _EDIT.match(answer)
+        question = f"Save this note to your trip notebook instead: {text!r}?"
+        answer = await ctx.ask(question, expectation=Confirmation())
     if answer != "yes":
         return "The user declined; nothing was saved."
     # A real notebook service would store the note here; this stand-in only reports it.
@@ -153,7 +219,7 @@ CAPABILITIES = (
 
 _NOTE = re.compile(
     r"^(?:please\s+)?(?:(?:save|add|make|take|write|create)\s+(?:a\s+|this\s+)?note|(?:note|jot|write)\s+down|"
-    r"remember|note)\b(?:\s+(?:that|to|saying))?\s*[:,-]?\s*(.*)$",
+    r"remember|remind\s+me|note)\b(?:\s+(?:that|to|saying|about))?\s*[:,-]?\s*(.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 _WEATHER_WORDS = re.compile(
@@ -176,7 +242,9 @@ _ELSEWHERE = re.compile(
     r"\b(?:flights?|fly|flying|planes?|airlines?|airports?|hotels?|hostels?|airbnb|accommodation|book|booking|"
     r"reserve|reservations?|tickets?|trains?|bus|buses|taxis?|uber|rent|rental|passports?|visas?|embass(?:y|ies)|"
     r"consulates?|lost|stolen|restaurants?|eat|food|museums?|sights?|sightseeing|tours?|things to do|what to (?:see|"
-    r"do|visit)|recommend\w*|currency|exchange|money|cash|euros|dollars|yen|insurance|luggage|baggage|translat\w*)\b"
+    r"do|visit)|recommend\w*|currency|exchange|money|cash|euros|dollars|yen|insurance|luggage|baggage|translat\w*|"
+    r"attractions?|landmarks?|(?:should|can|could|must) (?:i|we|you) (?:see|do|visit)|"
+    r"(?:there|anything) to (?:see|do))\b"
 )
 """What people ask a trip helper that this one cannot do (book, recommend, replace a passport): a city named with
 it is no weather question ("book me a flight to Tokyo")."""
@@ -312,6 +380,13 @@ def _after_tools(human: str, messages: list[Message], results: list[ToolMessage]
     readings = _readings([r.content for r in results])
     if name == "get_weather" and readings and _target_unit(human.lower()) == "fahrenheit":
         return AIMessage(tool_calls=[tool_call("celsius_to_fahrenheit", {"celsius": c}) for _, c in readings])
+    later = _LATER.search(human.lower())
+    if name == "get_weather" and later is not None:  # never today's weather as tomorrow's
+        said = describe_weather(results[0].content) if len(results) == 1 else " ".join(_side_by_side(results))
+        return AIMessage(content=f"I only have today's weather, no forecast for {later[0]}. {said}")
+    compared = _compared(human.lower(), readings) if name == "get_weather" else None
+    if compared is not None:  # "which is warmer, Oslo or Paris?"
+        return AIMessage(content=compared)
     if name == "get_weather" and len(results) == 1:
         return AIMessage(content=_advice(human, results[0].content) + describe_weather(results[0].content))
     if name == "get_weather":
@@ -346,7 +421,7 @@ def _fahrenheit(messages: list[Message], results: list[ToolMessage]) -> str:
 
 
 _RAIN_QUESTION = re.compile(r"\b(umbrella|raincoat|rain\w*|wet)\b")
-_WARMER = re.compile(r"\b(?:(warm|hot)(?:er|est)|(cold|cool|chill)(?:er|est))\b")
+_WARMER = re.compile(r"\b(?:(warm|hott?)(?:er|est)|(cold|cool|chilli?)(?:er|est))\b")
 _ASK_NOTE = "What should the note say?"
 _CANCEL = re.compile(r"(?:no|nope|cancel|stop|never ?mind|forget it|nothing|skip it)\b")
 
@@ -359,10 +434,33 @@ def _advice(human: str, result: str) -> str:
     return "Yes, take an umbrella. " if wet else "No umbrella needed. "
 
 
+_LATER = re.compile(
+    r"\b(?:tomorrow|tmrw|tmr|the day after|(?:next|this|on|coming) (?:week(?:end)?|days|month|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday)|(?:the )?weekend|in (?:a few|\d+|two|three|a couple of) days|"
+    r"later (?:this|in the) week)\b"
+)
+"""A day after today: the weather service has today's conditions only."""
+
+
 def _warmer(words: str, messages: list[Message]) -> str | None:
-    """Which of the cities this conversation compared is warmer (or colder), when ``words`` asks it."""
-    asked = _WARMER.search(words)
+    """Which of the cities this conversation asked about is warmer (or colder), when ``words`` asks it: those of
+    its latest lookup when it had several, else the last two it asked about ("weather in Tokyo", "and Oslo",
+    "which one's colder?")."""
     readings = _readings(_latest_weather(messages))
+    if len(readings) < 2:
+        recent: dict[str, float] = {}
+        for message in messages:
+            if isinstance(message, ToolMessage) and message.name == "get_weather":
+                for city, celsius in _readings([message.content]):
+                    recent.pop(city, None)
+                    recent[city] = celsius
+        readings = list(recent.items())[-2:]
+    return _compared(words, readings)
+
+
+def _compared(words: str, readings: list[tuple[str, float]]) -> str | None:
+    """Which of ``readings`` is warmer (or colder), when ``words`` asks it."""
+    asked = _WARMER.search(words)
     if asked is None or len(readings) < 2:
         return None
     ordered = sorted(readings, key=lambda reading: reading[1], reverse=asked[1] is not None)
@@ -382,6 +480,10 @@ def _previous_reply(messages: list[Message]) -> str:
 def _small_talk(words: str) -> str:
     """A reply to a greeting, thanks, a goodbye, a question about the helper, or anything else."""
     kind = pleasantry(words)
+    if kind == "thanks" and says_goodbye(words):  # "thanks, that's all": nothing more is asked
+        return "You're welcome, and have a good trip!"
+    if not re.search(r"[^\W\d_]", words):  # "??": what it can do, no refusal
+        kind = "capabilities"
     if kind in ("greeting", "thanks", "goodbye"):
         return {
             "greeting": f"Hello! {CAPABILITIES}",
@@ -399,15 +501,57 @@ def _small_talk(words: str) -> str:
 
 def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
     """A rule-based stand-in for a model: it recorded the shipped cassette, and answers offline what the cassette
-    cannot (any input gets a true answer from the tools, or says what the helper can do)."""
+    cannot (any input gets a true answer from the tools, or says what the helper can do).
+
+    A note asked for after another request ("what's the weather in Lisbon and save a note to buy sunscreen") is
+    saved once the other request is answered, and the reply says both."""
     human = next((m.content for m in reversed(messages) if isinstance(m, HumanMessage)), "")
-    if isinstance(messages[-1], ToolMessage):
-        results: list[ToolMessage] = []
-        for m in reversed(messages):
-            if not isinstance(m, ToolMessage):
-                break
-            results.insert(0, m)
+    turn = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=0)
+    first, note = _note_after(human)
+    if not isinstance(messages[-1], ToolMessage):
+        if note is None or emergency(human):
+            return _respond(human, messages)
+        reply = _respond(first, messages)
+        return reply if reply.tool_calls else AIMessage(tool_calls=[tool_call("save_trip_note", {"text": note})])
+    results: list[ToolMessage] = []
+    for m in reversed(messages):
+        if not isinstance(m, ToolMessage):
+            break
+        results.insert(0, m)
+    if note is None:
         return _after_tools(human, messages, results)
+    if results[0].name != "save_trip_note":  # the first request is answered: the note's turn
+        reply = _after_tools(first, messages, results)
+        return reply if reply.tool_calls else AIMessage(tool_calls=[tool_call("save_trip_note", {"text": note})])
+    before = [i for i in range(turn, len(messages) - len(results)) if isinstance(messages[i], ToolMessage)]
+    if before:  # what the first request's tools said, answered again
+        earlier = [m for m in messages[before[0] : before[-1] + 1] if isinstance(m, ToolMessage)]
+        said = _after_tools(first, messages[: before[-1] + 1], earlier).content
+    else:
+        said = _respond(first, messages[: turn + 1]).content
+    if said.startswith("I cannot help with that."):  # the menu once is enough: say which request
+        said = f"I cannot help with {first.strip()!r}."
+    return AIMessage(content=f"{said} {_after_tools(human, messages, results).content}")
+
+
+_OPENING = re.compile(r"^(?:(?:and|also|then|please|pls|can you|could you|would you|will you)\b[\s,]*)*", re.I)
+
+
+def _note_after(human: str) -> tuple[str, str | None]:
+    """A message's first requests and the note asked for after them ("weather in Lisbon and remind me to buy
+    sunscreen": "weather in Lisbon", "buy sunscreen"), or the message and ``None`` when it asks no note after
+    something else (a message that opens with the note is all note: "note: bread and milk")."""
+    parts = requests_in(human)
+    at = next((i for i, p in enumerate(parts) if i > 0 and _NOTE.match(_OPENING.sub("", p))), None)
+    if at is None:
+        return human, None
+    note = _NOTE.match(_OPENING.sub("", " and ".join(parts[at:])))
+    text = note[1].strip() if note is not None else ""
+    return (" and ".join(parts[:at]), text) if text else (human, None)
+
+
+def _respond(human: str, messages: list[Message]) -> AIMessage:
+    """The reply to ``human``, the conversation's last message, before any tool has answered."""
     if emergency(human):  # never the weather: the person is sent to emergency services first
         return AIMessage(content=EMERGENCY_REPLY)
     words = human.lower()
@@ -423,6 +567,7 @@ def stand_in(messages: list[Message], request: ModelRequest) -> AIMessage:
         return _convert(human, messages)
     cities = places(human)
     weather = _WEATHER_WORDS.search(words) is not None
+    weather = weather or (_LATER.search(words) is not None and bool(_latest_weather(messages)))  # "and tomorrow?"
     answers_note = _previous_reply(messages).startswith(_ASK_NOTE)  # the answer to "What should the note say?"
     if not weather and not answers_note and _ELSEWHERE.search(words):  # never a booking's city's weather
         return AIMessage(content=f"I cannot help with that. {CAPABILITIES}")

@@ -155,6 +155,8 @@ def test_a_pattern_question_takes_a_code_typed_with_gaps() -> None:
         ("so what can I ask?", "capabilities"),
         ("who are you", "capabilities"),
         ("what do you know", "capabilities"),
+        ("what kind of stuff do you know about", "capabilities"),
+        ("what sorts of questions can you answer?", "capabilities"),
         ("what's the weather in Oslo?", None),
     ],
 )

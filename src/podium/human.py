@@ -207,7 +207,8 @@ _PLEASANTRIES = (
         "capabilities",
         re.compile(
             r".*\b(?:help|what (?:can|could|do) (?:you|u|ya) (?:do|help with|offer)|(?:who|what) (?:are|r) (?:you|u)|"
-            r"what can i ask|how does this work|what do (?:you|u) know)\b"
+            r"what can i ask|how does this work|what do (?:you|u) know|"
+            r"what (?:kinds?|sorts?|types?) of (?:stuff|things|questions|info\w*) (?:do|can) (?:you|u))\b"
         ),
     ),
 )

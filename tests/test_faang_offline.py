@@ -1,0 +1,128 @@
+"""The faang example's offline stand-in: every figure it gives is the one asked for, or it says it cannot."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.app_talk import talk
+
+from examples import faang
+from podium import AIMessage, Event, MessageAdded, Runtime
+from podium.testing import FunctionModel
+
+AMAZON_NETFLIX = "In 2024 Amazon has 110.8 times as many employees as Netflix (1,551,000 against 14,000)."
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "how many times bigger is amazon than netflix by employees",
+        "how many times bigger is amazon than netflix",
+        "amazon has how many times as many employees as netflix",
+        "what's the ratio of amazon to netflix employees",
+        "how many times smaller is netflix than amazon?",
+        "is amazon's workforce twice as big as netflix's",
+    ],
+)
+async def test_a_ratio_is_worked_out_never_answered_with_a_sum(asked: str) -> None:
+    assert await talk([asked], "faang") == [AMAZON_NETFLIX]
+
+
+@pytest.mark.parametrize("context", ["shared", "scoped"])
+async def test_a_ratio_is_one_multiplication_of_the_math_tools_in_either_context(context: str) -> None:
+    events: list[Event] = []
+    agent = faang.build(FunctionModel(faang.stand_in), context)  # type: ignore[arg-type]
+    result = await Runtime().run(
+        agent, "how many times larger is Apple than Meta by headcount?", on_event=events.append
+    )
+    assert result.output == "In 2024 Apple has 2.4 times as many employees as Meta (164,000 against 67,317)."
+    calls = [
+        (c.name, json.loads(c.arguments))
+        for e in events
+        if isinstance(e, MessageAdded) and isinstance(e.message, AIMessage)
+        for c in e.message.tool_calls
+        if c.name in ("add", "multiply")
+    ]
+    assert calls == [("multiply", {"a": 164000.0, "b": 1 / 67317})]
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer"),
+    [
+        ("is apple bigger than meta", "Of Apple and Meta, Apple has more employees in 2024: 164,000."),
+        ("is netflix smaller than google?", "Of Netflix and Alphabet, Netflix has fewer employees in 2024: 14,000."),
+        ("amazon vs netflix headcount", "In 2024 Amazon has 1,537,000 more employees than Netflix (1,551,000 against 14,000)."),
+        ("how much bigger is apple than meta", "In 2024 Apple has 96,683 more employees than Meta (164,000 against 67,317)."),
+        ("is apple's headcount ten times meta's?", "In 2024 Apple has 2.4 times as many employees as Meta (164,000 against 67,317)."),
+        ("headcount of apple per meta employee", f"Offline I cannot work that out from the headcounts. {faang.CAPABILITIES}"),
+        ("how many times bigger is faang than apple", f"I compare the headcounts of two companies at a time: which two? {faang.CAPABILITIES}"),
+    ],
+)  # fmt: skip
+async def test_a_comparison_gets_its_own_figure_or_a_plain_cannot(asked: str, answer: str) -> None:
+    assert await talk([asked], "faang") == [answer]
+
+
+@pytest.mark.parametrize(
+    "left_out",
+    ["hmm, leave meta out", "take meta out", "except meta", "minus meta", "not meta", "ok now without facebook",
+     "drop meta", "leaving out meta please"],
+)  # fmt: skip
+async def test_leaving_a_company_out_of_a_total_counts_the_rest(left_out: str) -> None:
+    assert await talk(["combined headcount of netflix, apple and meta", left_out], "faang") == [
+        "The combined headcount of Netflix, Apple and Meta in 2024 is 245,317.",
+        "The combined headcount of Netflix and Apple in 2024 is 178,000.",
+    ]
+
+
+async def test_a_no_that_names_no_company_leaves_none_out() -> None:
+    assert await talk(["i'm not sure, how many at meta"], "faang") == ["In 2024 Meta has 67,317 employees."]
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer"),
+    [
+        ("how many work at google", "In 2024 Alphabet has 181,269 employees."),
+        ("how many emplyees does googel have", "In 2024 Alphabet has 181,269 employees."),
+        ("nteflix headcount?", "In 2024 Netflix has 14,000 employees."),
+        ("how many are at amazn", "In 2024 Amazon has 1,551,000 employees."),
+        ("who works for appel, how many", "In 2024 Apple has 164,000 employees."),
+        (
+            "how many at meta and how many at apple, and what's the total",
+            "In 2024 Meta has 67,317 employees and Apple has 164,000 employees. "
+            "The combined headcount of Meta and Apple in 2024 is 231,317.",
+        ),
+    ],
+)
+async def test_plain_headcount_questions_in_other_words_and_typos_are_answered(asked: str, answer: str) -> None:
+    assert await talk([asked], "faang") == [answer]
+
+
+async def test_a_follow_up_after_a_reworded_question_uses_it() -> None:
+    assert await talk(["how many work at google", "and apple?"], "faang") == [
+        "In 2024 Alphabet has 181,269 employees.",
+        "In 2024 Apple has 164,000 employees.",
+    ]
+
+
+@pytest.mark.parametrize("asked", ["what % of total faang is that", "and what share of all faang staff is that?"])
+async def test_a_share_is_said_to_be_out_of_reach_in_plain_words(asked: str) -> None:
+    said = await talk(["amazon headcount", asked], "faang")
+    assert said[1] == f"Offline I cannot work out a percentage or a share. {faang.CAPABILITIES}"
+
+
+@pytest.mark.parametrize(
+    "asked", ["??", "...", "what kind of stuff do you know about", "what sort of things can you do"]
+)
+async def test_what_it_knows_is_said_without_a_refusal(asked: str) -> None:
+    assert await talk([asked], "faang") == [
+        f"I am a supervisor with a research expert and a math expert. {faang.CAPABILITIES}"
+    ]
+
+
+@pytest.mark.parametrize("said", ["thanks that's all", "thank you, that's all for now", "cheers, bye"])
+async def test_thanks_that_takes_leave_asks_nothing_more(said: str) -> None:
+    assert await talk(["how many people work at meta", said], "faang") == [
+        "In 2024 Meta has 67,317 employees.",
+        "You're welcome, goodbye!",
+    ]
