@@ -26,7 +26,18 @@ import re
 import sys
 from pathlib import Path
 
-from podium import AIMessage, HumanMessage, Message, Model, ModelRequest, ReactAgent, Runtime, ToolCall, ToolMessage
+from podium import (
+    AIMessage,
+    HumanMessage,
+    Message,
+    Model,
+    ModelRequest,
+    ReactAgent,
+    Runtime,
+    ToolCall,
+    ToolMessage,
+    tool,
+)
 from podium.app import App
 from podium.human import EMERGENCY_REPLY, emergency, pleasantry, says_goodbye, straight
 from podium.orchestration.supervisor import ContextPolicy, Supervisor, create_supervisor
@@ -75,8 +86,9 @@ def build(model: Model, context: ContextPolicy | None = None) -> Supervisor:
     chosen = context or os.environ.get("PODIUM_FAANG_CONTEXT", "shared")
     if chosen not in ("shared", "scoped"):
         chosen = "shared"
-    math_agent = ReactAgent("math_expert", model, [add, multiply], prompt=MATH_PROMPT)
-    research_agent = ReactAgent("research_expert", model, [web_search], prompt=RESEARCH_PROMPT)
+    lookup = tool(read_only=True)  # a search and two sums change nothing: their calls need not be on disk first
+    math_agent = ReactAgent("math_expert", model, [lookup(add), lookup(multiply)], prompt=MATH_PROMPT)
+    research_agent = ReactAgent("research_expert", model, [lookup(web_search)], prompt=RESEARCH_PROMPT)
     return create_supervisor(
         [research_agent, math_agent],
         model=model,

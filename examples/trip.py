@@ -39,6 +39,7 @@ from podium import (
     Runtime,
     Settings,
     ToolMessage,
+    tool,
 )
 from podium.app import App
 from podium.human import (
@@ -199,12 +200,16 @@ async def save_trip_note(ctx: RunContext[Any], text: str) -> str:
     return f"Saved to the trip notebook: {text}"
 
 
+lookup = tool(read_only=True)
+"""The tools that change nothing (a lookup, a conversion): their calls need not be on disk before they run."""
+
+
 def build(model: Model) -> ReactAgent:
     """The trip helper around ``model``."""
     return ReactAgent(
         "trip_helper",
         model,
-        [get_weather, celsius_to_fahrenheit, save_trip_note],
+        [lookup(get_weather), lookup(celsius_to_fahrenheit), save_trip_note],  # the note is saved, never read-only
         prompt=PROMPT,
         description="Answers weather questions for a trip and keeps trip notes.",
     )
