@@ -362,3 +362,19 @@ async def test_going_back_to_a_task_below_asks_its_question_again_and_keeps_the_
     assert done.question == f"Flights done with business. {cars.question}"  # the car still waits, then its turn
     last = await conversation.say("where were we?")  # the only task left: its question once more
     assert last.question == f"Back to the cars task. {cars.question}" and last.tools_called == []
+
+
+@pytest.mark.parametrize(
+    "switch",
+    [
+        "actually can you help me find my claim id instead",
+        "ok so where do I find my claim id?",
+        "wait, how do I find the claim id",
+    ],
+)
+async def test_a_request_after_a_filler_word_switches_task_even_when_it_names_what_was_asked(switch: str) -> None:
+    conversation = Conversation(Runtime(MemoryStore()), build())
+    await conversation.say(DEMO[0])  # the letter asks for the claim id
+    switched = await conversation.say(switch)
+    assert switched.tools_called == ["SmartStrategy"], switched.decisions
+    assert await conversation.stack() == ["DeclineLetterAssistance", "SmartStrategy"]

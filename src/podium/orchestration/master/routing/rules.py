@@ -50,7 +50,8 @@ _PROTECTIVE = Caseless(
 )
 
 _REQUEST_START = re.compile(
-    r"^\s*(?:i\s+(?:want|would\s+like|'d\s+like|need|wish)|i'd\s+like|can\s+you|could\s+you|would\s+you|"
+    r"^\s*(?:(?:actually|ok(?:ay)?|oh|well|hmm+|sorry|wait|um+|so|but|and|also|hey|hi|hello|no|right|alright|"
+    r"instead)[\s,.!-]+)*(?:i\s+(?:want|would\s+like|'d\s+like|need|wish)|i'd\s+like|can\s+you|could\s+you|would\s+you|"
     r"please|help\s+me|tell\s+me|show\s+me|give\s+me|how|what|where|why|when|who|which|let'?s)\b",
     re.IGNORECASE,
 )
