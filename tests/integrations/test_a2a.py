@@ -252,9 +252,7 @@ async def test_a_task_that_fails_or_an_unreadable_card_is_an_a2a_error(base_url:
         ([pb.Part(raw=b"\x00\x01")], "send the message as text: this agent reads text parts only"),
     ],
 )
-async def test_a_message_without_text_is_rejected_saying_why(
-    base_url: str, parts: list[pb.Part], said: str
-) -> None:
+async def test_a_message_without_text_is_rejected_saying_why(base_url: str, parts: list[pb.Part], said: str) -> None:
     msg = pb.Message(role=pb.Role.ROLE_USER, message_id=str(uuid.uuid4()))
     msg.parts.extend(parts)
     for streaming in (True, False):
