@@ -175,7 +175,7 @@ def last_tool_result(messages: list[Message]) -> ToolMessage | None:
 async def test_a_supervisor_uses_a_remote_podium_app_as_a_worker_questions_included(base_url: str) -> None:
     """Another Podium app, served on another port, is a worker; its input-required is a durable interrupt here."""
     trip = await A2AAgent.discover(f"{base_url}/a2a/trip")
-    assert trip.name == "trip" and trip.description.startswith("Trip helper")
+    assert trip.name == "trip" and trip.description.startswith("Answers weather questions")
 
     def supervise(messages: list[Message], request: ModelRequest) -> AIMessage:
         start = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
@@ -237,5 +237,27 @@ async def test_a_task_that_fails_or_an_unreadable_card_is_an_a2a_error(base_url:
     trip = A2AAgent(f"{base_url}/a2a/trip", name="trip")
     result = await Runtime(MemoryStore()).run(ReactAgent("helper", FunctionModel(blank), [trip.as_tool()]), "hi")
     assert result.output == (
-        "Error: tool 'trip' failed with A2AError: A2A agent 'trip': the task ended rejected: send the message as text"
+        "Error: tool 'trip' failed with A2AError: A2A agent 'trip': the task ended rejected: the message is empty: "
+        "send the user's message as text"
     )
+
+
+@pytest.mark.parametrize(
+    ("parts", "said"),
+    [
+        ([pb.Part(text="")], "the message is empty"),
+        ([pb.Part(text="   \n")], "the message is empty"),
+        ([pb.Part(text=""), pb.Part(text=" ")], "the message is empty"),
+        ([pb.Part(url="https://example.com/a.pdf")], "send the message as text: this agent reads text parts only"),
+        ([pb.Part(raw=b"\x00\x01")], "send the message as text: this agent reads text parts only"),
+    ],
+)
+async def test_a_message_without_text_is_rejected_saying_why(base_url: str, parts: list[pb.Part], said: str) -> None:
+    msg = pb.Message(role=pb.Role.ROLE_USER, message_id=str(uuid.uuid4()))
+    msg.parts.extend(parts)
+    for streaming in (True, False):
+        responses = await exchange(f"{base_url}/a2a/trip", pb.SendMessageRequest(message=msg), streaming=streaming)
+        last = responses[-1]
+        status = last.task.status if last.HasField("task") else last.status_update.status
+        assert pb.TaskState.Name(status.state) == "TASK_STATE_REJECTED"
+        assert said in "".join(p.text for p in status.message.parts)

@@ -111,3 +111,67 @@ def test_without_the_mcp_extra_mcp_says_what_to_install(monkeypatch: pytest.Monk
             response = httpx.request(method, f"{url}/mcp")
             assert response.status_code == 501
             assert response.json()["detail"] == "/mcp needs the mcp extra: pip install 'podium[mcp]'"
+
+
+def _helper_app() -> Any:
+    from podium import AIMessage, ReactAgent
+    from podium.app import App
+    from podium.testing import FunctionModel
+
+    def reply(messages: list[Any], request: Any) -> AIMessage:
+        if "crash" in str(messages[-1].content):
+            raise RuntimeError("the model broke")
+        return AIMessage(content="four")
+
+    def build(model: Any) -> ReactAgent:
+        return ReactAgent("calc", model, [], description="Adds numbers for you.")
+
+    return App(name="calc", build=build, offline_fallback=FunctionModel(reply), welcome="Hello from calc")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ({}, "input is missing"),
+        ({"input": None}, "input is missing"),
+        ({"thread_id": "x"}, "input is missing"),
+        ({"input": 5}, "input must be the user's message as a string, not int 5"),
+        ({"input": ["two", "plus"]}, "not list"),
+        ({"input": {"text": "hi"}}, "not dict"),
+        ({"input": "hi", "thread_id": 7}, "thread_id must be a string"),
+        ({"input": "hi", "thread_id": "never-seen"}, "no conversation 'never-seen'"),
+        ({"input": "hi", "thread_id": "../../etc"}, "no conversation '../../etc'"),
+        ({"input": "crash now"}, "the model broke"),
+    ],
+)
+async def test_a_refused_call_or_a_failed_run_is_an_error_result_in_podium_words(
+    arguments: dict[str, Any], said: str
+) -> None:
+    with live_server({"calc": _helper_app()}, MemoryStore()) as url:
+        async with (
+            streamable_http_client(f"{url}/mcp") as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool("calc", arguments)
+            assert result.isError, result
+            found = data(result)
+            assert found["status"] in ("error", "failed") and said in json.dumps(found), found
+            assert "pydantic" not in json.dumps(found)
+            ok = await session.call_tool("calc", {"input": "two plus two"})
+            assert not ok.isError and data(ok)["output"] == "four"
+            again = await session.call_tool("calc", {"input": "and again", "thread_id": data(ok)["thread_id"]})
+            assert not again.isError and data(again)["thread_id"] == data(ok)["thread_id"]
+
+
+async def test_the_tool_says_what_the_agent_is_for() -> None:
+    with live_server({"calc": _helper_app()}, MemoryStore()) as url:
+        async with (
+            streamable_http_client(f"{url}/mcp") as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            (tool,) = (await session.list_tools()).tools
+            assert "Adds numbers for you." in (tool.description or "")
+            assert tool.inputSchema["required"] == ["input"]
+            assert tool.inputSchema["properties"]["input"]["type"] == "string"

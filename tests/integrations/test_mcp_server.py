@@ -61,8 +61,8 @@ async def test_a_client_lists_and_calls_the_app_and_answers_a_question_on_the_ne
             "options": ["yes", "no"],
             "next": "Ask the user, then call this tool again with this thread_id and the answer as input.",
         }
-        odd = result_data(await session.call_tool("trip", {"input": "hi", "thread_id": "../../etc"}))
-        assert odd["status"] == "error" and "letters, digits" in odd["error"]  # a new thread's id, as the API's
+        odd = await session.call_tool("trip", {"input": "hi", "thread_id": "../../etc"})
+        assert odd.isError and "no conversation '../../etc'" in odd.content[0].text  # type: ignore[union-attr]
         done = result_data(await session.call_tool("trip", {"input": "yes", "thread_id": thread}))
         assert done == {
             "status": "completed",

@@ -12,7 +12,7 @@ def test_every_example_is_an_assistant(server: str) -> None:
     assert [a["assistant_id"] for a in found] == [a["graph_id"] for a in found]
     assert sorted(a["assistant_id"] for a in found) == example_names()
     trip = httpx.get(f"{server}/assistants/trip").json()
-    assert trip["graph_id"] == "trip" and trip["description"].startswith("Trip helper")
+    assert trip["graph_id"] == "trip" and trip["description"].startswith("Answers weather questions")
 
 
 def test_search_filters_by_graph_and_pages(server: str) -> None:

@@ -26,7 +26,9 @@ PROBLEMS = [
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    with live_server(example_apps("trip"), MemoryStore()) as base:
+    from tests.server.plan_apps import small
+
+    with live_server({**example_apps("trip"), small.name: small}, MemoryStore()) as base:  # (plan routes need one)
         yield base
 
 

@@ -1,8 +1,9 @@
 """Podium apps as MCP tools: what ``podium mcp APP`` serves over stdio (and the server's ``/mcp`` endpoint reuses).
 
 Each app is one tool named after it, taking ``input`` (the human's message) and an optional ``thread_id`` (the
-conversation to continue; a new one when left out). The result says how the run ended, its answer, and the
-thread id to pass back for the next turn.
+conversation to continue, from an earlier result; a new one when left out). The result says how the run ended, its
+answer, and the thread id to pass back for the next turn; it is an error result (``isError``) when the call was
+refused (``status: "error"``) or the run did not end well (failed, hit a limit, cancelled).
 
 A question to the human (an interrupt) is asked through MCP elicitation when the client supports it: the user
 answers in the client and the same call goes on to the app's answer. Otherwise (or when the user declines the
@@ -18,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from podium.errors import PodiumError, UsageError
 from podium.events import answers_from_text
-from podium.store.base import check_new_thread_id
 
 if TYPE_CHECKING:
     from mcp.server.fastmcp import Context, FastMCP
@@ -37,14 +37,19 @@ _MAX_QUESTIONS = 50
 class AppTool:
     """One app behind an MCP tool: runs a turn, resumes a waiting conversation, asks the human in between."""
 
-    def __init__(self, app: App, agent: Agent | Callable[[], Agent], runtime: Runtime) -> None:
-        """Serve ``agent`` (built from ``app``; or a function building it on first use) with ``runtime``."""
+    def __init__(
+        self, app: App, agent: Agent | Callable[[], Agent], runtime: Runtime, *, about: str | None = None
+    ) -> None:
+        """Serve ``agent`` (built from ``app``; or a function building it on first use) with ``runtime``;
+        ``about`` says what the app is for (default: the agent's description, else the app's welcome)."""
         self.app = app
         self._agent = agent
         self.runtime = runtime
         self.name = re.sub(r"[^A-Za-z0-9_-]", "_", app.name)[:64]
         """The tool's name: the app's (characters MCP names do not allow become ``_``)."""
-        about = agent.description or app.welcome or agent.name if not callable(agent) else app.welcome or app.name
+        if not about:
+            built = None if callable(agent) and not hasattr(agent, "invoke") else agent
+            about = getattr(built, "description", "") or app.welcome or getattr(built, "name", app.name)
         self.description = (
             f"Talk to the {app.name} app ({about}). Pass the user's message "
             "as input; pass the thread_id of an earlier result to continue that conversation (also to answer "
@@ -84,16 +89,36 @@ class AppTool:
         return _data(result)
 
     async def _start(self, input: str, thread_id: str | None) -> RunResult:
-        exists = bool(thread_id) and await self.runtime.store.get_thread(thread_id or "") is not None
-        if thread_id and not exists:
-            check_new_thread_id(thread_id)  # a client names a new conversation: no path, no space
-        if thread_id and exists:
+        if thread_id and await self.runtime.store.get_thread(thread_id) is None:
+            # a mistyped id must not start a new conversation that has lost the context the caller meant
+            raise UsageError(
+                f"no conversation {thread_id!r} in the store: pass the thread_id of an earlier result to continue "
+                "it, or leave thread_id out to start a new conversation"
+            )
+        if thread_id:
             status, pending = await self.runtime.pending(thread_id)
             if status == "running":  # a process died mid-run: finish it, then take the message
                 await self.runtime.resume(self.agent, thread_id)
             elif status == "interrupted" and pending:
                 return await self.runtime.resume(self.agent, thread_id, answers_from_text(input, pending))
         return await self.runtime.run(self.agent, input, thread_id=thread_id or None)
+
+
+def refusal(arguments: Mapping[str, Any]) -> str | None:
+    """What is wrong with a tool call's ``arguments`` (``input`` a string, ``thread_id`` a string if given), or None."""
+    text, thread_id = arguments.get("input"), arguments.get("thread_id")
+    if "input" not in arguments or text is None:
+        return "input is missing: pass the user's message as input (a string)"
+    if not isinstance(text, str):
+        return f"input must be the user's message as a string, not {type(text).__name__} {text!r:.80}"
+    if thread_id is not None and not isinstance(thread_id, str):
+        return f"thread_id must be a string (from an earlier result), not {type(thread_id).__name__} {thread_id!r:.80}"
+    return None
+
+
+def failed(data: Mapping[str, Any]) -> bool:
+    """True when a tool result says the call was refused or the run did not end well (an MCP error result)."""
+    return data.get("status") in ("error", "failed", "limit_exceeded", "cancelled")
 
 
 def _data(result: RunResult) -> dict[str, Any]:
@@ -123,7 +148,15 @@ def app_server(tools: Sequence[AppTool], *, name: str = "podium", **settings: An
     """
     from mcp.server.fastmcp import Context, FastMCP
 
-    server = FastMCP(name, **settings)
+    class Server(FastMCP):
+        async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+            """Arguments that do not fit get the tool's own error result, not a dump of the schema validation."""
+            problem = refusal(arguments) if name in seen else None
+            if problem is not None:
+                return _result({"status": "error", "error": problem, "thread_id": None})
+            return await super().call_tool(name, arguments)
+
+    server = Server(name, **settings)
     seen: set[str] = set()
     for tool in tools:
         if tool.name in seen:
@@ -133,12 +166,29 @@ def app_server(tools: Sequence[AppTool], *, name: str = "podium", **settings: An
     return server
 
 
+def _result(data: dict[str, Any]) -> Any:
+    """The MCP result carrying ``data`` (as JSON text and as structured content), an error result when it failed."""
+    import pydantic_core
+    from mcp import types
+
+    text = pydantic_core.to_json(data, fallback=str, indent=2).decode()
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structuredContent=data, isError=failed(data)
+    )
+
+
 def _handler(tool: AppTool, context_type: type[Context]) -> Any:  # type: ignore[type-arg]
-    async def call(input: str, ctx: Context, thread_id: str | None = None) -> dict[str, Any]:  # type: ignore[type-arg]
+    from typing import Annotated
+
+    from mcp import types
+
+    async def call(input: str, ctx: Context, thread_id: str | None = None) -> Any:  # type: ignore[type-arg]
         ask = _elicitor(ctx) if _can_elicit(ctx) else None
-        return await tool.turn(input, thread_id, ask)
+        return _result(await tool.turn(input, thread_id, ask))
 
     call.__annotations__["ctx"] = context_type  # FastMCP finds the context parameter by its annotation
+    # the result as it is built (isError set by _result), with the schema of its structured content
+    call.__annotations__["return"] = Annotated[types.CallToolResult, dict[str, Any]]
     return call
 
 
@@ -168,11 +218,21 @@ def _elicitor(ctx: Context) -> Any:  # type: ignore[type-arg]
 class HTTPEndpoint:
     """Apps as MCP tools over streamable HTTP, for a web server to mount (``podium serve`` answers at ``/mcp``)."""
 
-    def __init__(self, apps: Mapping[str, App], runtime: Runtime, agent: Callable[[str], Agent]) -> None:
-        """Serve ``apps`` (by name) with ``runtime``; ``agent(name)`` builds an app's agent on first use."""
+    def __init__(
+        self,
+        apps: Mapping[str, App],
+        runtime: Runtime,
+        agent: Callable[[str], Agent],
+        describe: Callable[[str], str | None] | None = None,
+    ) -> None:
+        """Serve ``apps`` (by name) with ``runtime``; ``agent(name)`` builds an app's agent on first use and
+        ``describe(name)`` says what the app is for (default: its welcome)."""
         from mcp.server.transport_security import TransportSecuritySettings
 
-        tools = [AppTool(app, _builder(agent, name), runtime) for name, app in apps.items()]
+        tools = [
+            AppTool(app, _builder(agent, name), runtime, about=describe(name) if describe else None)
+            for name, app in apps.items()
+        ]
         # the host server decides who may call; MCP's own loopback-only host check would refuse a public name
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         self.server = app_server(tools, log_level="ERROR", transport_security=security)

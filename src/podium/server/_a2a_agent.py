@@ -124,7 +124,8 @@ class _AppExecutor(AgentExecutor):
             await event_queue.enqueue_event(pb.Task(id=task_id, context_id=context_id, status=status, history=history))
         text = context.get_user_input().strip()
         if not text:
-            await updater.reject(updater.new_agent_message(_text_parts("send the message as text")))
+            why = _no_text(context.message)
+            await updater.reject(updater.new_agent_message(_text_parts(why)))
             return
         try:
             job, subscription = await self._start(principal, context_id, task_id, text)
@@ -190,13 +191,20 @@ class _AppExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id or "", context.context_id or "").cancel()
 
 
+def _no_text(message: pb.Message | None) -> str:
+    """Why a message without text is refused: it is empty, or what it carries is not text (a file, data)."""
+    kinds = {part.WhichOneof("content") for part in message.parts} if message is not None else set()
+    if kinds - {"text", None}:
+        return "send the message as text: this agent reads text parts only, not files or data"
+    return "the message is empty: send the user's message as text"
+
+
 def agent_card(state: ServerState, name: str, base_url: str) -> pb.AgentCard:
     """The A2A card of the app ``name`` served at ``base_url`` (the server's address)."""
     from podium import __version__
 
-    app = state.app(name)
     url = f"{base_url.rstrip('/')}/a2a/{name}"
-    description = app.welcome or f"The Podium app {name}."
+    description = state.description(name) or f"The Podium app {name}."
     card = pb.AgentCard(
         name=name,
         description=description,

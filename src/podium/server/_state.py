@@ -73,6 +73,24 @@ class ServerState:
             agent = self.agents[name] = app.build(model)
         return agent
 
+    def built(self, name: str) -> Agent | None:
+        """The agent of app ``name`` (built now if need be), or None when it cannot be built (its model is not
+        configured, its ``build`` raises): a run of it then fails saying why."""
+        try:
+            return self.agent(name)
+        except Exception:
+            return None
+
+    def description(self, name: str) -> str | None:
+        """What the app ``name`` is for: its agent's description, else the app's welcome (None without either).
+
+        Raises:
+            HTTPException: 404, no such app.
+        """
+        app = self.app(name)
+        about = getattr(self.built(name), "description", None)
+        return (about if isinstance(about, str) and about.strip() else None) or app.welcome or None
+
     async def close(self) -> None:
         """Close the models that hold connections."""
         for model in self.models:

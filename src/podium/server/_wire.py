@@ -7,9 +7,10 @@ import sys
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BeforeValidator
 
 __all__ = [
+    "WholeNumber",
     "MAX_DEPTH",
     "MAX_SEQ",
     "StorableDict",
@@ -87,6 +88,18 @@ def unreadable_body(exc: Exception) -> list[dict[str, Any]] | None:
 
 
 StorableDict = Annotated[dict[str, Any], AfterValidator(storable)]
+
+
+def _number(value: Any) -> Any:
+    """``value`` when it is a JSON number; ``true``, ``false`` and ``"5"`` are refused (pydantic's lax mode would
+    read them as 1, 0 and 5), ``5.0`` is taken (JSON Schema counts it as an integer)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"must be an integer, not {json.dumps(value)[:40]}")
+    return value
+
+
+WholeNumber = Annotated[int, BeforeValidator(_number)]
+"""An integer of a JSON body (a limit, an offset): a number without a fraction, never a boolean or a string."""
 """A request field holding a JSON object a store can write (see :func:`storable`)."""
 
 

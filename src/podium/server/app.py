@@ -10,6 +10,7 @@ import asyncio
 import gc
 import importlib.util
 import logging
+import re
 import signal
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -61,7 +62,27 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     unreadable = unreadable_body(exc)
     if unreadable is not None:
         return JSONResponse({"detail": unreadable}, status_code=422)
+    if exc.status_code == 405:
+        allowed = _allowed(request)
+        if allowed is not None:
+            exc.headers = {**(exc.headers or {}), "Allow": allowed}
     return await http_exception_handler(request, exc)
+
+
+def _allowed(request: Request) -> str | None:
+    """The methods the schema gives the request's path, for a 405's ``Allow`` (None: a path it does not list).
+
+    The router names only the methods of the first route the path matched: ``/threads/count`` matched
+    ``/threads/{thread_id}`` first, so it said ``GET`` where the schema (and the server) take ``POST``. The schema's
+    most literal template that matches the path is the one that answers it.
+    """
+    paths: dict[str, dict[str, Any]] = request.app.openapi()["paths"]
+    path = request.url.path
+    matching = [t for t in paths if re.fullmatch(re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(t)), path)]
+    if not matching:
+        return None
+    literal = min(matching, key=lambda template: (template.count("{"), -len(template)))
+    return ", ".join(sorted(method.upper() for method in paths[literal]))
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -176,7 +197,14 @@ def create_app(
     from podium import __version__
 
     # FastAPI's /docs and /redoc load their scripts from a CDN (blank offline): /docs is a page of the package's own
-    app = FastAPI(title="Podium", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="Podium",
+        version=__version__,
+        description=_SCHEMA_COVERS,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
     app.state.podium = state
     app.add_exception_handler(PodiumError, _podium_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
@@ -187,8 +215,7 @@ def create_app(
     app.include_router(assistants.router)
     app.include_router(threads.router)
     app.include_router(runs.router)
-    app.include_router(plan.router)
-    app.include_router(plan.router, prefix="/api")
+    plan.mount(app, state)
     pages.mount(app)
     if mcp is not None:
         for route in mcp.routes:
@@ -204,6 +231,14 @@ def create_app(
             app.add_api_route(path, no_mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     _mount_a2a(app, state)
     return app
+
+
+_SCHEMA_COVERS = (
+    "The thread and run API, the OpenAI-compatible /v1, the operations routes, the plan service (when a plan app is "
+    "served) and A2A's agent cards and endpoint (whose JSON-RPC bodies the A2A specification describes). Not here: "
+    "/mcp, MCP's streamable HTTP transport (its tools are listed by MCP's tools/list), and the web pages. Every "
+    'error answers JSON {"detail": ...}; see docs/server.md.'
+)
 
 
 def _nothing() -> None:
@@ -321,7 +356,7 @@ def _mcp_endpoint(state: ServerState) -> Any:
     from podium.mcp.server import HTTPEndpoint
 
     if HTTPEndpoint.available():
-        return HTTPEndpoint(state.apps, state.runtime, state.agent)
+        return HTTPEndpoint(state.apps, state.runtime, state.agent, state.description)
     if importlib.util.find_spec("mcp") is not None:  # installed, but not the version the extra pins
         logging.getLogger("podium.server").warning(
             "/mcp is not served: the installed mcp package is not the version podium's mcp extra pins "

@@ -7,8 +7,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from podium.server._schema import BODY, Assistant, errors
 from podium.server._state import ServerState
-from podium.server._wire import StorableDict, iso
+from podium.server._wire import StorableDict, WholeNumber, iso
 from podium.server.auth import Principal, require
 
 __all__ = ["router"]
@@ -23,8 +24,8 @@ class AssistantSearch(BaseModel):
     graph_id: str | None = None
     name: str | None = None
     metadata: StorableDict = Field(default_factory=dict)
-    limit: int = Field(10, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
+    limit: WholeNumber = Field(10, ge=1, le=1000)
+    offset: WholeNumber = Field(0, ge=0)
 
 
 def _assistant(state: ServerState, name: str) -> dict[str, Any]:
@@ -34,7 +35,7 @@ def _assistant(state: ServerState, name: str) -> dict[str, Any]:
         "assistant_id": app.name,
         "graph_id": app.name,
         "name": app.name,
-        "description": app.welcome or None,
+        "description": state.description(name),
         "config": {},
         "context": {},
         "metadata": {},
@@ -44,7 +45,7 @@ def _assistant(state: ServerState, name: str) -> dict[str, Any]:
     }
 
 
-@router.post("/assistants/count")
+@router.post("/assistants/count", responses=errors(*BODY))
 async def count_assistants(
     body: AssistantSearch, request: Request, principal: Annotated[Principal, Depends(require("read"))]
 ) -> int:
@@ -53,7 +54,7 @@ async def count_assistants(
     return len(await search_assistants(every, request, principal))
 
 
-@router.post("/assistants/search")
+@router.post("/assistants/search", response_model=list[Assistant], responses=errors(*BODY))
 async def search_assistants(
     body: AssistantSearch, request: Request, _: Annotated[Principal, Depends(require("read"))]
 ) -> list[dict[str, Any]]:
@@ -65,7 +66,7 @@ async def search_assistants(
     return [_assistant(state, n) for n in names[body.offset : body.offset + body.limit]]
 
 
-@router.get("/assistants/{assistant_id}")
+@router.get("/assistants/{assistant_id}", response_model=Assistant, responses=errors(404))
 async def get_assistant(
     assistant_id: str, request: Request, _: Annotated[Principal, Depends(require("read"))]
 ) -> dict[str, Any]:

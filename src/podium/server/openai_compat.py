@@ -42,6 +42,7 @@ from podium.runtime.bus import Subscription
 from podium.server._executor import STOPPING, Job
 from podium.server._records import create_thread, existing_thread, owned_thread, run_extra
 from podium.server._reply import Reply
+from podium.server._schema import errors
 from podium.server._state import ServerState
 from podium.server._wire import storable, unreadable_body
 from podium.server.auth import Principal, require
@@ -138,19 +139,46 @@ def _state(request: Request) -> ServerState:
     return state
 
 
-def _model(name: str, created: float) -> dict[str, Any]:
-    return {"id": name, "object": "model", "created": int(created), "owned_by": "podium"}
+class Model(BaseModel):
+    """A served app as an OpenAI model."""
+
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
 
 
-@router.get("/models", summary="The apps, as models")
-async def list_models(request: Request, _: Annotated[Principal, Depends(require("read"))]) -> dict[str, Any]:
+class ModelList(BaseModel):
+    """Every served app as an OpenAI model."""
+
+    object: Literal["list"]
+    data: list[Model]
+
+
+class ChatCompletion(BaseModel):
+    """A chat completion (``stream: false``): the app's reply as the one choice, and the run's token usage."""
+
+    id: str
+    object: Literal["chat.completion"]
+    created: int
+    model: str
+    choices: list[dict[str, Any]]
+    usage: dict[str, Any]
+
+
+def _model(name: str, created: float) -> Model:
+    return Model(id=name, object="model", created=int(created), owned_by="podium")
+
+
+@router.get("/models", summary="The apps, as models", responses=errors(openai=True))
+async def list_models(request: Request, _: Annotated[Principal, Depends(require("read"))]) -> ModelList:
     """Every served app as an OpenAI model (``id`` = the app's name)."""
     state = _state(request)
-    return {"object": "list", "data": [_model(name, state.started) for name in sorted(state.apps)]}
+    return ModelList(object="list", data=[_model(name, state.started) for name in sorted(state.apps)])
 
 
-@router.get("/models/{model}", summary="One app, as a model")
-async def get_model(model: str, request: Request, _: Annotated[Principal, Depends(require("read"))]) -> dict[str, Any]:
+@router.get("/models/{model}", summary="One app, as a model", responses=errors(404, 422, openai=True))
+async def get_model(model: str, request: Request, _: Annotated[Principal, Depends(require("read"))]) -> Model:
     """The app named ``model``, or 404."""
     state = _state(request)
     return _model(state.app(model).name, state.started)
@@ -371,7 +399,13 @@ async def _stream(
     yield "data: [DONE]\n\n"
 
 
-@router.post("/chat/completions", summary="Run an app on a conversation (OpenAI chat completions)")
+@router.post(
+    "/chat/completions",
+    summary="Run an app on a conversation (OpenAI chat completions)",
+    response_model=ChatCompletion,
+    responses=errors(404, 409, 413, 415, 422, 500, openai=True)
+    | {200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}}},
+)
 async def chat_completions(
     body: ChatCompletionRequest,
     request: Request,

@@ -15,7 +15,9 @@ import time
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 
 from podium.events import Interrupt, InterruptAnswered
 from podium.human import EMERGENCY_REPLY, emergency
@@ -41,7 +43,7 @@ from podium.server._state import ServerState
 from podium.server.auth import Principal, require
 from podium.server.threads import delete_thread
 
-__all__ = ["router"]
+__all__ = ["mount", "router"]
 
 router = APIRouter(tags=["plan"])
 Read = Annotated[Principal, Depends(require("read"))]
@@ -54,12 +56,37 @@ def _state(request: Request) -> ServerState:
     return state
 
 
+_NO_PLAN_APP = "this server serves no plan service app"
+
+
 def _plan_app(state: ServerState) -> tuple[str, PlanAndExecute]:
     for name in state.apps:
         agent = state.agent(name)
         if isinstance(agent, PlanAndExecute):
             return name, agent
-    raise HTTPException(404, "this server serves no plan service app")
+    raise HTTPException(404, _NO_PLAN_APP)
+
+
+def mount(app: FastAPI, state: ServerState) -> None:
+    """Serve the plan service on ``app`` (at the root and under ``/api``) when one of the apps is a plan app.
+
+    Otherwise its paths answer 404 saying so, and the schema lists none of them: a client reading ``/openapi.json``
+    is not offered a service the server does not have.
+    """
+    if any(isinstance(state.built(name), PlanAndExecute) for name in state.apps):
+        app.include_router(router)
+        app.include_router(router, prefix="/api")
+        return
+
+    async def no_plan_app() -> JSONResponse:
+        return JSONResponse({"detail": _NO_PLAN_APP}, status_code=404)
+
+    for route in router.routes:
+        assert isinstance(route, APIRoute)
+        for prefix in ("", "/api"):
+            app.add_api_route(
+                prefix + route.path, no_plan_app, methods=list(route.methods or ()), include_in_schema=False
+            )
 
 
 async def _record(state: ServerState, session_id: str, user: str) -> SessionRecord:

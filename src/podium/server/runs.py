@@ -21,6 +21,7 @@ from podium.runtime.bus import Subscription
 from podium.server._convert import NOTHING_WAITS, input_text, resume_answer
 from podium.server._executor import STOPPING, Job, Strategy
 from podium.server._records import create_thread, existing_thread, owned_thread, run_extra, run_out, update_thread
+from podium.server._schema import BODY, Cancelled, ThreadRun, errors
 from podium.server._state import ServerState
 from podium.server._wire import StorableDict, seq_number
 from podium.server.auth import Principal, require
@@ -53,6 +54,14 @@ class RunCreate(BaseModel):
 UNHONOURED = ("interrupt_before", "interrupt_after", "checkpoint", "checkpoint_id", "webhook", "after_seconds")
 """Run options of the Agent Protocol that would change what a run does and that Podium cannot honour: refused, not
 ignored (a client that asked for a pause before the tools must not see them run unasked)."""
+
+
+_STREAMED: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The run's events as server-sent events (one per stream mode chunk), until it stops",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    }
+}
 
 
 def _state(request: Request) -> ServerState:
@@ -167,7 +176,7 @@ async def _result(state: ServerState, thread_id: str, run_id: str) -> dict[str, 
     return values
 
 
-@router.post("/threads/{thread_id}/runs")
+@router.post("/threads/{thread_id}/runs", response_model=ThreadRun, responses=errors(404, 409, *BODY))
 async def create(thread_id: str, body: RunCreate, request: Request, principal: Run) -> JSONResponse:
     """Start a run in the background (or queue it); answers at once with the run."""
     state = _state(request)
@@ -201,7 +210,9 @@ async def _streaming(
     return StreamingResponse(frames(), media_type="text/event-stream", headers=headers)
 
 
-@router.post("/threads/{thread_id}/runs/stream")
+@router.post(
+    "/threads/{thread_id}/runs/stream", response_class=StreamingResponse, responses=_STREAMED | errors(404, 409, *BODY)
+)
 async def create_and_stream(thread_id: str, body: RunCreate, request: Request, principal: Run) -> StreamingResponse:
     """Start a run and stream it (SSE); the run goes on if the client leaves (unless ``on_disconnect=cancel``)."""
     state = _state(request)
@@ -216,7 +227,7 @@ async def create_and_stream(thread_id: str, body: RunCreate, request: Request, p
     return await _streaming(state, thread_id, job.run_id, modes, job.after, cancel, subscription)
 
 
-@router.post("/threads/{thread_id}/runs/wait")
+@router.post("/threads/{thread_id}/runs/wait", response_model=dict[str, Any], responses=errors(404, 409, *BODY))
 async def create_and_wait(thread_id: str, body: RunCreate, request: Request, principal: Run) -> JSONResponse:
     """Start a run and answer when it stops: the thread's values (with ``__interrupt__`` when it asks)."""
     state = _state(request)
@@ -226,13 +237,13 @@ async def create_and_wait(thread_id: str, body: RunCreate, request: Request, pri
     return JSONResponse(result, headers={"Content-Location": where, "Location": f"{where}/join"})
 
 
-@router.post("/runs/stream")
+@router.post("/runs/stream", response_class=StreamingResponse, responses=_STREAMED | errors(404, 409, *BODY))
 async def stream_on_a_new_thread(body: RunCreate, request: Request, principal: Run) -> StreamingResponse:
     """A run without a thread, streamed (SSE): it gets a new thread of its own, kept (``Content-Location``)."""
     return await create_and_stream(str(uuid.uuid4()), _on_a_new_thread(body), request, principal)
 
 
-@router.post("/runs/wait")
+@router.post("/runs/wait", response_model=dict[str, Any], responses=errors(404, 409, *BODY))
 async def wait_on_a_new_thread(body: RunCreate, request: Request, principal: Run) -> JSONResponse:
     """A run without a thread, answered when it stops: it gets a new thread of its own, kept (``Content-Location``)."""
     return await create_and_wait(str(uuid.uuid4()), _on_a_new_thread(body), request, principal)
@@ -242,7 +253,7 @@ def _on_a_new_thread(body: RunCreate) -> RunCreate:
     return body.model_copy(update={"if_not_exists": "create"})
 
 
-@router.get("/threads/{thread_id}/runs")
+@router.get("/threads/{thread_id}/runs", response_model=list[ThreadRun], responses=errors(404, 422))
 async def list_runs(
     thread_id: str,
     request: Request,
@@ -261,7 +272,7 @@ async def list_runs(
     return runs[offset : offset + limit]
 
 
-@router.get("/threads/{thread_id}/runs/{run_id}")
+@router.get("/threads/{thread_id}/runs/{run_id}", response_model=ThreadRun, responses=errors(404))
 async def get(thread_id: str, run_id: str, request: Request, principal: Read) -> dict[str, Any]:
     """One run."""
     state = _state(request)
@@ -269,7 +280,7 @@ async def get(thread_id: str, run_id: str, request: Request, principal: Read) ->
     return await _run_json(state, thread_id, run_id)
 
 
-@router.get("/threads/{thread_id}/runs/{run_id}/join")
+@router.get("/threads/{thread_id}/runs/{run_id}/join", response_model=dict[str, Any], responses=errors(404))
 async def join(thread_id: str, run_id: str, request: Request, principal: Read) -> dict[str, Any]:
     """Wait for the run to stop; the thread's values as ``wait`` gives them."""
     state = _state(request)
@@ -278,7 +289,11 @@ async def join(thread_id: str, run_id: str, request: Request, principal: Read) -
     return await _result(state, thread_id, run_id)
 
 
-@router.get("/threads/{thread_id}/runs/{run_id}/stream")
+@router.get(
+    "/threads/{thread_id}/runs/{run_id}/stream",
+    response_class=StreamingResponse,
+    responses=_STREAMED | errors(404, 422),
+)
 async def rejoin(
     thread_id: str,
     run_id: str,
@@ -304,7 +319,11 @@ async def rejoin(
     return await _streaming(state, thread_id, run["run_id"], modes, after, cancel_on_disconnect)
 
 
-@router.post("/threads/{thread_id}/runs/{run_id}/cancel")
+@router.post(
+    "/threads/{thread_id}/runs/{run_id}/cancel",
+    response_model=Cancelled,
+    responses=errors(404, 422) | {202: {"model": Cancelled, "description": "Cancelling (without wait=true)"}},
+)
 async def cancel(
     thread_id: str,
     run_id: str,

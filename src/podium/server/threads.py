@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from podium.events import RunEnded, event_to_dict
 from podium.server._convert import Values
 from podium.server._records import create_thread, existing_thread, owned_thread, update_thread
+from podium.server._schema import BODY, StoredEvent, Thread, ThreadState, ThreadStatus, errors
 from podium.server._state import ServerState
-from podium.server._wire import MAX_SEQ, StorableDict, iso, seq_number
+from podium.server._wire import MAX_SEQ, StorableDict, WholeNumber, iso, seq_number
 from podium.server.auth import Principal, require
 from podium.store.base import THREAD_ID, RunRecord, ThreadInfo
 
@@ -28,7 +29,6 @@ KEPT_VALUES = 1024
 """Threads whose values a server keeps (the least recently read go first)."""
 
 router = APIRouter(tags=["threads"])
-ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 
 
 class ThreadCreate(BaseModel):
@@ -56,8 +56,8 @@ class ThreadSearch(BaseModel):
     """Keys the thread's current values must have equal (``messages`` too, compared as the values show them)."""
     ids: list[str] | None = None
     status: ThreadStatus | None = None
-    limit: int = Field(10, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
+    limit: WholeNumber = Field(10, ge=1, le=1000)
+    offset: WholeNumber = Field(0, ge=0)
     sort_by: Literal["thread_id", "created_at", "updated_at", "status"] = "created_at"
     sort_order: Literal["asc", "desc"] = "desc"
 
@@ -66,7 +66,7 @@ class HistoryQuery(BaseModel):
     """``POST /threads/{id}/history``: checkpoints newest first, ``before`` one (its ``checkpoint_id``)."""
 
     model_config = ConfigDict(extra="allow")
-    limit: int = Field(10, ge=1, le=1000)
+    limit: WholeNumber = Field(10, ge=1, le=1000)
     before: dict[str, Any] | str | None = None
     metadata: StorableDict | None = None
 
@@ -145,7 +145,7 @@ async def delete_thread(state: ServerState, thread_id: str) -> None:
     await state.store.delete_thread(thread_id)
 
 
-@router.post("/threads")
+@router.post("/threads", response_model=Thread, responses=errors(409, *BODY))
 async def create(body: ThreadCreate, request: Request, principal: Run) -> dict[str, Any]:
     """Create a thread (``if_exists="do_nothing"`` returns the caller's existing one)."""
     state = _state(request)
@@ -158,7 +158,7 @@ async def create(body: ThreadCreate, request: Request, principal: Run) -> dict[s
     return await _out(state, info, record, new=True)
 
 
-@router.get("/threads/{thread_id}")
+@router.get("/threads/{thread_id}", response_model=Thread, responses=errors(404))
 async def get(thread_id: str, request: Request, principal: Read) -> dict[str, Any]:
     """One thread."""
     state = _state(request)
@@ -166,7 +166,7 @@ async def get(thread_id: str, request: Request, principal: Read) -> dict[str, An
     return await _out(state, info, record)
 
 
-@router.patch("/threads/{thread_id}")
+@router.patch("/threads/{thread_id}", response_model=Thread, responses=errors(404, *BODY))
 async def patch(thread_id: str, body: ThreadPatch, request: Request, principal: Run) -> dict[str, Any]:
     """Merge ``metadata`` into the thread's metadata."""
     state = _state(request)
@@ -176,7 +176,7 @@ async def patch(thread_id: str, body: ThreadPatch, request: Request, principal: 
     return await _out(state, info, record)
 
 
-@router.delete("/threads/{thread_id}", status_code=204)
+@router.delete("/threads/{thread_id}", status_code=204, responses=errors(404))
 async def delete(thread_id: str, request: Request, principal: Run) -> Response:
     """Delete a thread: its runs are cancelled and everything it stored is dropped; its id is free again."""
     state = _state(request)
@@ -185,14 +185,14 @@ async def delete(thread_id: str, request: Request, principal: Run) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/threads/count")
+@router.post("/threads/count", responses=errors(*BODY))
 async def count(body: ThreadSearch, request: Request, principal: Read) -> int:
     """How many of the caller's threads :func:`search` finds with the same filters (paging aside)."""
     found = await search(body.model_copy(update={"offset": 0, "limit": 1_000_000}), request, principal)
     return len(found)
 
 
-@router.post("/threads/search")
+@router.post("/threads/search", response_model=list[Thread], responses=errors(*BODY))
 async def search(body: ThreadSearch, request: Request, principal: Read) -> list[dict[str, Any]]:
     """The caller's threads matching ``metadata`` (every key equal), ``values`` (every key equal), ``ids`` and
     ``status``."""
@@ -247,7 +247,7 @@ def _snapshot(thread_id: str, values: Values, status: str | None, seq: int, pare
     }
 
 
-@router.get("/threads/{thread_id}/state")
+@router.get("/threads/{thread_id}/state", response_model=ThreadState, responses=errors(404))
 async def get_state(thread_id: str, request: Request, principal: Read) -> dict[str, Any]:
     """The thread's current values, what comes next and the interrupts that wait."""
     state = _state(request)
@@ -290,7 +290,7 @@ async def _history(state: ServerState, thread_id: str, query: HistoryQuery) -> l
     return list(reversed(snapshots))[: query.limit]
 
 
-@router.post("/threads/{thread_id}/history")
+@router.post("/threads/{thread_id}/history", response_model=list[ThreadState], responses=errors(404, *BODY))
 async def history(thread_id: str, body: HistoryQuery, request: Request, principal: Read) -> list[dict[str, Any]]:
     """The thread's state after each run stopped, newest first."""
     state = _state(request)
@@ -298,7 +298,7 @@ async def history(thread_id: str, body: HistoryQuery, request: Request, principa
     return await _history(state, thread_id, body)
 
 
-@router.get("/threads/{thread_id}/history")
+@router.get("/threads/{thread_id}/history", response_model=list[ThreadState], responses=errors(404, 422))
 async def history_get(
     thread_id: str,
     request: Request,
@@ -312,7 +312,7 @@ async def history_get(
     return await _history(state, thread_id, HistoryQuery(limit=limit, before=before))
 
 
-@router.get("/threads/{thread_id}/events")
+@router.get("/threads/{thread_id}/events", response_model=list[StoredEvent], responses=errors(404, 422))
 async def events(
     thread_id: str,
     request: Request,
