@@ -142,6 +142,11 @@ _SMALL_TALK_REPLIES = {
 }
 
 
+def _no_fit(text: str, why: str, confidence: float = 0.4) -> Decision:
+    """A clarification: the message does not answer what the waiting task asked (``text`` tells the human so)."""
+    return Decision(kind="clarify", reason="no_fit", confidence=confidence, text=text, rationale=why)
+
+
 def _refuse(text: str, reason: str, why: str, confidence: float) -> Decision:
     return Decision(
         kind="refuse",
@@ -550,42 +555,21 @@ class Router(Classifier):
         if reason:
             return _refuse(text, reason, why, 0.5)
         expectation = pending.expectation
-        if expectation is not None and expectation.type == "choice" and _asks_about_options(text, expectation):
-            return Decision(  # "which is faster?", "what's the difference?": not out of scope, yet unanswerable here
-                kind="clarify",
-                reason="no_fit",
-                confidence=0.5,
-                text=f"I can't tell you more about the choices than the question says: please pick "
-                f"{describe_expectation(expectation)}, or say 'cancel' to stop {spoken(pending.tool)}.",
-                rationale=f"The message asks about the options of {pending.tool}'s question.",
-            )
+        tool = spoken(pending.tool)
+        needed = describe_expectation(expectation)
+        choice = expectation is not None and expectation.type == "choice"
+        if choice and expectation and _asks_about_options(text, expectation):  # "which is faster?": yet unanswered
+            said = f"I can't tell you more about the choices than the question says: please pick {needed}, or say "
+            return _no_fit(f"{said}'cancel' to stop {tool}.", f"The message asks about the options of {tool}.", 0.5)
         if cal is not None and looks_like_request(text) and score < cal.route:
             return _refuse(text, "out_of_scope", "it is outside what I can do here", 0.6)
-        needed = describe_expectation(pending.expectation)
-        if expectation is not None and expectation.type == "choice" and leaves_choice(text):  # "you decide"
-            return Decision(
-                kind="clarify",
-                reason="no_fit",
-                confidence=0.5,
-                text=f"I can't choose that for you: please pick {needed}.",
-                rationale=f"The human leaves {pending.tool}'s choice to me.",
-            )
+        if choice and leaves_choice(text):  # "you decide"
+            return _no_fit(f"I can't choose that for you: please pick {needed}.", f"{tool} is left to me.", 0.5)
         if unsure(text):  # "I'm not sure, I'm a new patient": say what is needed, and the way out
-            return Decision(
-                kind="clarify",
-                reason="no_fit",
-                confidence=0.4,
-                text=f"That's all right. {spoken(pending.tool).capitalize()} needs {needed}. If you don't have it "
-                f"now, say 'cancel' to stop {spoken(pending.tool)}, or ask me something else.",
-                rationale=f"The human does not have what {pending.tool} expects.",
-            )
-        return Decision(
-            kind="clarify",
-            reason="no_fit",
-            confidence=0.4,
-            text=f"{_quote(text)} does not fit what {spoken(pending.tool)} needs: {needed}.",
-            rationale=f"The answer does not fit what {pending.tool} expects, and no other tool matches it.",
-        )
+            said = f"That's all right. {tool.capitalize()} needs {needed}. If you don't have it now, say 'cancel' to "
+            return _no_fit(f"{said}stop {tool}, or ask me something else.", f"The human lacks what {tool} needs.")
+        why = f"The answer does not fit what {pending.tool} expects, and no other tool matches it."
+        return _no_fit(f"{_quote(text)} does not fit what {tool} needs: {needed}.", why)
 
     def _tool_query(self, query: Query) -> Decision:
         text = query.text[: self.max_chars]
