@@ -96,8 +96,10 @@ class ToolMetadata:
     """List the tool in welcome and repeat prompts."""
     introduction: str | None = None
     """Text shown to users; the model sees the description instead."""
-    can_generate_task: bool = False
-    """The tool may leave a task pending (push onto an orchestrator's task stack)."""
+    can_generate_task: bool | None = None
+    """The tool may leave a task pending (push onto an orchestrator's task stack): ask the human, and wait for the
+    answer. ``None`` (left unset): the default of the orchestration's wrapper; the master agent's function and agent
+    tools may (a function tool asks for a required argument it was not given), any other tool may not."""
     takes_corrections: bool = False
     """While its task waits for an answer, a message that corrects what the tool was told ("no wait, I meant
     4411BA": :func:`podium.human.corrects`) is handed to it even when it does not answer the question, marked
