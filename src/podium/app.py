@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from podium.models.base import Model
     from podium.settings import Settings
 
-__all__ = ["App", "example_names", "load_app", "no_examples_hint"]
+__all__ = ["App", "build_agent", "example_names", "load_app", "no_examples_hint"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -88,16 +88,38 @@ def _examples_dirs() -> list[Path]:
     return [here] if here.is_dir() else []
 
 
-def _failure(path: Path, exc: BaseException) -> UsageError:
-    """One line for an app file that failed to import: the file (and its line that raised) and the exception."""
-    where = str(path)
+def _where(path: Path, exc: BaseException) -> str:
+    """``path``, with the line of it where ``exc`` was raised (the last frame in that file) when there is one."""
     target = path.resolve()
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if frame.filename and Path(frame.filename).resolve() == target:
-            where = f"{path}:{frame.lineno}"
-            break
+            return f"{path}:{frame.lineno}"
+    return str(path)
+
+
+def _said(exc: BaseException) -> str:
+    """The exception's type and the first line of its text."""
     detail = str(exc).splitlines()[0] if str(exc) else ""
-    return UsageError(f"cannot load the app file {where}: {type(exc).__name__}" + (f": {detail}" if detail else ""))
+    return type(exc).__name__ + (f": {detail}" if detail else "")
+
+
+def _failure(path: Path, exc: BaseException) -> UsageError:
+    """One line for an app file that failed to import: the file (and its line that raised) and the exception."""
+    return UsageError(f"cannot load the app file {_where(path, exc)}: {_said(exc)}")
+
+
+def build_agent(app: App, model: Model) -> Agent:
+    """``app.build(model)``; what the app's own code raises while building (a wrong argument, a name refused) becomes
+    one :class:`UsageError` naming the app, its file and line, and the exception (chained, for the traceback).
+
+    Raises:
+        UsageError: the build raised.
+    """
+    try:
+        return app.build(model)
+    except Exception as exc:
+        where = f" ({_where(app.source, exc)})" if app.source is not None else ""
+        raise UsageError(f"cannot build app {app.name!r}{where}: {_said(exc)}") from exc
 
 
 def _load_file(path: Path) -> ModuleType:
