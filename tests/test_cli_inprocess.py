@@ -94,3 +94,27 @@ def test_the_chat_shows_how_to_answer_a_tool_approval(capsys: pytest.CaptureFixt
     _Printer(jsonl=False)(InterruptRaised(interrupt=asked))
     shown = capsys.readouterr().out
     assert "? May I call transfer? [approve, reject (or 'reject: <why>') or 'edit: <the arguments as JSON>']" in shown
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        'connection failed: connection to server at "127.0.0.1", port 1 failed: Connection refused\n\tIs the server '
+        "running on that host and accepting TCP/IP connections?",
+        "cannot open the database\n\n  the disk is full",
+    ],
+)
+def test_an_unreachable_store_is_one_line_and_no_thread_is_named(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, problem: str
+) -> None:
+    from podium import MemoryStore, StoreError
+
+    class Unreachable(MemoryStore):
+        async def get_thread(self, thread_id: str) -> None:
+            raise StoreError(problem)
+
+    monkeypatch.setattr("podium.cli.open_store", lambda spec, settings: Unreachable())
+    chat = runner.invoke(cli, ["chat", "trip"], input="What's the weather in Lisbon?\n")
+    assert chat.exit_code == 2
+    assert "continue later" not in chat.output and "thread " not in chat.output
+    assert chat.output.splitlines()[-1] == "error: " + " ".join(problem.split())

@@ -45,7 +45,7 @@ def _refused(exc: BaseException) -> typer.Exit:
     saying how to see it when the line hides one: a failure of the app's own code); the exit to raise, status 2."""
     import os
 
-    line = f"error: {exc}"
+    line = "error: " + " ".join(str(exc).split())  # one line, whatever a driver's message holds (psycopg's hints)
     if os.environ.get(DEBUG, "") not in ("", "0"):
         import traceback
 
@@ -178,6 +178,7 @@ async def _chat(app_name: str, thread: str | None, jsonl: bool, store_spec: str 
             import uuid
 
             thread = uuid.uuid4().hex[:12]
+            await store.get_thread(thread)  # the store is reached before the thread is named: it can be continued
             if app.welcome:
                 printer.note(app.welcome) if jsonl else printer.console.print(app.welcome)
         if jsonl:
