@@ -145,13 +145,51 @@ def test_a_missing_app_file_is_said_to_be_missing(tmp_path: Path, monkeypatch: p
         load_app("folder.py")
 
 
-def test_an_app_that_cannot_run_offline_names_both_ways_out() -> None:
+async def test_an_app_that_cannot_run_offline_names_both_ways_out_at_its_first_model_call() -> None:
+    from podium import ReactAgent, Runtime
     from podium.app import App
 
-    with pytest.raises(UsageError) as raised:
-        App(name="t", build=lambda model: None).model(Settings())  # type: ignore[arg-type,return-value]
-    said = str(raised.value)
+    app = App(name="t", build=lambda model: ReactAgent("t", model, []))
+    result = await Runtime().run(app.build(app.model(Settings())), "hi")
+    assert result.status == "failed" and isinstance(result.error, UsageError)
+    said = str(result.error)
+    assert said.startswith("app 't' has no cassette for offline use and no offline_fallback")
     assert "set PODIUM_MODEL" in said and "cassette=" in said and "offline_fallback=" in said
+
+
+MASTER_APP = """
+from podium.app import App
+from podium.orchestration.master import MasterAgent
+
+
+def order_status(order_id: str) -> str:
+    \"\"\"Tell the status of a customer order given its order id.\"\"\"
+    return f"Order {order_id} shipped yesterday."
+
+
+def opening_hours(text: str) -> str:
+    \"\"\"Tell the shop's opening hours.\"\"\"
+    return "We open 9:00-17:00."
+
+
+app = App(name="desk", build=lambda model: MasterAgent([order_status, opening_hours], name="desk"){options})
+"""
+
+
+@pytest.mark.parametrize("options", ["", ", welcome='Hello from the desk'"])
+def test_an_app_whose_master_agent_routes_offline_needs_no_cassette(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: str
+) -> None:
+    monkeypatch.setenv("PODIUM_STORE", "memory")
+    monkeypatch.delenv("PODIUM_MODEL", raising=False)
+    source = tmp_path / "desk_app.py"
+    source.write_text(MASTER_APP.replace("{options}", options))
+    result = CliRunner().invoke(cli, ["chat", str(source)], input="Where is my order?\nORD-1234\nopening hours?\n")
+    assert result.exit_code == 0, result.output
+    assert "error" not in result.output
+    assert "? order_status needs order id: what is it?" in result.output
+    assert "desk> Order ORD-1234 shipped yesterday." in result.output
+    assert "desk> We open 9:00-17:00." in result.output
 
 
 BUILDS = {

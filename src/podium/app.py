@@ -39,7 +39,8 @@ class App:
     build: Callable[[Model], Agent]
     """Builds the agent around a model."""
     cassette: Path | None = None
-    """Recorded replies that make the app run offline (used when no model is configured)."""
+    """Recorded replies that make the app run offline (used when no model is configured). An app whose agent calls
+    no model (a master agent with the offline router) needs neither this nor :attr:`offline_fallback`."""
     offline_fallback: Model | None = None
     """Answers offline what the cassette does not hold, or holds only after another conversation (a rule-based
     stand-in, say, so any input gets an answer offline): the ``fallback`` of the cassette's
@@ -53,24 +54,23 @@ class App:
 
     def model(self, settings: Settings) -> Model:
         """The configured real model, or offline the replay of the app's cassette (falling back on
-        :attr:`offline_fallback`), or the fallback alone.
-
-        Raises:
-            UsageError: no model is configured and the app has neither a cassette nor an offline fallback.
+        :attr:`offline_fallback`), or the fallback alone; with neither, an offline model with nothing recorded
+        (:class:`~podium.models.replay.NothingRecorded`): an app that calls no model (a master agent routing offline)
+        runs, and the first request of one that does fails saying what to configure (a :class:`UsageError`).
         """
         real = settings.model_or_none()
         if real is not None:
             return real
+        from podium.models.replay import NothingRecorded, ReplayModel
+
         if self.cassette is None:
             if self.offline_fallback is not None:
                 return self.offline_fallback
-            raise UsageError(
+            return NothingRecorded(
                 f"app {self.name!r} has no cassette for offline use and no offline_fallback: set PODIUM_MODEL (with "
                 "PODIUM_BASE_URL and PODIUM_API_KEY for your endpoint) to use a real model, or give the App a "
                 "cassette= or an offline_fallback= model"
             )
-        from podium.models.replay import ReplayModel
-
         return ReplayModel(self.cassette, fallback=self.offline_fallback)
 
 
