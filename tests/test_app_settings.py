@@ -45,9 +45,12 @@ def test_an_app_file_that_fails_to_import_is_one_error_line(tmp_path: Path, monk
     monkeypatch.setenv("PODIUM_STORE", "memory")
     broken = tmp_path / "broken_app.py"
     broken.write_text('"""An app with a bug."""\n\nLIMIT = {"a": 1}["b"]\n')
+    monkeypatch.delenv("PODIUM_DEBUG", raising=False)
     result = CliRunner().invoke(cli, ["chat", str(broken)], input="hi\n")
     assert result.exit_code != 0
-    assert result.output.strip().splitlines() == [f"error: cannot load the app file {broken}:3: KeyError: 'b'"]
+    assert result.output.strip().splitlines() == [
+        f"error: cannot load the app file {broken}:3: KeyError: 'b' (set PODIUM_DEBUG=1 for the traceback)"
+    ]
     missing = tmp_path / "missing_dep.py"
     missing.write_text("import no_such_module_for_podium\n")
     with pytest.raises(UsageError) as raised:
@@ -142,10 +145,108 @@ def test_a_missing_app_file_is_said_to_be_missing(tmp_path: Path, monkeypatch: p
         load_app("folder.py")
 
 
-def test_an_app_that_cannot_run_offline_names_both_ways_out() -> None:
+async def test_an_app_that_cannot_run_offline_names_both_ways_out_at_its_first_model_call() -> None:
+    from podium import ReactAgent, Runtime
     from podium.app import App
 
-    with pytest.raises(UsageError) as raised:
-        App(name="t", build=lambda model: None).model(Settings())  # type: ignore[arg-type,return-value]
-    said = str(raised.value)
+    app = App(name="t", build=lambda model: ReactAgent("t", model, []))
+    result = await Runtime().run(app.build(app.model(Settings())), "hi")
+    assert result.status == "failed" and isinstance(result.error, UsageError)
+    said = str(result.error)
+    assert said.startswith("app 't' has no cassette for offline use and no offline_fallback")
     assert "set PODIUM_MODEL" in said and "cassette=" in said and "offline_fallback=" in said
+
+
+MASTER_APP = """
+from podium.app import App
+from podium.orchestration.master import MasterAgent
+
+
+def order_status(order_id: str) -> str:
+    \"\"\"Tell the status of a customer order given its order id.\"\"\"
+    return f"Order {order_id} shipped yesterday."
+
+
+def opening_hours(text: str) -> str:
+    \"\"\"Tell the shop's opening hours.\"\"\"
+    return "We open 9:00-17:00."
+
+
+app = App(name="desk", build=lambda model: MasterAgent([order_status, opening_hours], name="desk"){options})
+"""
+
+
+@pytest.mark.parametrize("options", ["", ", welcome='Hello from the desk'"])
+def test_an_app_whose_master_agent_routes_offline_needs_no_cassette(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: str
+) -> None:
+    monkeypatch.setenv("PODIUM_STORE", "memory")
+    monkeypatch.delenv("PODIUM_MODEL", raising=False)
+    source = tmp_path / "desk_app.py"
+    source.write_text(MASTER_APP.replace("{options}", options))
+    result = CliRunner().invoke(cli, ["chat", str(source)], input="Where is my order?\nORD-1234\nopening hours?\n")
+    assert result.exit_code == 0, result.output
+    assert "error" not in result.output
+    assert "? order_status needs order id: what is it?" in result.output
+    assert "desk> Order ORD-1234 shipped yesterday." in result.output
+    assert "desk> We open 9:00-17:00." in result.output
+
+
+BUILDS = {
+    "a wrong keyword": (
+        "    return create_supervisor([], model=model, name='boss')\n",
+        "TypeError: create_supervisor() got an unexpected keyword argument 'name'",
+    ),
+    "a refused name": (
+        "    return ReactAgent('my agent', model, [])\n",
+        "UsageError: agent name 'my agent' is not valid: use 1-64 letters, digits, '_' or '-'",
+    ),
+    "a bug": ("    settings = {}\n    return ReactAgent(settings['name'], model, [])\n", "KeyError: 'name'"),
+}
+
+
+def _app_that_fails_to_build(folder: Path, body: str) -> Path:
+    source = folder / "failing_build.py"
+    source.write_text(
+        "from podium import ReactAgent\nfrom podium.app import App\nfrom podium.orchestration import create_supervisor"
+        "\nfrom podium.testing import FunctionModel\n\n\ndef build(model):\n"
+        + body
+        + "\n\napp = App(name='failing', build=build, offline_fallback=FunctionModel(lambda m, r: 'hi'))\n"
+    )
+    return source
+
+
+@pytest.mark.parametrize("case", list(BUILDS))
+@pytest.mark.parametrize("command", [["chat"], ["serve", "--port", "0"]])
+def test_an_app_whose_build_raises_is_one_error_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, command: list[str]
+) -> None:
+    monkeypatch.setenv("PODIUM_STORE", "memory")
+    monkeypatch.delenv("PODIUM_DEBUG", raising=False)
+    monkeypatch.delenv("PODIUM_MODEL", raising=False)
+    body, said = BUILDS[case]
+    source = _app_that_fails_to_build(tmp_path, body)
+
+    def never(host: str, port: int) -> None:
+        raise AssertionError("the server was about to listen: the app was not built first")
+
+    monkeypatch.setattr("podium.cli._listen", never)
+    result = CliRunner().invoke(cli, [command[0], str(source), *command[1:]], input="hi\n")
+    assert result.exit_code == 2
+    errors = [line for line in result.output.splitlines() if line.startswith("error:") or "Traceback" in line]
+    line = body.count("\n") + 7  # the build's last line: the one that raised
+    assert errors == [
+        f"error: cannot build app 'failing' ({source.resolve()}:{line}): {said} (set PODIUM_DEBUG=1 for the traceback)"
+    ]
+
+
+def test_podium_debug_shows_the_traceback_before_the_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PODIUM_STORE", "memory")
+    monkeypatch.setenv("PODIUM_DEBUG", "1")
+    source = _app_that_fails_to_build(tmp_path, BUILDS["a bug"][0])
+    result = CliRunner().invoke(cli, ["chat", str(source)], input="hi\n")
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    assert "Traceback (most recent call last):" in lines
+    assert f'  File "{source}", line 9, in build' in lines
+    assert lines[-1] == f"error: cannot build app 'failing' ({source.resolve()}:9): KeyError: 'name'"

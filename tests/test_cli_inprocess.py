@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from podium.cli import cli
+from podium.events import Expectation
 
 CASSETTE = str(
     Path(__file__).parents[1] / "examples" / "cassettes" / "trip.json"
@@ -29,7 +30,7 @@ def test_chat_threads_and_history(runner: CliRunner) -> None:
     )
     assert chat.exit_code == 0, chat.output
     assert "trip_helper> Today in Lisbon: 24 °C, sunny." in chat.output
-    assert "? Save this note to your trip notebook: 'umbrella for Paris'? [yes | no]" in chat.output
+    assert "? Save this note to your trip notebook: 'umbrella for Paris'? [yes / no]" in chat.output
     assert "trip_helper> Fine, I did not save it." in chat.output
     listing = runner.invoke(cli, ["threads"])
     thread = listing.output.split("\t")[0]
@@ -94,3 +95,67 @@ def test_the_chat_shows_how_to_answer_a_tool_approval(capsys: pytest.CaptureFixt
     _Printer(jsonl=False)(InterruptRaised(interrupt=asked))
     shown = capsys.readouterr().out
     assert "? May I call transfer? [approve, reject (or 'reject: <why>') or 'edit: <the arguments as JSON>']" in shown
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expectation", "shown"),
+    [
+        ("Which colour?", Expectation(type="choice", options=["red", "blue"]), "? Which colour? [red / blue]"),
+        (
+            "Pickup?",
+            Expectation(type="choice", options=["pharmacy pickup", "home delivery"]),
+            "? Pickup? [pharmacy pickup / home delivery]",
+        ),
+        ("Save it?", Expectation(type="choice", options=["yes", "no"]), "? Save it? [yes / no]"),
+        (
+            "Save it to the notebook?",
+            Expectation(type="choice", options=["yes", "no"]),
+            "? Save it to the notebook? [yes / no]",
+        ),  # no in notebook
+        (
+            "Which colour? (Please answer red or blue.)",
+            Expectation(type="choice", options=["red", "blue"]),
+            "? Which colour? (Please answer red or blue.)",
+        ),
+        ("Red or Blue?", Expectation(type="choice", options=["red", "blue"]), "? Red or Blue?"),
+        (
+            "May I call refund? (Please answer " + Expectation.approval().hint() + ".)",
+            Expectation.approval(),
+            "? May I call refund? (Please answer " + Expectation.approval().hint() + ".)",
+        ),
+        ("Your name?", None, "? Your name?"),
+    ],
+)
+def test_a_question_shows_how_to_answer_once_with_choices_as_the_http_endpoints_write_them(
+    capsys: pytest.CaptureFixture[str], prompt: str, expectation: Expectation | None, shown: str
+) -> None:
+    from podium.cli import _Printer
+    from podium.events import Interrupt, InterruptRaised
+
+    asked = Interrupt(id="k", path=("a", "c1"), prompt=prompt, expectation=expectation)
+    _Printer(jsonl=False)(InterruptRaised(interrupt=asked))
+    assert capsys.readouterr().out.rstrip("\n") == shown
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        'connection failed: connection to server at "127.0.0.1", port 1 failed: Connection refused\n\tIs the server '
+        "running on that host and accepting TCP/IP connections?",
+        "cannot open the database\n\n  the disk is full",
+    ],
+)
+def test_an_unreachable_store_is_one_line_and_no_thread_is_named(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, problem: str
+) -> None:
+    from podium import MemoryStore, StoreError
+
+    class Unreachable(MemoryStore):
+        async def get_thread(self, thread_id: str) -> None:
+            raise StoreError(problem)
+
+    monkeypatch.setattr("podium.cli.open_store", lambda spec, settings: Unreachable())
+    chat = runner.invoke(cli, ["chat", "trip"], input="What's the weather in Lisbon?\n")
+    assert chat.exit_code == 2
+    assert "continue later" not in chat.output and "thread " not in chat.output
+    assert chat.output.splitlines()[-1] == "error: " + " ".join(problem.split())

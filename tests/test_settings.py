@@ -86,3 +86,56 @@ async def test_a_store_given_as_a_path_or_a_text_data_dir_opens(tmp_path: Path) 
     assert isinstance(in_folder, SQLiteStore) and in_folder.path == str(tmp_path / "d" / "podium.db")
     for store in (by_path, in_folder):
         await store.close()
+
+
+@pytest.mark.parametrize(
+    ("variables", "message"),
+    [
+        ({"PODIUM_MODEL": "m", "PODIUM_BASE_URL": "notaurl"}, "bad setting base_url: 'notaurl' is not an http"),
+        ({"PODIUM_MODEL": "m", "OPENAI_BASE_URL": "localhost:11434/v1"}, "bad setting base_url: 'localhost:11434/v1'"),
+        ({"PODIUM_BASE_URL": "ftp://models.example/v1"}, "bad setting base_url: 'ftp://models.example/v1'"),
+        ({"PODIUM_BASE_URL": "http:///v1"}, "bad setting base_url: 'http:///v1' is not an http"),
+        ({"PODIUM_BASE_URL": "http://[::1/v1"}, r"bad setting base_url: 'http://\[::1/v1'"),
+        ({"PODIUM_AZURE_ENDPOINT": "my-resource.openai.azure.com"}, "bad setting azure_endpoint"),
+        ({"PODIUM_MODEL": " "}, "bad setting model: ' ' is blank; give a value, or leave it unset"),
+        ({"PODIUM_MODEL": "\t\n"}, "bad setting model: .* is blank"),
+        ({"PODIUM_API_KEY": "  "}, "bad setting api_key: .* is blank"),
+        ({"PODIUM_STORE": " "}, "bad setting store: .* is blank"),
+    ],
+)
+def test_settings_that_cannot_work_are_refused_when_read(variables: dict[str, str], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        Settings.load(env=variables)
+
+
+@pytest.mark.parametrize(
+    "url", ["http://localhost:11434/v1", "https://api.example.com/v1", "http://127.0.0.1:18610/v1", "HTTP://[::1]:8/v1"]
+)
+def test_http_endpoints_are_taken(url: str) -> None:
+    assert Settings.load(env={"PODIUM_MODEL": "m", "PODIUM_BASE_URL": url}).base_url == url
+
+
+def test_an_endpoint_in_a_settings_file_is_checked_too(tmp_path: Path) -> None:
+    file = tmp_path / "podium.toml"
+    file.write_text('[podium]\nbase_url = "127.0.0.1:8080"\n')
+    with pytest.raises(UsageError, match=r"bad setting base_url: '127\.0\.0\.1:8080' is not an http"):
+        Settings.load(env={}, file=file)
+
+
+@pytest.mark.parametrize("store", ["5", "0", " 42 ", "2024"])
+def test_a_store_that_is_a_bare_number_is_refused_as_in_a_settings_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match=r"the store setting is a bare number, .*\(\./\d+ for a file of that name\)"):
+        open_store(settings=Settings.load(env={"PODIUM_STORE": store}))
+    with pytest.raises(UsageError, match="the store is a bare number"):
+        open_store(store, settings=Settings())
+    assert list(tmp_path.iterdir()) == []  # no file named 5
+
+
+async def test_a_file_named_by_a_number_is_still_reachable(tmp_path: Path) -> None:
+    for spec in (f"{tmp_path}/5", "sqlite:///" + str(tmp_path / "5"), str(tmp_path / "5.db")):
+        store = open_store(spec, settings=Settings())
+        assert isinstance(store, SQLiteStore)
+        await store.close()

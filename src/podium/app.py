@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from podium.models.base import Model
     from podium.settings import Settings
 
-__all__ = ["App", "example_names", "load_app", "no_examples_hint"]
+__all__ = ["App", "build_agent", "example_names", "load_app", "no_examples_hint"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -39,7 +39,8 @@ class App:
     build: Callable[[Model], Agent]
     """Builds the agent around a model."""
     cassette: Path | None = None
-    """Recorded replies that make the app run offline (used when no model is configured)."""
+    """Recorded replies that make the app run offline (used when no model is configured). An app whose agent calls
+    no model (a master agent with the offline router) needs neither this nor :attr:`offline_fallback`."""
     offline_fallback: Model | None = None
     """Answers offline what the cassette does not hold, or holds only after another conversation (a rule-based
     stand-in, say, so any input gets an answer offline): the ``fallback`` of the cassette's
@@ -53,24 +54,23 @@ class App:
 
     def model(self, settings: Settings) -> Model:
         """The configured real model, or offline the replay of the app's cassette (falling back on
-        :attr:`offline_fallback`), or the fallback alone.
-
-        Raises:
-            UsageError: no model is configured and the app has neither a cassette nor an offline fallback.
+        :attr:`offline_fallback`), or the fallback alone; with neither, an offline model with nothing recorded
+        (:class:`~podium.models.replay.NothingRecorded`): an app that calls no model (a master agent routing offline)
+        runs, and the first request of one that does fails saying what to configure (a :class:`UsageError`).
         """
         real = settings.model_or_none()
         if real is not None:
             return real
+        from podium.models.replay import NothingRecorded, ReplayModel
+
         if self.cassette is None:
             if self.offline_fallback is not None:
                 return self.offline_fallback
-            raise UsageError(
+            return NothingRecorded(
                 f"app {self.name!r} has no cassette for offline use and no offline_fallback: set PODIUM_MODEL (with "
                 "PODIUM_BASE_URL and PODIUM_API_KEY for your endpoint) to use a real model, or give the App a "
                 "cassette= or an offline_fallback= model"
             )
-        from podium.models.replay import ReplayModel
-
         return ReplayModel(self.cassette, fallback=self.offline_fallback)
 
 
@@ -88,16 +88,38 @@ def _examples_dirs() -> list[Path]:
     return [here] if here.is_dir() else []
 
 
-def _failure(path: Path, exc: BaseException) -> UsageError:
-    """One line for an app file that failed to import: the file (and its line that raised) and the exception."""
-    where = str(path)
+def _where(path: Path, exc: BaseException) -> str:
+    """``path``, with the line of it where ``exc`` was raised (the last frame in that file) when there is one."""
     target = path.resolve()
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if frame.filename and Path(frame.filename).resolve() == target:
-            where = f"{path}:{frame.lineno}"
-            break
+            return f"{path}:{frame.lineno}"
+    return str(path)
+
+
+def _said(exc: BaseException) -> str:
+    """The exception's type and the first line of its text."""
     detail = str(exc).splitlines()[0] if str(exc) else ""
-    return UsageError(f"cannot load the app file {where}: {type(exc).__name__}" + (f": {detail}" if detail else ""))
+    return type(exc).__name__ + (f": {detail}" if detail else "")
+
+
+def _failure(path: Path, exc: BaseException) -> UsageError:
+    """One line for an app file that failed to import: the file (and its line that raised) and the exception."""
+    return UsageError(f"cannot load the app file {_where(path, exc)}: {_said(exc)}")
+
+
+def build_agent(app: App, model: Model) -> Agent:
+    """``app.build(model)``; what the app's own code raises while building (a wrong argument, a name refused) becomes
+    one :class:`UsageError` naming the app, its file and line, and the exception (chained, for the traceback).
+
+    Raises:
+        UsageError: the build raised.
+    """
+    try:
+        return app.build(model)
+    except Exception as exc:
+        where = f" ({_where(app.source, exc)})" if app.source is not None else ""
+        raise UsageError(f"cannot build app {app.name!r}{where}: {_said(exc)}") from exc
 
 
 def _load_file(path: Path) -> ModuleType:

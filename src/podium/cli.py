@@ -11,12 +11,13 @@ from typing import Annotated, Any
 
 import typer
 
-from podium.app import load_app
+from podium.app import build_agent, load_app
 from podium.errors import PodiumError
 from podium.events import (
     Artifact,
     ErrorEvent,
     Event,
+    Interrupt,
     InterruptRaised,
     MessageAdded,
     RunEnded,
@@ -33,6 +34,27 @@ cli = typer.Typer(help="Podium: multi-agent apps with a durable runtime.", no_ar
 StoreOption = Annotated[
     str | None, typer.Option("--store", help="'memory', a SQLite file or sqlite:///relative.db (default: PODIUM_STORE)")
 ]
+
+
+DEBUG = "PODIUM_DEBUG"
+"""Set (to anything but ``""`` or ``0``), a refusal's line is preceded by its traceback: what an app's own code
+raised while it was imported or built, say."""
+
+
+def _refused(exc: BaseException) -> typer.Exit:
+    """Print the one ``error:`` line of ``exc`` on stderr (after its traceback when :data:`DEBUG` is set, else
+    saying how to see it when the line hides one: a failure of the app's own code); the exit to raise, status 2."""
+    import os
+
+    line = "error: " + " ".join(str(exc).split())  # one line, whatever a driver's message holds (psycopg's hints)
+    if os.environ.get(DEBUG, "") not in ("", "0"):
+        import traceback
+
+        typer.echo("".join(traceback.format_exception(exc)).rstrip(), err=True)
+    elif exc.__cause__ is not None:
+        line += f" (set {DEBUG}=1 for the traceback)"
+    typer.echo(line, err=True)
+    return typer.Exit(2)
 
 
 _MOST = 2**63 - 1
@@ -96,16 +118,30 @@ class _Printer:
             c.print(f"[magenta]  ▣[/magenta] {escape(_artifact_text(event))}")
         elif isinstance(event, InterruptRaised):
             interrupt = event.interrupt
-            choices = ""
-            if interrupt.expectation is not None and interrupt.expectation.type == "approval":
-                choices = f" [{interrupt.expectation.hint()}]"
-            elif interrupt.expectation is not None and interrupt.expectation.options:
-                choices = " [" + " | ".join(interrupt.expectation.options) + "]"
-            c.print(f"[bold green]? {escape(interrupt.prompt)}{escape(choices)}[/bold green]")
+            how = _how_to_answer(interrupt)
+            c.print(f"[bold green]? {escape(interrupt.prompt)}{escape(f' [{how}]' if how else '')}[/bold green]")
         elif isinstance(event, ErrorEvent):
             c.print(f"[red]error: {escape(event.message)}[/red]")
         elif isinstance(event, RunEnded) and event.status not in ("completed", "interrupted", "failed"):
             c.print(f"[red]run {event.status}: {escape(event.reason)}[/red]")
+
+
+def _how_to_answer(interrupt: Interrupt) -> str:
+    """What the brackets after a question say: a choice's options (``red / blue``, as the HTTP endpoints write
+    them) or how to answer an approval; ``""`` when there is nothing to add, or the question says it already (a
+    question asked again after a misfit answer: "(Please answer red or blue.)")."""
+    import re
+
+    expectation = interrupt.expectation
+    if expectation is None:
+        return ""
+    if expectation.type == "approval":
+        how = expectation.hint()
+        return "" if how.lower() in interrupt.prompt.lower() else how
+    if not expectation.options:
+        return ""
+    said = [re.search(rf"(?<!\w){re.escape(o)}(?!\w)", interrupt.prompt, re.IGNORECASE) for o in expectation.options]
+    return "" if all(said) else " / ".join(expectation.options)
 
 
 def _artifact_text(event: Artifact) -> str:
@@ -136,7 +172,7 @@ async def _chat(app_name: str, thread: str | None, jsonl: bool, store_spec: str 
     app = load_app(app_name)
     print(f"app {app.name!r} loaded from {app.source}", file=sys.stderr)
     model = app.model(settings)
-    agent = app.build(model)
+    agent = build_agent(app, model)
     store = open_store(store_spec, settings=settings)
     runtime = Runtime(store)
     printer = _Printer(jsonl)
@@ -157,6 +193,7 @@ async def _chat(app_name: str, thread: str | None, jsonl: bool, store_spec: str 
             import uuid
 
             thread = uuid.uuid4().hex[:12]
+            await store.get_thread(thread)  # the store is reached before the thread is named: it can be continued
             if app.welcome:
                 printer.note(app.welcome) if jsonl else printer.console.print(app.welcome)
         if jsonl:
@@ -191,8 +228,7 @@ def chat(
     try:
         code = asyncio.run(_chat(app, thread, jsonl, store))
     except PodiumError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise _refused(exc) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     raise typer.Exit(code)
@@ -217,8 +253,7 @@ def _with_store(spec: str | None, work: Callable[[Store], Awaitable[None]], *, i
     try:
         asyncio.run(go())
     except PodiumError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise _refused(exc) from None
 
 
 @cli.command()
@@ -262,8 +297,7 @@ def eval_(
     try:
         report = asyncio.run(run_eval(app, load_conversations(conversations), isolated=isolated))
     except PodiumError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise _refused(exc) from None
     typer.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.table())
     raise typer.Exit(0 if report.score == 1.0 else 1)
 
@@ -277,6 +311,18 @@ def _serve_apps(names: list[str]) -> dict[str, Any]:
         raise PodiumError(f"no apps to serve: none named and no examples/ folder here; {no_examples_hint()}")
     loaded = [load_app(name) for name in chosen]
     return {app.name: app for app in loaded}
+
+
+def _check_builds(apps: dict[str, Any]) -> None:
+    """Build each app once, around the model it will get, so that an app that cannot be built (its own code raises,
+    or it has no model offline) is refused before the server starts, not at its first request.
+
+    Raises:
+        UsageError: an app's model cannot be made, or its build raised.
+    """
+    settings = Settings.load()
+    for app in apps.values():
+        build_agent(app, app.model(settings))
 
 
 def _auth_options(
@@ -369,6 +415,7 @@ def serve(
         if workers > 1:  # refused before any store file is made
             _need_shared_store(workers, store)
         served = _serve_apps(apps or [])
+        _check_builds(served)
         config = _auth_options(jwt_secret, jwt_public_key, jwks, jwt_audience, jwt_issuer)
 
         async def decide(opened: Store) -> None:
@@ -384,8 +431,7 @@ def serve(
             listening.close()
         if not isinstance(exc, PodiumError):
             raise
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise _refused(exc) from None
     port = listening.getsockname()[1]  # the one chosen, for --port 0
     address = f"http://{f'[{host}]' if ':' in host else host}:{port}"  # an IPv6 address in brackets: http://[::1]:8000
     logging.getLogger("podium.server").info("serving %s on %s", ", ".join(served), address)
@@ -539,8 +585,7 @@ def mcp_(
     try:
         asyncio.run(serve_stdio(apps, store))
     except PodiumError as exc:  # stdout is the protocol's: errors go to stderr
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise _refused(exc) from None
 
 
 @cli.command("graph")
@@ -551,8 +596,7 @@ def graph_(app: Annotated[str, typer.Argument(help="An example name, a .py file,
     try:
         typer.echo(draw_app(app), nl=False)
     except PodiumError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise _refused(exc) from None
 
 
 def main() -> None:

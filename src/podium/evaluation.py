@@ -315,13 +315,13 @@ async def run_eval(
         agent: run this agent instead of the app's own (in process only), e.g. one with another classifier.
         isolated: one ``podium chat`` process per turn over a SQLite file, instead of this process.
     """
-    from podium.app import load_app
+    from podium.app import build_agent, load_app
     from podium.settings import Settings
 
     results: list[ConversationResult] = []
     if agent is None and not isolated:
         app = load_app(app_name)
-        agent = app.build(app.model(Settings.load()))
+        agent = build_agent(app, app.model(Settings.load()))
     with tempfile.TemporaryDirectory() as folder:
         for conversation in conversations:
             if isolated:

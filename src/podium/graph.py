@@ -103,7 +103,7 @@ def draw_app(spec: str) -> str:
     Raises:
         UsageError: no such app.
     """
-    from podium.app import load_app
+    from podium.app import build_agent, load_app
     from podium.errors import UsageError
     from podium.settings import Settings
 
@@ -114,4 +114,4 @@ def draw_app(spec: str) -> str:
         from podium.testing import FunctionModel
 
         model = FunctionModel(lambda messages, request: "", name="stand-in")
-    return mermaid(app.build(model))
+    return mermaid(build_agent(app, model))

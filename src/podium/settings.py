@@ -106,8 +106,8 @@ class Settings:
 
         Raises:
             UsageError: a named settings file that is missing or unreadable, a file that is not valid TOML, an
-                unknown key, a value of the wrong type (``store = 5``), or a value out of range (a negative timeout
-                or retry count).
+                unknown key, a value of the wrong type (``store = 5``), a blank value (``PODIUM_MODEL=' '``), an
+                endpoint that is not an http(s) URL, or a value out of range (a negative timeout or retry count).
         """
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
@@ -128,6 +128,9 @@ class Settings:
             raise UsageError(f"bad setting: durability must be 'full' or 'process', not {values['durability']!r}")
         if values.get("tool_format", "native") not in ("native", "text"):
             raise UsageError(f"bad setting tool_format: {values['tool_format']!r}; choose native or text")
+        for name in ("base_url", "azure_endpoint"):
+            if values.get(name) is not None:
+                _check_url(name, values[name])
         if "data_dir" in values:
             values["data_dir"] = Path(values["data_dir"])
         return cls(**values)
@@ -190,6 +193,8 @@ def _coerce(name: str, value: Any) -> Any:
     if kind is str:
         if not isinstance(value, str):
             raise UsageError(f"bad setting {name}{where}: expected text, not {type(value).__name__} {value!r}")
+        if value and not value.strip():  # a variable set to a space: a mistake, not a name (unset it instead)
+            raise UsageError(f"bad setting {name}{where}: {value!r} is blank; give a value, or leave it unset")
         return value
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise UsageError(f"bad setting {name}{where}: expected a number, not {type(value).__name__} {value!r}")
@@ -203,6 +208,27 @@ def _coerce(name: str, value: Any) -> Any:
     if not math.isfinite(number) or number < least or (strict and number == least):
         raise UsageError(f"bad setting {name}{where}: {value!r} is out of range; {_RANGES[name]}")
     return number
+
+
+def _check_url(name: str, value: str) -> None:
+    """Refuse an endpoint that is not an ``http://`` or ``https://`` URL with a host, when settings are read (the first
+    model call would report it as a connection that broke off).
+
+    Raises:
+        UsageError: the scheme is not http or https, or there is no host.
+    """
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value.strip())
+        has_host = bool(parts.hostname)
+    except ValueError:  # a malformed port or bracket
+        parts, has_host = None, False
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not has_host:
+        raise UsageError(
+            f"bad setting {name}: {value!r} is not an http:// or https:// URL with a host "
+            f"(like http://localhost:11434/v1)"
+        )
 
 
 _NUMBERS: dict[str, type] = {"timeout": float, "max_tokens": int, "max_retries": int}
@@ -226,8 +252,9 @@ def open_store(
     changes nothing for the other stores.
 
     Raises:
-        UsageError: a store that is neither text nor a path (``open_store(5)``; nothing is created), an unsupported
-            URL scheme, or an empty path.
+        UsageError: a store that is neither text nor a path (``open_store(5)``; nothing is created), a bare number
+            (``PODIUM_STORE=5``, ``--store 5``: write ``./5`` for a file of that name), an unsupported URL scheme, or
+            an empty path.
         StoreError: a malformed ``postgresql://`` URL, or (``read_only``) no SQLite file at the path.
     """
     settings = settings or Settings.load()
@@ -268,7 +295,16 @@ def _store_target(spec: object, settings: Settings) -> str:
             return str(Path(folder).expanduser() / "podium.db")
     else:
         named_by = "the store"
-    return _as_text(spec, named_by, "'memory', a file path, sqlite:///path or postgresql://...")
+    target = _as_text(spec, named_by, _STORES)
+    if target.strip().isdigit():  # PODIUM_STORE=5 is the text of store = 5, refused in a settings file: same here
+        raise UsageError(
+            f"{named_by} is a bare number, {target!r}, not a store: use {_STORES} (./{target.strip()} for a file "
+            "of that name)"
+        )
+    return target
+
+
+_STORES = "'memory', a file path, sqlite:///path or postgresql://..."
 
 
 def _as_text(value: object, named_by: str, expected: str) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import inspect
 import json
 import re
@@ -95,8 +96,10 @@ class ToolMetadata:
     """List the tool in welcome and repeat prompts."""
     introduction: str | None = None
     """Text shown to users; the model sees the description instead."""
-    can_generate_task: bool = False
-    """The tool may leave a task pending (push onto an orchestrator's task stack)."""
+    can_generate_task: bool | None = None
+    """The tool may leave a task pending (push onto an orchestrator's task stack): ask the human, and wait for the
+    answer. ``None`` (left unset): the default of the orchestration's wrapper; the master agent's function and agent
+    tools may (a function tool asks for a required argument it was not given), any other tool may not."""
     takes_corrections: bool = False
     """While its task waits for an answer, a message that corrects what the tool was told ("no wait, I meant
     4411BA": :func:`podium.human.corrects`) is handed to it even when it does not answer the question, marked
@@ -156,6 +159,8 @@ class _Derived:
     """Parameters that receive an injected value, and the type of that value (read, never changed)."""
     args_model: type[BaseModel]
     schema: dict[str, Any]
+    positional: tuple[str, ...] = ()
+    """Positional-only parameters, in order: the model names them, the call passes them by position."""
 
 
 _DERIVED: weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], _Derived]] = weakref.WeakKeyDictionary()
@@ -180,22 +185,38 @@ def _derive(function: Callable[..., Any], name: str, strict: bool) -> _Derived:
     return derived
 
 
+def valid_name(name: Any) -> bool:
+    """True when ``name`` is a name a model API takes for a tool (and so for an agent): 1-64 letters, digits, '_'
+    or '-'."""
+    return isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name) is not None
+
+
 def _derive_now(function: Callable[..., Any], name: str, strict: bool) -> _Derived:
-    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
+    if not valid_name(name):
         raise ToolDefinitionError(f"tool name {name!r} is not valid: use 1-64 letters, digits, '_' or '-'")
-    description, doc_params = parse_docstring(inspect.getdoc(function))
-    is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
-        getattr(function, "__call__", None)  # noqa: B004 - callable objects with async __call__
+    inner = function
+    while isinstance(inner, functools.partial):  # its docstring and annotations are those of what it wraps
+        inner = inner.func
+    doc = inspect.getdoc(inner)
+    is_async = inspect.iscoroutinefunction(inner) or inspect.iscoroutinefunction(
+        getattr(inner, "__call__", None)  # noqa: B004 - callable objects with async __call__
     )
+    if not (inspect.isroutine(inner) or isinstance(inner, type)):  # a callable object: its __call__ is annotated
+        inner = getattr(inner, "__call__")  # noqa: B004, B009 - mypy reads .__call__ of a Callable as a call
+        doc = doc or inspect.getdoc(inner)  # and documented, when its class is not
+    description, doc_params = parse_docstring(doc)
     try:
-        hints = get_type_hints(function)
+        hints = get_type_hints(inner)
     except Exception as exc:
         raise ToolDefinitionError(f"cannot read the annotations of {name!r}: {exc}") from exc
     fields: dict[str, Any] = {}
     injected: dict[str, type[Injectable]] = {}
+    positional: list[str] = []
     for pname, param in inspect.signature(function).parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {name!r}: *args and **kwargs are not supported ({pname})")
+        if param.kind is param.POSITIONAL_ONLY:
+            positional.append(pname)
         annotation = hints.get(pname, inspect.Parameter.empty)
         if is_injected(annotation):
             injected[pname] = get_origin(annotation) or annotation
@@ -206,8 +227,32 @@ def _derive_now(function: Callable[..., Any], name: str, strict: bool) -> _Deriv
             )
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[pname] = (annotation, default, doc_params.get(pname))
-    args_model, schema = arguments_model(name, fields, strict)
-    return _Derived(description, is_async, injected, args_model, schema)
+    from pydantic import PydanticUserError
+
+    try:
+        args_model, schema = arguments_model(name, fields, strict)
+    except PydanticUserError as exc:  # a type pydantic cannot validate or describe as JSON schema
+        raise ToolDefinitionError(f"tool {name!r}: {_unsupported(fields)}{_first_line(exc)}") from exc
+    return _Derived(description, is_async, injected, args_model, schema, tuple(positional))
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _unsupported(fields: dict[str, Any]) -> str:
+    """Which parameter's type has no JSON schema (``"parameter 'x': "``), found by trying each alone; ``""`` when
+    none fails alone."""
+    from pydantic import PydanticUserError, TypeAdapter
+
+    for pname, (annotation, _default, _doc) in fields.items():
+        try:
+            TypeAdapter(annotation).json_schema()
+        except PydanticUserError:
+            return f"parameter {pname!r}: "
+        except Exception:  # another failure of that type alone: not the one asked about
+            continue
+    return ""
 
 
 class Tool:
@@ -223,6 +268,7 @@ class Tool:
         "_injected",
         "_is_async",
         "_parameters",
+        "_positional",
         "_schema",
         "approval",
         "description",
@@ -259,7 +305,7 @@ class Tool:
             timeout: seconds one call may take before it fails with :class:`ToolTimeout` (``None``: no bound).
             approval: ask the human before each call (an interrupt whose expectation is
                 :meth:`~podium.events.Expectation.approval`): approve it, edit its arguments, or reject it, the
-                model then being told why. See ``docs/tools.md``.
+                model then being told why (the README's *In Python* section shows the answers it takes).
             read_only: the function changes nothing outside the run (a lookup, a calculation), so running it again
                 is harmless. Its calls are then not written ahead: at durability ``full`` a round of read-only
                 calls starts without waiting for the disk (the model's reply asking for them is committed first and
@@ -268,15 +314,34 @@ class Tool:
                 that one ran.
 
         Raises:
-            ToolDefinitionError: a parameter has no annotation, the name is not valid for a model API, or the
-                timeout is not a positive number.
+            ToolDefinitionError: ``function`` is not callable, or has no name of its own (a ``functools.partial``,
+                a callable object) and none is given; a parameter has no annotation or a type without a JSON
+                schema; the name is not valid for a model API; or an option has the wrong type (the timeout not a
+                positive number, ``parameters`` not a dict, ``description`` not a string, ``approval``,
+                ``strict`` or ``read_only`` not a bool, ``metadata`` not a :class:`ToolMetadata`).
         """
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
         ):
             raise ToolDefinitionError(f"a tool's timeout must be a positive number of seconds or None, not {timeout!r}")
+        if not callable(function):
+            raise ToolDefinitionError(
+                f"a tool is made of a function (or other callable), and {function!r} ({type(function).__name__}) is "
+                "not callable"
+            )
+        if name is None:
+            name = getattr(function, "__name__", None)
+            if not isinstance(name, str):
+                raise ToolDefinitionError(
+                    f"{function!r} has no __name__ to name its tool by (a functools.partial or a callable object): "
+                    "pass name=..."
+                )
+        _check_options(name, description=description, parameters=parameters, metadata=metadata)
+        for option, value in (("approval", approval), ("strict", strict), ("read_only", read_only)):
+            if not isinstance(value, bool):
+                raise ToolDefinitionError(f"tool {name!r}: {option} must be True or False, not {value!r}")
         self.function = function
-        self.name: str = name or str(getattr(function, "__name__", ""))
+        self.name: str = name
         derived = _derive(function, self.name, strict)
         self.description: str = description if description is not None else derived.description
         self.metadata = metadata or ToolMetadata()
@@ -290,6 +355,7 @@ class Tool:
         self._injected = derived.injected
         self._args_model = derived.args_model
         self._schema = derived.schema  # shared by every tool of this function: copied before anyone sees it
+        self._positional = derived.positional
         self._parameters = parameters
 
     @property
@@ -301,6 +367,7 @@ class Tool:
 
     @parameters.setter
     def parameters(self, value: dict[str, Any]) -> None:
+        _check_options(self.name, parameters=value)
         self._parameters = value
 
     @property
@@ -369,15 +436,20 @@ class Tool:
             for pname, kind in self._injected.items():
                 found = ctx.injected(kind) if ctx is not None else None
                 kwargs[pname] = found if found is not None else kind.when_missing()
+        function = self.function
+        if self._positional:  # named by the model, passed by position (Python refuses them by keyword)
+            kwargs = dict(kwargs)
+            args = [kwargs.pop(pname) for pname in self._positional if pname in kwargs]
+            function = functools.partial(function, *args)
         call: Awaitable[Any]
         if not self._is_async:
-            call = in_thread(self.function, kwargs, self.name)
+            call = in_thread(function, kwargs, self.name)
             if call.done():  # finished while the loop waited for it: no timer needed
                 return call.result()
         elif self.timeout is None:
-            call = cast("Callable[..., Coroutine[Any, Any, Any]]", self.function)(**kwargs)
+            call = cast("Callable[..., Coroutine[Any, Any, Any]]", function)(**kwargs)
         else:
-            finished, call = first_step(cast("Callable[..., Coroutine[Any, Any, Any]]", self.function)(**kwargs))
+            finished, call = first_step(cast("Callable[..., Coroutine[Any, Any, Any]]", function)(**kwargs))
             if finished:  # a call that never waits needs no timer
                 return call
         if self.timeout is None:
@@ -393,6 +465,29 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"
+
+
+def _check_options(
+    name: str,
+    *,
+    description: Any = None,
+    parameters: Any = None,
+    metadata: Any = None,
+) -> None:
+    """Refuse options of the wrong type when the tool is made, not at its first call.
+
+    Raises:
+        ToolDefinitionError: ``description`` is not a string, ``parameters`` not a dict (a JSON schema object), or
+            ``metadata`` not a :class:`ToolMetadata` (``None`` is fine for each).
+    """
+    if description is not None and not isinstance(description, str):
+        raise ToolDefinitionError(f"tool {name!r}: description must be a string, not {description!r}")
+    if parameters is not None and not isinstance(parameters, dict):
+        raise ToolDefinitionError(
+            f"tool {name!r}: parameters must be a JSON schema as a dict (an object's schema), not {parameters!r}"
+        )
+    if metadata is not None and not isinstance(metadata, ToolMetadata):
+        raise ToolDefinitionError(f"tool {name!r}: metadata must be a ToolMetadata, not {metadata!r}")
 
 
 def result_to_text(value: Any) -> str:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from podium import ReactAgent
+from podium import Agent, AgentResult, HumanMessage, ReactAgent, RunContext
 from podium.cli import cli
 from podium.graph import mermaid
 from podium.orchestration.master import MasterAgent
@@ -98,11 +99,21 @@ def test_an_app_without_a_model_is_drawn_with_a_stand_in(tmp_path: Path) -> None
     source = tmp_path / "bare.py"
     source.write_text(
         "from podium import ReactAgent\nfrom podium.app import App\n"
-        'app = App(name="bare", build=lambda model: ReactAgent("bare \\"one\\"", model))\n'
+        'app = App(name="bare", build=lambda model: ReactAgent("bare-one", model))\n'
     )
     from podium.graph import draw_app
 
-    assert draw_app(str(source)) == 'flowchart TD\n    n1["bare #quot;one#quot;<br/><i>ReAct agent</i>"]\n'
+    assert draw_app(str(source)) == 'flowchart TD\n    n1["bare-one<br/><i>ReAct agent</i>"]\n'
+
+
+def test_quotes_in_an_agents_name_are_escaped() -> None:
+    class Quoted(Agent):
+        name = 'bare "one"'
+
+        async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
+            return AgentResult(output="")
+
+    assert mermaid(Quoted()) == 'flowchart TD\n    n1["bare #quot;one#quot;<br/><i>Quoted</i>"]\n'
 
 
 def test_a_plan_agent_is_drawn_with_its_specialists(runner: CliRunner) -> None:

@@ -56,7 +56,9 @@ class Behaviour:
     drop: bool = False
     """Streams: close the connection after the text pieces, without finishing the reply."""
     page: str | None = None
-    """Errors: this body (``text/html``) instead of the API's JSON error."""
+    """Errors: this body (``text/html`` unless ``page_type`` says) instead of the API's JSON error."""
+    page_type: str = "text/html; charset=utf-8"
+    """Errors: the ``Content-Type`` of ``page``."""
     model: str = "standin-model"
     """The ``model`` field of the answer."""
     finish_reason: str | None = None
@@ -141,14 +143,17 @@ def error(
     retry_after: str | None = None,
     headers: dict[str, str] | None = None,
     page: str | None = None,
+    page_type: str = "text/html; charset=utf-8",
     delay: float = 0.0,
 ) -> Behaviour:
-    """An error status with an OpenAI-style body (or ``page``, an HTML body); ``retry_after`` sets the
-    ``Retry-After`` header."""
+    """An error status with an OpenAI-style body (or ``page``, a body of ``page_type``: HTML unless said);
+    ``retry_after`` sets the ``Retry-After`` header."""
     extra = dict(headers or {})
     if retry_after is not None:
         extra["Retry-After"] = retry_after
-    return Behaviour(kind="error", status=status, message=message, headers=extra, page=page, delay=delay)
+    return Behaviour(
+        kind="error", status=status, message=message, headers=extra, page=page, page_type=page_type, delay=delay
+    )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -286,7 +291,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             if behaviour.kind == "error" and behaviour.page is not None:
-                self._page(behaviour.status, behaviour.page, behaviour.headers)
+                self._page(behaviour.status, behaviour.page, behaviour.headers, behaviour.page_type)
             elif behaviour.kind == "error":
                 self._json(behaviour.status, _error_body(behaviour.message, "scripted"), behaviour.headers)
             elif behaviour.kind == "stream":
@@ -306,10 +311,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
-    def _page(self, status: int, page: str, headers: dict[str, str]) -> None:
+    def _page(self, status: int, page: str, headers: dict[str, str], content_type: str) -> None:
         payload = page.encode()
         self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(payload)))
         for name, value in headers.items():
             self.send_header(name, value)

@@ -86,3 +86,36 @@ async def test_an_unreachable_endpoint_is_named() -> None:
         await model.reply(ask())
     await model.aclose()
     assert str(caught.value).startswith(f"cannot reach the endpoint of model 'm' ({url}): ")
+
+
+@pytest.mark.parametrize(
+    ("body", "media_type", "problem"),
+    [
+        ('{"choices": [ {"message": ', "application/json", "Expecting value at position 26"),
+        ("{'choices': []}", "application/json", "Expecting property name enclosed in double quotes at position 1"),
+        ("<html>upstream says hello</html>", "text/html", "not JSON"),
+        ("choices: none, key sk-abcdefghijkl", "text/plain", "not JSON"),
+    ],
+)
+async def test_a_reply_of_status_200_that_is_no_json_is_a_model_error_naming_model_endpoint_and_body(
+    standin: StandIn, body: str, media_type: str, problem: str
+) -> None:
+    standin.script(error(200, "", page=body, page_type=media_type))
+    model = OpenAIModel("m-200", base_url=standin.base_url, api_key=KEY, max_retries=0)
+    with pytest.raises(ModelError) as caught:
+        await model.reply(ask())
+    await model.aclose()
+    shown = body.replace("sk-abcdefghijkl", "sk-[redacted]")
+    assert str(caught.value) == (
+        f"model 'm-200': the endpoint ({standin.base_url}) answered with a body that is no chat completion "
+        f"({problem}): {shown}"
+    )
+
+
+async def test_a_run_whose_model_answers_broken_json_fails_with_the_model_error(standin: StandIn) -> None:
+    standin.script(error(200, "", page='{"choices": [', page_type="application/json"))
+    model = OpenAIModel("m-200", base_url=standin.base_url, api_key=KEY, max_retries=0)
+    result = await Runtime(MemoryStore()).send(ReactAgent("a", model), "hi", thread_id="t")
+    await model.aclose()
+    assert result.status == "failed" and isinstance(result.error, ModelError)
+    assert "model 'm-200'" in str(result.error) and '{"choices": [' in str(result.error)

@@ -12,8 +12,8 @@ import httpx
 import pytest
 from tests.server.conftest import live_server
 from tests.server.gated_app import app as gated
-from tests.server.gated_app import build
 
+from podium import ReactAgent
 from podium.app import App
 from podium.errors import PodiumError, RunNotFound, StoreError, ThreadBusy, ThreadWaiting, UsageError
 from podium.runtime.bus import InProcessBus
@@ -35,12 +35,14 @@ def _events(text: str) -> list[tuple[str, Any]]:
 
 
 def test_an_app_that_cannot_start_fails_its_run_clearly(tmp_path: Path) -> None:
-    broken = App(name="broken", build=build, cassette=None)  # no cassette and no PODIUM_MODEL: no model to use
+    # no cassette and no PODIUM_MODEL: no model for an agent that calls one (an app that calls none would run)
+    broken = App(name="broken", build=lambda model: ReactAgent("broken", model, []), cassette=None)
     with live_server({"broken": broken}, SQLiteStore(tmp_path / "s.db")) as url:
         thread_id = httpx.post(f"{url}/threads", json={}).json()["thread_id"]
         response = httpx.post(f"{url}/threads/{thread_id}/runs/stream", json=_body("broken", "hi"), timeout=30)
         frames = _events(response.text)
-        assert [e for e, _ in frames] == ["metadata", "values", "error"]
+        # (the human's message is stored before the model is asked: a values frame with it comes first)
+        assert [e for e, _ in frames] == ["metadata", "values", "values", "error"]
         assert "no cassette for offline use" in frames[-1][1]["message"]
         run_id = response.headers["content-location"].rsplit("/", 1)[1]
         run = httpx.get(f"{url}/threads/{thread_id}/runs/{run_id}").json()

@@ -11,7 +11,7 @@ accepted as the answer, the empty string.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import FunctionType
 from typing import Any, cast
 
@@ -20,7 +20,7 @@ from podium.errors import StepLimitExceeded, ToolRetriesExceeded, UsageError
 from podium.messages import AIMessage, HumanMessage, Message, SystemMessage, ToolCall, ToolMessage
 from podium.models.base import Model, ModelRequest, ModelSettings, cut_off
 from podium.runtime.context import RunContext
-from podium.tools import Tool, ToolSpec, as_tool
+from podium.tools import Tool, ToolSpec, as_tool, valid_name
 
 __all__ = ["ReactAgent"]
 
@@ -62,10 +62,24 @@ class ReactAgent(Agent):
             settings: request options (temperature, parallel tool calls ...).
 
         Raises:
-            UsageError: duplicate tool names or a non-positive limit.
+            UsageError: a name that is not valid as a tool's (1-64 letters, digits, '_' or '-': the agent's name
+                becomes a tool name and a path), a model that is not a :class:`Model`, tools that are not a list
+                (a single function), duplicate tool names or a non-positive limit.
+            ToolDefinitionError: an item of ``tools`` cannot be made into a tool (not callable ...).
         """
         if max_steps < 1 or max_tool_retries < 0:
             raise UsageError("max_steps must be at least 1 and max_tool_retries at least 0")
+        if not valid_name(name):
+            raise UsageError(f"agent name {name!r} is not valid: use 1-64 letters, digits, '_' or '-'")
+        if not isinstance(model, Model):
+            raise UsageError(
+                f"agent {name!r} needs a model (a podium Model: OpenAIModel, FunctionModel, ...), not {model!r}"
+            )
+        if isinstance(tools, str | bytes | Tool) or callable(tools) or not isinstance(tools, Iterable):
+            raise UsageError(
+                f"agent {name!r}: tools must be a list of tools and functions, not {tools!r}; for one tool, "
+                f"pass [{getattr(tools, '__name__', 'it')}]"
+            )
         self.name = name
         self.model = model
         self.prompt = prompt

@@ -10,12 +10,23 @@ otherwise hand it to whoever reads the run's reason.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from podium.errors import ModelError, ModelHTTPError
 
-__all__ = ["backoff", "describe", "exposes", "redact", "retry_after", "retryable", "server_message", "timed_out"]
+__all__ = [
+    "backoff",
+    "describe",
+    "exposes",
+    "redact",
+    "retry_after",
+    "retryable",
+    "server_message",
+    "timed_out",
+    "unparsed",
+]
 
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s,;'\"]+")
 _SECRET_FIELD = re.compile(r"(?i)\b((?:authorization|api[-_ ]?key)\"?\s*[:=]\s*\"?)(?!bearer\b)[^\s,;'\"]+")
@@ -118,7 +129,17 @@ def describe(
         return ModelError(redact(text, keys))
     if isinstance(exc, openai.OpenAIError):  # an error event inside a stream, an invalid response ...
         return ModelError(redact(f"model {model!r} failed: {exc}", keys))
+    if isinstance(exc, json.JSONDecodeError):  # the client read a reply of status 200 that is not whole JSON
+        return ModelError(redact(unparsed(model, endpoint, f"{exc.msg} at position {exc.pos}", exc.doc), keys))
     return exc
+
+
+def unparsed(model: str, endpoint: str, problem: str, body: str) -> str:
+    """The text of an error for a reply whose body is not the chat completion it should be: the model, the
+    endpoint, what is wrong, and the start of the body."""
+    excerpt = body[:_EXCERPT] + ("..." if len(body) > _EXCERPT else "")
+    said = f"the endpoint ({endpoint}) answered with a body that is no chat completion ({problem})"
+    return f"model {model!r}: {said}: {excerpt}"
 
 
 def exposes(exc: BaseException, keys: tuple[str | None, ...]) -> bool:

@@ -35,6 +35,7 @@ from podium.models._openai_failures import (
     retryable,
     server_message,
     timed_out,
+    unparsed,
 )
 from podium.models._unstreamed import whole_completion
 from podium.models.base import (
@@ -254,8 +255,12 @@ class OpenAIModel(Model):
         """The reply a whole chat completion holds: its text (or refusal), tool calls and usage.
 
         Raises:
-            ModelError: the completion has no choices, or the content filter stopped it.
+            ModelError: the body is no completion (not JSON), it has no choices, or the content filter stopped it.
         """
+        if isinstance(completion, str | bytes):  # a 200 whose body is not JSON: the client hands back its text
+            text = completion.decode("utf-8", "replace") if isinstance(completion, bytes) else completion
+            endpoint = self._endpoint() or _OPENAI_URL
+            raise ModelError(redact(unparsed(self.name, endpoint, "not JSON", text), self._keys()))
         if not completion.choices:
             raise ModelError(f"model {self.name!r} returned no choices")
         choice = completion.choices[0]

@@ -35,7 +35,7 @@ from podium.messages import AIMessage, Usage
 from podium.models.base import Model, ModelRequest, ModelResponse
 from podium.models.openai_format import from_openai, request_to_openai, to_openai
 
-__all__ = ["RecordingModel", "ReplayModel", "load_cassette"]
+__all__ = ["NothingRecorded", "RecordingModel", "ReplayModel", "load_cassette"]
 
 FORMAT = "podium-cassette"
 VERSION = 1
@@ -223,6 +223,32 @@ class ReplayModel(Model):
                 f"Recorded questions: {known}. Set PODIUM_MODEL to use a real model, or record a new cassette."
             )
         return _response_from_wire(found, self.name)
+
+
+class NothingRecorded(ReplayModel):
+    """Offline with nothing to replay: the model of an app that has neither a cassette nor a fallback.
+
+    It counts as offline (a replay), so an app that never calls its model (a master agent routing with the offline
+    router, say) runs as it is; a request is refused with ``message`` (what to configure), as the run's error.
+    """
+
+    def __init__(self, message: str, *, name: str = "offline") -> None:
+        """Refuse every request with ``message``."""
+        self.path = Path()
+        self.name = name
+        self.match = "exact"
+        self.fallback = None
+        self.fallback_replies = 0
+        self._indexes = [{}, {}, {}, {}]
+        self._questions = []
+        self._levels = []
+        self.message = message
+        """What a request is refused with."""
+
+    async def reply(self, request: ModelRequest) -> ModelResponse:
+        """Raises:
+        UsageError: always, with :attr:`message`."""
+        raise UsageError(self.message)
 
 
 class RecordingModel(Model):

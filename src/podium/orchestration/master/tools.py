@@ -19,6 +19,7 @@ the run's journal. No exception escapes the orchestrator: a failing tool answers
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from abc import ABC, abstractmethod
@@ -44,6 +45,14 @@ ASK_STATE = "podium.ask"
 
 def _default_metadata(description: str) -> ToolMetadata:
     return ToolMetadata(expose_to_user=True, introduction=description or None, can_generate_task=True)
+
+
+def _may_ask(metadata: ToolMetadata) -> ToolMetadata:
+    """``metadata`` with ``can_generate_task`` left unset read as the default of function and agent tools: they may
+    leave a task (ask the human); only ``can_generate_task=False`` says they may not."""
+    if metadata.can_generate_task is not None:
+        return metadata
+    return dataclasses.replace(metadata, can_generate_task=True)
 
 
 class MasterTool(ABC):
@@ -103,12 +112,14 @@ class FunctionTool(MasterTool):
 
     def __init__(self, function: Tool | Callable[..., Any], *, metadata: ToolMetadata | None = None) -> None:
         """Wrap ``function``; a plain function, or a :class:`podium.Tool` whose metadata was left as it is, gets
-        metadata that lists it to users and lets it ask (``metadata`` overrides)."""
+        metadata that lists it to users and lets it ask (``metadata`` overrides). Metadata that leaves
+        ``can_generate_task`` unset lets it ask too: only ``can_generate_task=False`` keeps it from asking for a
+        missing argument (it then answers what it needed)."""
         self.tool = function if isinstance(function, Tool) else Tool(function)
         self.name = self.tool.name
         self.description = self.tool.description
         unset = not isinstance(function, Tool) or self.tool.metadata == ToolMetadata()
-        self.metadata = metadata or (_default_metadata(self.description) if unset else self.tool.metadata)
+        self.metadata = _may_ask(metadata or (_default_metadata(self.description) if unset else self.tool.metadata))
         self._properties: dict[str, Any] = dict(self.tool.parameters.get("properties") or {})
         self._required = [n for n in self.tool.parameters.get("required", ()) if n not in _GIVEN]
 
@@ -234,11 +245,12 @@ class AgentTool(MasterTool):
         description: str | None = None,
         metadata: ToolMetadata | None = None,
     ) -> None:
-        """Wrap ``agent`` (its name and description are the defaults)."""
+        """Wrap ``agent`` (its name and description are the defaults; ``metadata`` that leaves
+        ``can_generate_task`` unset lets it ask the human, as the default does)."""
         self.agent = agent
         self.name = name or agent.name
         self.description = description if description is not None else agent.description
-        self.metadata = metadata or _default_metadata(self.description)
+        self.metadata = _may_ask(metadata or _default_metadata(self.description))
 
     async def call(self, ctx: RunContext[Any], request: ToolInput) -> ToolContent:
         # One namespace per call and run: the agent's history never mixes two calls.
