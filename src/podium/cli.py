@@ -17,7 +17,6 @@ from podium.events import (
     Artifact,
     ErrorEvent,
     Event,
-    Interrupt,
     InterruptRaised,
     MessageAdded,
     RunEnded,
@@ -118,30 +117,12 @@ class _Printer:
             c.print(f"[magenta]  ▣[/magenta] {escape(_artifact_text(event))}")
         elif isinstance(event, InterruptRaised):
             interrupt = event.interrupt
-            how = _how_to_answer(interrupt)
+            how = interrupt.how_to_answer()
             c.print(f"[bold green]? {escape(interrupt.prompt)}{escape(f' [{how}]' if how else '')}[/bold green]")
         elif isinstance(event, ErrorEvent):
             c.print(f"[red]error: {escape(event.message)}[/red]")
         elif isinstance(event, RunEnded) and event.status not in ("completed", "interrupted", "failed"):
             c.print(f"[red]run {event.status}: {escape(event.reason)}[/red]")
-
-
-def _how_to_answer(interrupt: Interrupt) -> str:
-    """What the brackets after a question say: a choice's options (``red / blue``, as the HTTP endpoints write
-    them) or how to answer an approval; ``""`` when there is nothing to add, or the question says it already (a
-    question asked again after a misfit answer: "(Please answer red or blue.)")."""
-    import re
-
-    expectation = interrupt.expectation
-    if expectation is None:
-        return ""
-    if expectation.type == "approval":
-        how = expectation.hint()
-        return "" if how.lower() in interrupt.prompt.lower() else how
-    if not expectation.options:
-        return ""
-    said = [re.search(rf"(?<!\w){re.escape(o)}(?!\w)", interrupt.prompt, re.IGNORECASE) for o in expectation.options]
-    return "" if all(said) else " / ".join(expectation.options)
 
 
 def _artifact_text(event: Artifact) -> str:

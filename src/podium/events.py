@@ -191,6 +191,23 @@ class Interrupt:
     data: Any = None
     """Extra JSON data for the client (an artifact to show with the question, a form)."""
 
+    def how_to_answer(self) -> str:
+        """What a text client shows after the prompt, in brackets: a choice's options (``yes / no``), or the
+        expectation's hint (how to approve, reject or edit a tool call; a pattern's description); ``""`` when there
+        is none, or when the prompt says it already (a question asked again: "(Please answer yes or no.)")."""
+        expectation = self.expectation
+        if expectation is None:
+            return ""
+        if expectation.type == "choice" and expectation.options:
+            named = [
+                re.search(rf"(?<!\w){re.escape(o)}(?!\w)", self.prompt, re.IGNORECASE) for o in expectation.options
+            ]
+            return "" if all(named) else " / ".join(expectation.options)
+        if expectation.type == "approval" or expectation.description:
+            how = expectation.hint()
+            return "" if how.lower() in self.prompt.lower() else how
+        return ""
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
         out: dict[str, Any] = {"id": self.id, "path": list(self.path), "prompt": self.prompt}

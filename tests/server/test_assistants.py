@@ -13,6 +13,8 @@ def test_every_example_is_an_assistant(server: str) -> None:
     assert sorted(a["assistant_id"] for a in found) == example_names()
     trip = httpx.get(f"{server}/assistants/trip").json()
     assert trip["graph_id"] == "trip" and trip["description"].startswith("Answers weather questions")
+    si = httpx.get(f"{server}/assistants/smart-investigator").json()  # the chat page greets with the app's welcome
+    assert si["metadata"]["welcome"].startswith("Hello, I am Smart Investigator")
 
 
 def test_search_filters_by_graph_and_pages(server: str) -> None:

@@ -70,8 +70,11 @@ def test_the_pages_ask_for_an_api_key_and_send_it(page: Page, tmp_path: Path, co
         other = page.context.browser.new_context()  # another tab starts without the key  # type: ignore[union-attr]
         tab = ConsoleErrors().watch(other.new_page())
         tab.goto(f"{url}/plan")
+        assert (
+            httpx.get(f"{url}/plans").status_code == 401
+        )  # no plan app here: a caller without a key is told that first
         _give_key(tab, secret, remember=True)
-        expect(tab.locator("#plans-empty")).to_be_visible()
+        expect(tab.locator("#plans-empty")).to_have_text("No plans: this server serves no plan service app.")
         tab.reload()  # remembered on this device
         expect(tab.locator("#plans-empty")).to_be_visible()
         expect(tab.get_by_role("dialog", name="API key")).to_have_count(0)

@@ -24,22 +24,10 @@ __all__ = ["Reply", "artifact_text", "question_text"]
 
 
 def question_text(interrupt: Interrupt) -> str:
-    """A question as a person reads it: its prompt and, in brackets, how to answer.
-
-    The brackets hold a choice's options (``[yes / no]``), or the expectation's hint where there is one to give: how
-    to approve, reject or edit a tool call waiting for approval, a pattern's description. A free-text question has
-    none.
-    """
-    expectation = interrupt.expectation
-    if expectation is None:
-        return interrupt.prompt
-    if expectation.type == "choice" and expectation.options:
-        how = " / ".join(expectation.options)
-    elif expectation.type == "approval" or expectation.description:
-        how = expectation.hint()
-    else:
-        return interrupt.prompt
-    return f"{interrupt.prompt} [{how}]"
+    """A question as a person reads it: its prompt and, in brackets, how to answer (:meth:`Interrupt.how_to_answer`:
+    a choice's options, ``[yes / no]``, or the expectation's hint)."""
+    how = interrupt.how_to_answer()
+    return f"{interrupt.prompt} [{how}]" if how else interrupt.prompt
 
 
 def artifact_text(artifact: Artifact) -> str | None:

@@ -38,7 +38,7 @@ def _assistant(state: ServerState, name: str) -> dict[str, Any]:
         "description": state.description(name),
         "config": {},
         "context": {},
-        "metadata": {},
+        "metadata": {"welcome": app.welcome} if app.welcome else {},  # the chat page's greeting
         "version": 1,
         "created_at": stamp,
         "updated_at": stamp,

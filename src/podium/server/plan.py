@@ -84,8 +84,12 @@ def mount(app: FastAPI, state: ServerState) -> None:
     for route in router.routes:
         assert isinstance(route, APIRoute)
         for prefix in ("", "/api"):
-            app.add_api_route(
-                prefix + route.path, no_plan_app, methods=list(route.methods or ()), include_in_schema=False
+            app.add_api_route(  # (a caller without a key is told so first, as on every route of the API)
+                prefix + route.path,
+                no_plan_app,
+                methods=list(route.methods or ()),
+                include_in_schema=False,
+                dependencies=[Depends(require("read"))],
             )
 
 

@@ -65,7 +65,8 @@ function assistantBubble(text, name) {
 
 function welcome() {
   const app = page.apps.find((a) => a.assistant_id === page.app);
-  if (app && app.description) bubble("assistant welcome", el("div", { class: "body" }, markdown(app.description)));
+  const greeting = app && ((app.metadata && app.metadata.welcome) || app.description); // the app's own welcome first
+  if (greeting) bubble("assistant welcome", el("div", { class: "body" }, markdown(greeting)));
 }
 
 function foldCall(item, call) {

@@ -29,7 +29,15 @@ function setUrl() {
 }
 
 async function loadPlans() {
-  const plans = await api("GET", "/plans");
+  let plans;
+  try {
+    plans = await api("GET", "/plans");
+  } catch (error) {
+    if (!(error instanceof HttpError && error.status === 404)) throw error;
+    $("plans-empty").textContent = `No plans: ${error.message}.`; // the server serves no plan app
+    $("plans-empty").hidden = false;
+    return;
+  }
   const newest = new Map();
   for (const plan of plans) {
     const seen = newest.get(plan.session_id);
