@@ -41,6 +41,10 @@ from podium.human import Caseless, declines, emergency, joined_codes, pleasantry
         "there's smoke coming from the server room",
         "my friend fell off a cliff and isn't moving",
         "my dad just fainted and he's not responding",
+        "my dad's arm went numb and one side of his face dropped",  # the signs of a stroke, in other words
+        "one side of my mum's face has dropped suddenly",
+        "my grandad suddenly can't speak properly and his arm is weak",
+        "I think she's showing signs of a stroke",
     ],
 )
 def test_emergencies_said_in_everyday_words_are_caught(text: str) -> None:
@@ -65,6 +69,9 @@ def test_emergencies_said_in_everyday_words_are_caught(text: str) -> None:
         "I swallowed my pride and called them",
         "a fire in the fireplace would be nice",
         "the stock fell off a cliff",
+        "my arm went numb from sleeping on it",
+        "her face dropped when she saw the bill",
+        "I want to improve my swimming stroke",
     ],
 )
 def test_ordinary_requests_are_no_emergency(text: str) -> None:

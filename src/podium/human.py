@@ -102,6 +102,13 @@ _EMERGENCY = Caseless(
     r"\b(?:not|isn'?t|aren'?t|wasn'?t|stopped|stops|no\s+longer)\s+breathing|\bchoking\b|"
     r"\bchest\s+pains?|\bpains?\s+in\s+(?:my|his|her|the)\s+chest|\bheart\s+attack|\bcardiac\s+arrest|"
     r"\bhaving\s+a\s+stroke|\b(?:face|mouth|smile)\s+(?:is\s+)?droop\w*|\bdroop\w*\s+face|"
+    r"\b(?:signs?|symptoms?)\s+of\s+(?:a\s+)?stroke|\bthink\s+(?:it'?s|(?:he|she|they)'?s\s+having)\s+a\s+stroke|"
+    r"\bone\s+side\s+of\s+(?:\w+'?s?\s+){0,2}face\s+(?:has\s+|is\s+|just\s+|suddenly\s+|gone\s+)*"
+    r"(?:dropped|drooped|droop\w*|fallen|sagg\w+|slump\w*|numb|paraly[sz]ed|frozen)|"
+    r"\bsuddenly\s+(?:can'?t|cannot|unable\s+to)\s+(?:speak|talk|get\s+(?:his|her|their|my)\s+words\s+out)|"
+    r"\b(?:can'?t|cannot)\s+(?:speak|talk)\s+properly\b(?=.*\b(?:arm|leg|face)\b)|"
+    r"\b(?:arm|leg|hand)\s+(?:suddenly\s+)?(?:went|goes|is|has\s+gone|feels|is\s+going)\s+(?:all\s+)?"
+    r"(?:numb|weak|limp|dead)\b(?=.*\b(?:face|speech|speak|talk|words)\b)|"
     r"\b(?:can'?t|cannot|unable\s+to)\s+(?:lift|raise|move|feel)\s+(?:my|his|her|their|one)\s+(?:arm|leg|side)|"
     r"\bslurr\w*\s+(?:speech|words|(?:his|her|my|their)\s+words)|\bseizures?\b|\bconvuls\w*|\bunconscious|"
     r"\bunresponsive|\bpassed\s+out|\b(?:he|she|they|he'?s|she'?s|they'?re)\s+(?:is\s+|are\s+|was\s+)?"
@@ -223,8 +230,11 @@ def pleasantry(text: str) -> str | None:
 
 
 _GOODBYE = re.compile(
-    r"\b(?:bye|goodbye|bye-bye|see\s+(?:you|ya)(?:\s+later)?|gotta\s+go|(?:i\s+)?have\s+to\s+go|i'?m\s+off|"
-    r"that'?s\s+all(?:\s+for\s+now)?|good\s*night|nite)\b",
+    r"\b(?:bye|goodbye|bye-bye|see\s+(?:you|ya)(?:\s+later)?|(?:gotta|got\s+to|have\s+to|need\s+to|must)\s+"
+    r"(?:go|run|dash|fly|head\s+off)(?!\s+(?:to|and|for|get|pick|buy|see|fetch|check|make|book|do|out|back|home|"
+    r"into|in|at|through|over|with)\b)|(?:talk|speak|chat)\s+(?:to\s+you\s+)?(?:later|soon)|ttyl|"
+    r"catch\s+you\s+later|(?:i'?ll|i\s+will)\s+come\s+back(?:\s+to\s+(?:this|it|that))?\s+later|i'?m\s+off\b"
+    r"(?!\s+(?:to|work|sick)\b)|that'?s\s+all(?:\s+for\s+now)?|good\s*night|nite)\b",
     re.IGNORECASE,
 )
 

@@ -306,3 +306,49 @@ def test_a_question_about_a_choice_s_options_is_told_to_pick_not_refused(text: s
     assert (decision.kind, decision.reason) == ("clarify", "no_fit"), decision
     assert decision.text.startswith("I can't tell you more about the choices than the question says: please pick")
     assert "outside what I can do" not in decision.text
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize(
+    "text", ["gotta run, talk later", "ok. bye then", "ok i'll come back to this later", "need to dash, ttyl"]
+)
+def test_a_goodbye_in_other_words_is_a_goodbye_with_or_without_a_question_waiting(text: str, embeddings: bool) -> None:
+    for pending in (None, LOAN_ASKED):
+        decision = decide(text, pending, embeddings=embeddings)
+        assert (decision.kind, decision.reason) == ("clarify", "goodbye"), (text, pending, decision)
+
+
+@pytest.mark.parametrize("embeddings", MODES)
+@pytest.mark.parametrize("text", ["hey there, hope your week's going ok", "good afternoon, thanks for being there"])
+def test_a_greeting_with_a_courtesy_in_other_words_gets_the_menu(text: str, embeddings: bool) -> None:
+    assert decide(text, embeddings=embeddings).kind == "capabilities"
+
+
+def test_going_somewhere_is_no_goodbye() -> None:
+    from podium.human import says_goodbye
+
+    assert not says_goodbye("i have to go to the pharmacy")
+    assert not says_goodbye("I'm off to work, book me a GP")
+    assert small_talk("gotta run, talk later") == "goodbye"
+
+
+@pytest.mark.parametrize(
+    ("text", "fit"),
+    [
+        ("i'll collect it", "pharmacy pickup"),
+        ("can you send it to my house", "home delivery"),
+        ("post it to my address please", "home delivery"),
+        ("I'll fetch it myself", "pharmacy pickup"),
+        ("what's the weather", None),
+    ],
+)
+def test_everyday_words_for_pickup_and_delivery_fit_the_options(text: str, fit: str | None) -> None:
+    pickup = Expectation(type="choice", options=["pharmacy pickup", "home delivery"])
+    assert fit_expectation(pickup, text) == fit
+
+
+def test_lowercase_initials_without_a_vowel_name_their_option_in_a_longer_request() -> None:
+    department = Expectation(type="choice", options=["General practice", "Physiotherapy", "Dental"])
+    assert fit_expectation(department, "book a gp appointment for next week please") == "General practice"
+    it = Expectation(type="choice", options=["Information technology", "Human resources"])
+    assert fit_expectation(it, "can you tell me what it is about today") is None  # "it" is a word, not initials

@@ -265,9 +265,12 @@ class _Session:
             return await self.say(f"I cannot use {decision.tool!r} here.", menu)
         if decision.kind == "ask":  # the classifier's own question
             return await self.say(decision.text or "Could you rephrase that?")
-        if decision.reason == "goodbye" and top is not None:  # the person leaves: the task waits, not asked again
-            waits = f"Goodbye! {spoken(top.parent_tool)[:1].upper()}{spoken(top.parent_tool)[1:]} will wait for your"
-            return _Finish(f"{waits} answer; send it any time.", said=decision.text)
+        if decision.reason == "goodbye":  # no menu after it; a task waiting waits, not asked again
+            if top is None:
+                return _Finish(decision.text, said=decision.text)
+            task = spoken(top.parent_tool)
+            waits = f"Goodbye! {task[:1].upper()}{task[1:]} will wait for your answer; send it any time."
+            return _Finish(waits, said=decision.text)
         if decision.reason == "emergency":  # said alone: no menu after it, and a waiting question comes apart
             if top is None:
                 return _Finish(decision.text, said=decision.text)

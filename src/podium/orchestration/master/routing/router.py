@@ -427,6 +427,8 @@ class Router(Classifier):
                 wanted = describe_expectation(pending.expectation)
                 why = f"The answer means {meant!r}, one of what {pending.tool} asked for ({wanted})"
                 return Decision(kind="route", tool=pending.tool, text=meant, rationale=why + ".", confidence=0.7)
+            if pending.expectation is not None and pending.expectation.type == "choice" and leaves_choice(text):
+                return self._clarify_or_refuse(text, pending, strict, query)  # "whatever you think": no intent read
         chat = small_talk(text)
         if chat == "greeting":
             return Decision(kind="capabilities", confidence=0.9, rationale="The message greets me.")

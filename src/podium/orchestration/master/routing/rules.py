@@ -12,7 +12,18 @@ import re
 from collections.abc import Mapping
 
 from podium.events import Expectation
-from podium.human import Caseless, cancels, clauses, corrected, emergency, joined_codes, negated, ordinal, straight
+from podium.human import (
+    Caseless,
+    cancels,
+    clauses,
+    corrected,
+    emergency,
+    joined_codes,
+    leaves,
+    negated,
+    ordinal,
+    straight,
+)
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, INTENTS
 from podium.orchestration.master.routing.scoring import SemanticIndex
 from podium.orchestration.master.routing.text import STOPWORDS, stem, words
@@ -88,12 +99,16 @@ _BYE_WORDS = "bye goodbye cya ciao farewell"
 _GREET_WORDS = "hi hello hey hiya yo greetings morning afternoon evening howdy"
 _CHAT_WORDS = """you so very much lot lots a ok okay k kk alright right great perfect awesome cool nice good fine super
 excellent wonderful lovely brilliant got it understood noted sounds sure see later soon take care have day night there
-all again that thats s is was helpful for the your oh ah yes yep yeah please mate friend everyone folks u ya many"""
+all again that thats s is was helpful for the your oh ah yes yep yeah please mate friend everyone folks u ya many then
+now lol haha"""
 _SOCIAL = re.compile(
     r"\b(?:how\s+(?:are|r)\s+(?:you|u|ya)(?:\s+(?:doing|today))*|how'?s\s+(?:it|life|things|everything|your\s+day)"
     r"(?:\s+(?:going|been|today))*|how\s+(?:is|has)\s+your\s+day(?:\s+(?:been|going))*|"
     r"(?:i\s+)?hope\s+(?:you'?re|you\s+are|u\s+r|ur|you'?ve\s+been|all'?s|all\s+is|everything'?s)\s+"
     r"(?:well|good|fine|ok|okay|great|doing\s+(?:well|good|fine|ok)|having\s+a\s+(?:good|nice|great)\s+day)|"
+    r"(?:i\s+)?hope\s+(?:your|ur)\s+(?:day|week|weekend|morning|afternoon|evening)(?:'s|\s+is|\s+has\s+been)?\s+"
+    r"(?:going\s+)?(?:ok|okay|well|good|great|fine|nice)|thanks?\s+(?:you\s+)?for\s+(?:being\s+(?:there|here)|"
+    r"(?:all\s+)?(?:your|the)\s+help|helping(?:\s+me)?|everything|your\s+time)|"
     r"what'?s\s+up|nice\s+to\s+(?:meet|see|hear\s+from)\s+(?:you|u)|"
     r"have\s+a\s+(?:good|nice|great|lovely)\s+(?:one|day|evening|weekend))\b",
     re.IGNORECASE,
@@ -130,6 +145,8 @@ def small_talk(text: str) -> str | None:
     ``"greeting"`` or ``"ack"`` ("thanks a lot!", "ok", "good morning", "bye", or only symbols: "?", an emoji);
     ``None`` for anything else."""
     plain = straight(text)
+    if leaves(plain) and not looks_like_request(plain):  # "gotta run, talk later"
+        return "goodbye"
     said = words(_SOCIAL.sub(" ", plain))
     if len(said) > 8 or any(w not in _SMALL_TALK for w in said):
         return None
@@ -361,6 +378,14 @@ def _option(option: str) -> tuple[tuple[str, ...], str]:
     return tuple(_stems(option)), "".join(p[0] for p in parts) if len(parts) >= 2 else ""
 
 
+_SAME_AS = {
+    **dict.fromkeys(("collect", "fetch"), "pickup"),
+    **dict.fromkeys(("deliv", "send", "post", "mail", "ship", "couri", "bring"), "delivery"),
+    **dict.fromkeys(("hous", "flat", "apartment", "address", "place"), "hom"),
+}
+"""Everyday words for what an option says, as stems: "collect it" is a pickup, "send it to my house" a home
+delivery (a rule-based reading has no synonyms of its own; these are the ones service choices meet most)."""
+
 _CAPITALS = re.compile(r"\b[A-Z]{2,}\b")
 """A word in capitals, as an abbreviation is typed ("GP")."""
 
@@ -374,15 +399,17 @@ def _choice(options: list[str], text: str) -> str | None:
         return options[place]
     said_words = words(text)
     abbreviated = [o for o in options if (initials := _option(o)[1]) and initials in said_words]
-    # "GP" for "General practice": in a short answer, or typed in capitals as an abbreviation is
-    if len(abbreviated) == 1 and (
-        len(said_words) <= 4 or _option(abbreviated[0])[1].upper() in _CAPITALS.findall(text)
-    ):
-        return abbreviated[0]
+    # "GP" for "General practice": in a short answer, typed in capitals as an abbreviation is, or lowercase when
+    # the initials have no vowel (no English word: "book a gp appointment", but not "it" for "information technology")
+    if len(abbreviated) == 1:
+        initials = _option(abbreviated[0])[1]
+        if len(said_words) <= 4 or initials.upper() in _CAPITALS.findall(text) or not set(initials) & set("aeiouy"):
+            return abbreviated[0]
     said: list[str] = []
     refused_words: list[str] = []
     for clause in clauses(text):
-        (refused_words if negated(clause) else said).extend(_stems(clause))
+        stems = _stems(clause)
+        (refused_words if negated(clause) else said).extend(stems + [_SAME_AS[s] for s in stems if s in _SAME_AS])
     scored: list[tuple[float, str]] = []
     refused: list[str] = []
     for option in options:
