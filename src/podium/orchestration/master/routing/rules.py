@@ -164,7 +164,8 @@ def small_talk(text: str) -> str | None:
 
 _FOLLOW_UP = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|thanks|great|cool|and|also|then)[\s,!.]+)*(?P<strong>what\s+about|how\s+about|"
-    r"same\s+(?:again|thing|for|with)|(?:and\s+)?another\s+(?:one|for)|one\s+more|(?:do\s+it\s+)?again|"
+    r"(?:do\s+|make\s+|write\s+)?(?:the\s+)?same\s+(?:again|thing|for|with)|"
+    r"(?:and\s+|do\s+|make\s+|write\s+|give\s+me\s+)?(?:another\s+(?:one|for)|one\s+more)|(?:do\s+it\s+)?again|"
     r"now\s+(?:for|one\s+for|the\s+same))\b|^\s*(?:(?:ok(?:ay)?|thanks|great|cool)[\s,!.]+)*(?:and|also|plus)\b"
     r"[\s,]*(?P<rest>.*)$",
     re.IGNORECASE,
