@@ -246,7 +246,15 @@ async def test_the_desk_stops_the_task_and_answers_what_follows_the_cancel() -> 
 @pytest.mark.parametrize("embeddings", MODES)
 @pytest.mark.parametrize(
     "text",
-    ["and on sunday?", "what about bank holidays?", "ok and for saturday?", "same again for tomorrow", "and today"],
+    [
+        "and on sunday?",
+        "what about bank holidays?",
+        "ok and for saturday?",
+        "same again for tomorrow",
+        "and today",
+        "and the same for the weekend",
+        "do one more for next week",
+    ],
 )
 def test_a_follow_up_goes_back_to_the_tool_that_answered_last(text: str, embeddings: bool) -> None:
     query = Query(text=text, catalog=LIBRARY, candidates=LIBRARY.names, previous="OpeningTimes")
