@@ -284,3 +284,30 @@ def test_agents_built_from_a_function_share_its_read_only_tool() -> None:
     del lookup, wrapper, first, second, shared, own, wrapped
     gc.collect()
     assert alive() is None  # the tool lives and dies with its function
+
+
+async def test_a_tool_s_long_text_result_is_cut_for_the_model_with_a_line_saying_so() -> None:
+    from podium import AIMessage, MemoryStore, ReactAgent, Runtime, ToolMessage
+    from podium.testing import FunctionModel, tool_call
+    from podium.tools import TOOL_OUTPUT_LIMIT
+
+    shown: list[str] = []
+
+    def reply(messages: list[Any], request: Any) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            shown.append(messages[-1].content)
+            return AIMessage(content="read it")
+        return AIMessage(tool_calls=[tool_call("read_file", {})])
+
+    def read_file() -> str:
+        """Read a big file."""
+        return "x" * (TOOL_OUTPUT_LIMIT * 3)
+
+    result = await Runtime(MemoryStore()).run(ReactAgent("reader", FunctionModel(reply), [read_file]), "read it")
+    assert result.output == "read it"
+    (content,) = shown
+    assert content.startswith("x" * TOOL_OUTPUT_LIMIT)
+    assert content.endswith(
+        f"[cut: the tool returned {TOOL_OUTPUT_LIMIT * 3:,} characters; the first 100,000 are shown]"
+    )
+    assert len(content) < TOOL_OUTPUT_LIMIT + 200

@@ -44,6 +44,7 @@ _InjectableT = TypeVar("_InjectableT", bound="Injectable")
 
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
+    "TOOL_OUTPUT_LIMIT",
     "Injectable",
     "Tool",
     "ToolArgumentsError",
@@ -56,6 +57,18 @@ __all__ = [
 
 DEFAULT_TOOL_TIMEOUT = 300.0
 """Seconds a tool call may take unless its tool sets ``timeout``: a tool that hangs cannot hang its run forever."""
+
+TOOL_OUTPUT_LIMIT = 100_000
+"""Characters of a tool's text result the model is shown (and the history keeps): a longer one is cut there, with a
+line saying so, so that one tool returning a whole file cannot fill the model's context or the store. A
+:class:`ToolReturn`'s ``value`` and ``artifact`` are kept whole."""
+
+
+def bounded(text: str, limit: int = TOOL_OUTPUT_LIMIT) -> str:
+    """``text``, or its first ``limit`` characters with a line saying how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[cut: the tool returned {len(text):,} characters; the first {limit:,} are shown]"
 
 
 class Injectable:

@@ -16,7 +16,7 @@ from podium.errors import ModelError, ModelRetry, Suspended
 from podium.events import Expectation, Interrupt, MessageAdded, TokenDelta, ToolStarted
 from podium.messages import AIMessage, ToolCall, ToolMessage, Usage, well_formed
 from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDelta, cut_off, estimate_usage
-from podium.tools import Injector, Tool, ToolArgumentsError, ToolReturn, result_to_text
+from podium.tools import Injector, Tool, ToolArgumentsError, ToolReturn, bounded, result_to_text
 
 if TYPE_CHECKING:
     from podium.runtime.journal import Budget, RunState
@@ -242,7 +242,7 @@ async def _execute_tool(
     try:  # a result that cannot be written (tuple keys, a cycle, bytes) is the tool's fault: the model hears of it
         if isinstance(value, ToolReturn):
             message = ToolMessage(
-                content=well_formed(result_to_text(value.content)),
+                content=bounded(well_formed(result_to_text(value.content))),
                 tool_call_id=call.id,
                 name=call.name,
                 artifact=value.artifact,
@@ -253,7 +253,8 @@ async def _execute_tool(
             json.dumps([message.artifact, message.value, message.metadata], default=_storable)
             message.content = edited + message.content
             return message
-        return ToolMessage(content=edited + well_formed(result_to_text(value)), tool_call_id=call.id, name=call.name)
+        text = bounded(well_formed(result_to_text(value)))
+        return ToolMessage(content=edited + text, tool_call_id=call.id, name=call.name)
     except (TypeError, ValueError, RecursionError) as exc:  # (RecursionError: nested too deep for JSON)
         return error(f"Error: tool '{call.name}' returned a result that cannot be serialised ({exc}).")
 
