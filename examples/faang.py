@@ -153,8 +153,11 @@ _COMPANY = tuple(
         rf"\b(?i:{_NAMES})\b\W+(?i:or|and)\s+({_WORD})",
         rf"(?:^|[,:;]\s*|\b(?i:between|either|is|has|does)\s+)({_WORD})\W+(?i:or|and)\s+(?:the\s+)?(?i:{_NAMES})\b",
         rf"^\W*({_WORD}|[A-Z]\w*(?:\s+[A-Z][\w&.-]*\w){{1,2}})\s*[,:;]",
+        rf"(?:^|[,:;]\s*|\b(?i:between|either|of|is|are|has|does|do)\s+)({_WORD})\s+(?i:or|vs\.?|versus)\s+({_WORD})"
+        r"(?=\s*(?:[,:;?.!]|$|(?i:who|which|whose|has|have|is|are|does|do|employs?)\b))",
     )
 )
+"""Where a question names a company (group 1, and group 2 when two are named: "uber or lyft, who has more?")."""
 _EITHER = rf"\b(?:{_NAMES})\b\W+or\s+(?:the\s+)?(?:{_NAMES})\b"
 """Two companies of which one is to be chosen ("google or meta"): with "more" or "fewer", which one has."""
 # What is asked of the headcounts besides their sum, and what this stand-in does not work out.
@@ -263,10 +266,17 @@ def _unknown_company(text: str) -> str | None:
     """The first company ``text`` names that is not a FAANG company ("Microsoft's headcount": microsoft)."""
     known = {w for words in COMPANIES.values() for w in words}
     said = straight(text)
-    named = sorted((found.start(1), found[1]) for pattern in _COMPANY for found in pattern.finditer(said))
+    named = sorted(
+        (found.start(group), found[group])
+        for pattern in _COMPANY
+        for found in pattern.finditer(said)
+        for group in range(1, pattern.groups + 1)
+    )
     for _, name in named:
         lower = name.lower()
-        if lower in _NOT_COMPANIES or lower in _ASIDES or lower in known or pleasantry(name) is not None:
+        if lower in _NOT_COMPANIES or lower in _ASIDES or lower in known or _HEADCOUNT.fullmatch(lower):
+            continue
+        if pleasantry(name) is not None:
             continue
         if yes_or_no(name) is None and not re.fullmatch(r"\d+", name):
             return lower

@@ -156,6 +156,8 @@ async def test_which_of_two_has_more_or_fewer_is_answered_with_both_figures_neve
         ("who has more staff, oracle or apple?", "oracle"),
         ("how many employees at meta or samsung", "samsung"),
         ("does apple have more workers than intel", "intel"),
+        ("uber or lyft, who has more staff", "uber"),
+        ("who has fewer employees, lyft or uber?", "lyft"),
     ],
 )
 async def test_a_company_it_has_no_figures_for_is_said_so_wherever_it_is_named(asked: str, company: str) -> None:
