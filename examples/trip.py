@@ -114,7 +114,7 @@ _EDIT = re.compile(
     r"(?:(?:no|actually)\b[\s,.!]*)?(?:wait\b[\s,.!]*)?(?:make it|change it to|i meant|it should (?:be|say))|"
     r"(?:(?:no|actually)\b[\s,.!]*)?(?:sorry|oops|whoops|my bad)\b[\s,.!]*(?:(?:wrong (?:one|note)|that'?s wrong|"
     r"i meant|i mean|it should (?:be|say)|make it)\b[\s,.!:]*)*|"
-    r"(?:no\b[\s,.!]*)?wait\b)\s*[:,]?\s*"
+    r"(?:no\b[\s,.!]*)?(?:wait|actually)\b|(?:(?:no|nope|nah)\b[\s,.!]*)?(?=.+\binstead[\s.!]*$))\s*[:,]?\s*"
     r"['\"‘“]?(?P<text>.+?)['\"’”]?(?:[\s,]*\b(?:instead|actually|then|please|thanks))*[.!]?$",
     re.IGNORECASE,
 )
@@ -227,7 +227,8 @@ CAPABILITIES = (
 
 _NOTE = re.compile(
     r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you)\s+)*"
-    r"(?:(?:save|add|make|take|write|create|leave|start)\s+(?:a\s+|this\s+|another\s+|new\s+)?note|"
+    r"(?:(?:save|add|make|take|write|create|leave|start|keep|jot|put|set)\s+(?:a\s+|this\s+|another\s+|new\s+)?"
+    r"(?:note|reminder|memo)|"
     r"(?:add|put|save|write|keep|store|log|pop|stick)\s+(?:(?:this|that|it)\s+)?(?:down\s+)?"
     r"(?:to|in|into|on|onto)\s+(?:my|the|our)\s+(?:trip\s+)?(?:notes?|notebook|note\s?book)|"
     r"(?:note|jot|write|put|get)\s+(?:(?:this|that|it)\s+)?down|new\s+note|note\s+to\s+self|"

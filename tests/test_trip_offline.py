@@ -156,6 +156,8 @@ async def test_impatience_and_thanks_that_takes_leave() -> None:
         ("write this down - gate B12", "gate B12"),
         ("please save to my notes: pharmacy on rua augusta", "pharmacy on rua augusta"),
         ("note to self: call grandma on sunday", "call grandma on sunday"),
+        ("keep a note: bus 28 to the castle", "bus 28 to the castle"),
+        ("add a reminder: check in online", "check in online"),
     ],
 )
 async def test_a_note_asked_in_other_words_is_saved_without_its_lead_in(asked: str, note: str) -> None:
@@ -173,7 +175,14 @@ async def test_a_note_asked_in_other_words_after_the_weather_is_saved_after_it()
 
 
 @pytest.mark.parametrize(
-    "answer", ["oops, check out at 10 actually", "sorry, check out at 10 instead", "my bad: check out at 10 then"]
+    "answer",
+    [
+        "oops, check out at 10 actually",
+        "sorry, check out at 10 instead",
+        "my bad: check out at 10 then",
+        "actually, check out at 10 instead",
+        "no, check out at 10 instead",
+    ],
 )
 async def test_a_correction_s_trailing_filler_is_no_part_of_the_note(answer: str) -> None:
     assert (await talk(["save a note: check out at 11", answer]))[1] == (
