@@ -244,8 +244,9 @@ def _changed_preference(text: str, messages: list[Message]) -> str | None:
 
 _DAY_PLAN = re.compile(
     r"\b(?:plan|planning|itinerar(?:y|ies)|day\s+trip)\b|"
-    r"\b(?:a|one|the|our|my|whole|full|free|spare|perfect|nice|fun|good|great)\s+(?:\w+\s+)?day\b(?:\s+out)?"
-    r"(?:\s+of\s+\w+)?\s+(?:in|at|around|exploring|visiting|seeing)\b"
+    r"\b(?:a|one|the|our|my|whole|full|free|spare|perfect|nice|fun|good|great)\s+(?:\w+\s+)?day\b"
+    r"(?:\s+(?:out|off|trip|of|for|with|us|me|them|the|my|our|family|kids|friends|fun|together|\w+ing)){0,3}"
+    r"\s+(?:in|at|around|exploring|visiting|seeing)\b"
 )
 """A request for a day plan in its many wordings ("plan a day in Oslo", "can you sort out a day of sightseeing in
 Oslo", "organise a day out in Lisbon", "what should we do for a day in Paris?", "an itinerary for Tokyo")."""
@@ -276,7 +277,8 @@ def _jobs(text: str) -> list[tuple[str, str]] | None:
     times 7, and also plan a day in Oslo"), each with the helper that does it ("" for none), in the order asked;
     ``None`` when it asks one thing. Words after a plan stay with it ("plan a day in Lisbon and we love museums")."""
     jobs: list[tuple[str, str]] = []
-    for part in requests_in(re.sub(r"\bplus\b", "+", text)):  # "2 plus 2" is one request
+    joined = re.sub(r"\s*[,;.]\s*(?:and\s+)?then\b", " and then", text)  # "12 times 3, then plan a day in Oslo"
+    for part in requests_in(re.sub(r"\bplus\b", "+", joined)):  # "2 plus 2" is one request
         if _asks_plan(part):
             jobs.append(("planner", part))
         elif isinstance(read_calculation(part), Operation):

@@ -104,14 +104,20 @@ async def test_words_after_a_plan_stay_with_it() -> None:
         ("help me spend a whole day in oslo", "Oslo"),
         ("we want a fun day exploring lisbon", "Lisbon"),
         ("what can we see in tokyo tomorrow?", "Tokyo"),
+        ("can you organize a nice day for us in tokyo?", "Tokyo"),
+        ("we have a free day in lisbon, any ideas?", "Lisbon"),
     ],
 )
 async def test_a_day_plan_asked_in_other_words_is_planned(asked: str, city: str) -> None:
     assert await talk([asked], "tasks-demo") == [f"Do you prefer museums or beaches in {city}?"]
 
 
-async def test_a_question_about_the_day_itself_is_no_plan() -> None:
-    said = await talk(["is it a nice day in oslo?"], "tasks-demo")
+@pytest.mark.parametrize(
+    "asked",
+    ["is it a nice day in oslo?", "what day of the week is it in tokyo", "the day after i land in oslo, 5 times 5"],
+)
+async def test_a_day_named_without_asking_for_a_plan_is_no_plan(asked: str) -> None:
+    said = await talk([asked], "tasks-demo")
     assert said[0] is not None and "museums or beaches" not in said[0]
 
 
@@ -163,6 +169,7 @@ async def test_a_question_about_the_options_is_said_to_be_beyond_the_planner(que
         ("plan a day in oslo and what's 6 times 7", "6 × 7 = 42."),
         ("what is 12 plus 30 and organise a day out in oslo", "12 + 30 = 42."),
         ("sort out a day in oslo, and also 100 divided by 4", "100 ÷ 4 = 25."),
+        ("60 minus 18, then plan a day in oslo", "60 - 18 = 42."),
     ],
 )
 async def test_a_calculation_asked_with_a_plan_is_said_with_the_plan_s_question(asked: str, first: str) -> None:
