@@ -39,7 +39,7 @@ from podium import (
     tool,
 )
 from podium.app import App
-from podium.human import EMERGENCY_REPLY, emergency, pleasantry, says_goodbye, straight
+from podium.human import EMERGENCY_REPLY, emergency, pleasantry, says_goodbye, straight, yes_or_no
 from podium.orchestration.supervisor import ContextPolicy, Supervisor, create_supervisor
 from podium.testing import FunctionModel, tool_call
 
@@ -103,6 +103,7 @@ def build(model: Model, context: ContextPolicy | None = None) -> Supervisor:
 COMPANIES = {"Meta": ("meta", "facebook"), "Apple": ("apple",), "Amazon": ("amazon",), "Netflix": ("netflix",),
              "Alphabet": ("alphabet", "google")}  # fmt: skip
 """The FAANG companies in the seed's order, each with the words naming it."""
+_NAMES = "|".join(w for words in COMPANIES.values() for w in words)
 CAPABILITIES = (
     "Offline I know the 2024 headcount of the FAANG companies (Meta, Apple, Amazon, Netflix and Alphabet), and add "
     "them up, average them, compare two or find the largest: ask, for example, \"What's the combined headcount of the "
@@ -116,7 +117,7 @@ _HEADCOUNT = re.compile(
 _EXCEPT = re.compile(
     r"\b(?:all but|without|except(?: for)?|excluding|exclude|but not|other than|minus|leave out|leaving out|"
     r"not counting|take out|taking out|remove|removing|drop|dropping)\b|"
-    rf"\b(?:not|no|skip)\s+(?=(?:the\s+)?(?:{'|'.join(w for words in COMPANIES.values() for w in words)})\b)"
+    rf"\b(?:not|no|skip)\s+(?=(?:the\s+)?(?:{_NAMES})\b)"
 )
 _OUT = re.compile(
     r"\b(?:leave|leaving|take|taking|keep|keeping|cut|cutting|count|counting|drop|dropping)\s+(.{1,40}?)\s+out\b"
@@ -127,13 +128,38 @@ _NOT_COMPANIES = {
     "companies", "company", "firms", "you", "me", "us", "people", "employees", "staff", "workers", "what", "that",
     "there", "who", "how", "let", "here", "where", "today", "world", "year", "one", "everyone", "he", "she",
     "headcount", "total", "combined", "faang's", "everything", "everybody", "this", "stuff", "things",
+    "average", "sum", "both", "between", "either", "last", "before", "ever", "expected", "usual", "others", "rest",
+    "which", "whose", "is", "has", "have", "does", "do", "many", "much", "more", "fewer", "less", "now", "then",
 }  # fmt: skip
+_ASIDES = {
+    "so", "and", "also", "now", "hmm", "hm", "um", "uh", "oh", "ah", "well", "right", "ok", "okay", "alright",
+    "actually", "sorry", "oops", "please", "btw", "next", "lastly", "finally", "cool", "great", "nice", "wow", "anyway",
+    "anyways", "question", "quick", "besides", "lol", "yo", "again", "overall", "altogether", "roughly", "honestly",
+    "seriously", "wait", "hey", "hi", "hello", "thanks", "cheers", "yes", "no", "yeah", "sure", "then", "plus",
+}  # fmt: skip
+"""Words a message may start with before a comma that name no company ("so, how many employees?")."""
+_WORD = r"[A-Za-z](?:[\w&.-]*\w)?"
 # A company named in a question, whether FAANG or not: "at Microsoft", "does Tesla", "Microsoft's headcount", "the
-# Microsoft headcount" (capitalized there: "combnied headcount" is no company).
-_COMPANY = re.compile(
-    r"\b(?i:at|of|does|do|for|by)\s+([A-Za-z][\w&.-]*)|\b([A-Za-z][\w&.-]*)'s\b|"
-    r"(?<=\s)([A-Z][\w&.-]*)\s+(?:head\s?-?\s?counts?|employees|staff|workforce)\b"
+# Microsoft headcount" (capitalized there: "combnied headcount" is no company), "in IBM", "than tesla", "apple or
+# microsoft", and a name the message starts with before a comma ("microsoft, how many people there?").
+_COMPANY = tuple(
+    re.compile(pattern)
+    for pattern in (
+        rf"\b(?i:at|of|does|do|for|by|than|vs\.?|versus)\s+({_WORD})",
+        rf"\b({_WORD})'s\b",
+        r"(?<=\s)([A-Z](?:[\w&.-]*\w)?)\s+(?:head\s?-?\s?counts?|employees|staff|workforce)\b",
+        rf"^\W*(?i:and\s+|what\s+about\s+|how\s+about\s+)?({_WORD})\s+(?i:head\s?-?\s?counts?|employees|staff|workforce)\b",
+        r"\b(?i:in|with|about|from)\s+([A-Z](?:[\w&.-]*\w)?)",
+        rf"\b(?i:{_NAMES})\b\W+(?i:or|and)\s+({_WORD})",
+        rf"(?:^|[,:;]\s*|\b(?i:between|either|is|has|does)\s+)({_WORD})\W+(?i:or|and)\s+(?:the\s+)?(?i:{_NAMES})\b",
+        rf"^\W*({_WORD}|[A-Z]\w*(?:\s+[A-Z][\w&.-]*\w){{1,2}})\s*[,:;]",
+        rf"(?:^|[,:;]\s*|\b(?i:between|either|of|is|are|has|does|do)\s+)({_WORD})\s+(?i:or|vs\.?|versus)\s+({_WORD})"
+        r"(?=\s*(?:[,:;?.!]|$|(?i:who|which|whose|has|have|is|are|does|do|employs?)\b))",
+    )
 )
+"""Where a question names a company (group 1, and group 2 when two are named: "uber or lyft, who has more?")."""
+_EITHER = rf"\b(?:{_NAMES})\b\W+or\s+(?:the\s+)?(?:{_NAMES})\b"
+"""Two companies of which one is to be chosen ("google or meta"): with "more" or "fewer", which one has."""
 # What is asked of the headcounts besides their sum, and what this stand-in does not work out.
 _STATISTICS = (
     (
@@ -141,7 +167,7 @@ _STATISTICS = (
         re.compile(
             r"\bhow many times\b|\bratio\b|\btimes (?:as|bigger|larger|smaller|more|fewer|less|the size)\b|"
             r"\b(?:twice|thrice|half) (?:as|the)\b|\b(?:double|triple) the\b|"
-            rf"\btimes (?:that of |the size of )?(?:{'|'.join(w for words in COMPANIES.values() for w in words)})\b"
+            rf"\btimes (?:that of |the size of )?(?:{_NAMES})\b"
         ),
     ),
     (
@@ -155,15 +181,16 @@ _STATISTICS = (
     (
         "most",
         re.compile(
-            r"\b(?:most|largest|biggest|highest|maximum|max)\b|\bwhich\b.*\b(?:bigger|larger|more)\b|"
-            r"\b(?:bigger|larger|greater)\b.*\bthan\b"
+            r"\b(?:most|largest|biggest|highest|maximum|max)\b|\b(?:which|who|whose)\b.*\b(?:bigger|larger|more|greater)\b|"
+            r"\b(?:bigger|larger|greater)\b.*\bthan\b|"
+            rf"{_EITHER}.*\b(?:bigger|larger|more|greater)\b|\b(?:bigger|larger|more|greater)\b.*{_EITHER}"
         ),
     ),
     (
         "fewest",
         re.compile(
-            r"\b(?:fewest|least|smallest|lowest|minimum)\b|\bwhich\b.*\b(?:smaller|fewer|less)\b|"
-            r"\bsmaller\b.*\bthan\b"
+            r"\b(?:fewest|least|smallest|lowest|minimum)\b|\b(?:which|who|whose)\b.*\b(?:smaller|fewer|less)\b|"
+            rf"\bsmaller\b.*\bthan\b|{_EITHER}.*\b(?:smaller|fewer|less)\b|\b(?:smaller|fewer|less)\b.*{_EITHER}"
         ),
     ),
 )
@@ -238,10 +265,21 @@ def _one_edit(typed: str, known: str) -> bool:
 def _unknown_company(text: str) -> str | None:
     """The first company ``text`` names that is not a FAANG company ("Microsoft's headcount": microsoft)."""
     known = {w for words in COMPANIES.values() for w in words}
-    for found in _COMPANY.finditer(straight(text)):
-        name = next(group for group in found.groups() if group is not None)
-        if name.lower() not in _NOT_COMPANIES and name.lower() not in known and not re.fullmatch(r"\d+", name):
-            return name.lower()
+    said = straight(text)
+    named = sorted(
+        (found.start(group), found[group])
+        for pattern in _COMPANY
+        for found in pattern.finditer(said)
+        for group in range(1, pattern.groups + 1)
+    )
+    for _, name in named:
+        lower = name.lower()
+        if lower in _NOT_COMPANIES or lower in _ASIDES or lower in known or _HEADCOUNT.fullmatch(lower):
+            continue
+        if pleasantry(name) is not None:
+            continue
+        if yes_or_no(name) is None and not re.fullmatch(r"\d+", name):
+            return lower
     return None
 
 
@@ -357,8 +395,13 @@ def _supervisor(messages: list[Message], request: ModelRequest) -> AIMessage:
     if statistic in ("most", "fewest") and len(found) > 1:
         ranked = sorted(found, key=lambda name: int(found[name].replace(",", "")), reverse=statistic == "most")
         among = "the FAANG companies" if len(found) == len(COMPANIES) else _listing(list(found))
-        most = f"the {statistic}" if len(found) > 2 else {"most": "more", "fewest": "fewer"}[statistic]
-        return AIMessage(content=f"Of {among}, {ranked[0]} has {most} employees in 2024: {found[ranked[0]]}.")
+        if len(found) == 2:  # which of two: both figures, so the answer shows why
+            more = {"most": "more", "fewest": "fewer"}[statistic]
+            first, second = ranked
+            return AIMessage(
+                content=f"{first} has {more} employees than {second} in 2024: {found[first]} against {found[second]}."
+            )
+        return AIMessage(content=f"Of {among}, {ranked[0]} has the {statistic} employees in 2024: {found[ranked[0]]}.")
     if len(asked) > 1 and "math_expert" not in said:
         figures = "; ".join(f"{name}: {count} employees" for name, count in found.items())
         verb = {

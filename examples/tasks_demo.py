@@ -14,11 +14,14 @@ offline); with ``PODIUM_MODEL`` set it talks to a real model. Try: "What is 12 t
 them), "Plan a day in Oslo". Offline, the stand-in does every calculation with the calculator's tools (sums,
 differences, products, quotients, negative numbers, percentages, a tip or a discount, a bill shared out, numbers in
 words, words around the calculation, a count at a price each, typos of its words) and says so plainly when it cannot;
-a follow-up ("minus 30?", "and divided by 4?", "now double it", "divide that by 5") applies to the previous result,
-several requests in one message ("what's 12 times 3 and 40 minus 8", "what's 6 times 7, and plan a day in Oslo")
-are each done in turn, a correction ("sorry, I meant times 4") changes the previous calculation's last
-step, the answer to "Which city?" is planned, and a choice given with the request ("Plan a day in Lisbon, I love the
-beach") or after the plan ("actually, beaches") is planned without asking.
+a follow-up ("minus 30?", "and divided by 4?", "now double it", "divide that by 5", "now subtract 17") applies to
+the previous result, a day plan is read in other words ("sort out a day of sightseeing in Oslo", "what should we do
+for a day in Paris?"), several requests in one message ("what's 12 times 3 and 40 minus 8", "what's 6 times 7, and
+plan a day in Oslo") are each done in turn (the plan last, its question said with the other answers), a choice left
+to the planner ("you pick") is said to be the person's and a question about its options plainly unanswered, a
+correction ("sorry, I meant times 4") changes the previous calculation's last step, the answer to "Which city?" is
+planned, and a choice given with the request ("Plan a day in Lisbon, I love the beach") or after the plan
+("actually, beaches") is planned without asking.
 
 The weather table is a stand-in for a real weather service. Re-record the cassette (from the rule-based stand-in
 below, or a real model when ``PODIUM_MODEL`` is set) with ``python -m examples.tasks_demo --record``.
@@ -70,6 +73,7 @@ from podium.human import (
     says_goodbye,
     straight,
 )
+from podium.orchestration.master.routing.rules import is_question, leaves_choice
 from podium.orchestration.tasks import ResponderAgent, Task, with_guidance
 from podium.testing import FunctionModel, RecordingModel, tool_call
 
@@ -166,6 +170,23 @@ _ASK_CITY = "Which city?"
 _CANCEL = re.compile(r"(?:no|cancel|stop|never ?mind|forget it|nothing)\b")
 
 
+_VERBS = {"add": "plus", "subtract": "minus", "deduct": "minus", "multiply": "times", "divide": "over"}
+"""Verbs of arithmetic that continue the last result with one number ("now subtract 17", "then divide by 3")."""
+
+
+def _as_sign(tokens: list[str | float]) -> list[str | float]:
+    """``tokens`` with a verb of arithmetic and its one number written as a sign and the number ("subtract 17" is
+    "minus 17", "take away 4" is "minus 4"), when that is all they say; else ``tokens`` as they are."""
+    verb = str(tokens[0]) if tokens else ""
+    rest = tokens[1:]
+    if verb == "take" and rest[:1] in (["away"], ["off"]):
+        verb, rest = "subtract", rest[1:]
+    rest = [t for t in rest if t not in ("by", "?", ".", "!", "please", "now", "then", "too")]
+    if verb not in _VERBS or len(rest) != 1 or not isinstance(rest[0], float):
+        return tokens
+    return [_VERBS[verb], rest[0]]
+
+
 def _follow_up(text: str, messages: list[Message]) -> str | None:
     """A calculation continuing the previous result ("minus 30?" after "1250 + 380 = 1630." is "1630 minus 30"),
     a sentence asking for both numbers when there is none, or ``None`` when ``text`` does not start with an operation.
@@ -173,6 +194,7 @@ def _follow_up(text: str, messages: list[Message]) -> str | None:
     tokens = tokenize(text)
     while tokens and tokens[0] in LEADING:
         tokens.pop(0)
+    tokens = _as_sign(tokens)
     if not tokens or not isinstance(tokens[0], str) or tokens[0] not in SIGNS:
         return None
     fresh = read_calculation(text)
@@ -220,7 +242,32 @@ def _changed_preference(text: str, messages: list[Message]) -> str | None:
     return f"TO[planner]: Plan a day in {planned['city']}, with {chosen}"
 
 
+_DAY_PLAN = re.compile(
+    r"\b(?:plan|planning|itinerar(?:y|ies)|day\s+trip)\b|"
+    r"\b(?:a|one|the|our|my|whole|full|free|spare|perfect|nice|fun|good|great)\s+(?:\w+\s+)?day\b"
+    r"(?:\s+(?:out|off|trip|of|for|with|us|me|them|the|my|our|family|kids|friends|fun|together|\w+ing)){0,3}"
+    r"\s+(?:in|at|around|exploring|visiting|seeing)\b"
+)
+"""A request for a day plan in its many wordings ("plan a day in Oslo", "can you sort out a day of sightseeing in
+Oslo", "organise a day out in Lisbon", "what should we do for a day in Paris?", "an itinerary for Tokyo")."""
+_WHAT_TO_DO = re.compile(r"\bwhat\s+(?:should|shall|can|could|do|would)\s+(?:we|i|us)\s+(?:do|see|visit)\b")
+"""A question of what to do, a plan when it names a place ("what can we see in Tokyo?")."""
+_WEATHER_ASKED = re.compile(r"^(?:is|will|was|would)\s+(?:it|today|tomorrow)\b|^it'?s\b|^it\s+is\b")
+"""A question about the day itself ("is it a nice day in Oslo?"), which asks for no plan."""
+
+
+def _asks_plan(text: str) -> bool:
+    """Whether ``text`` asks for a day plan."""
+    words = straight(text).lower().strip()
+    if _WEATHER_ASKED.match(words) is not None:
+        return False
+    return _DAY_PLAN.search(words) is not None or (_WHAT_TO_DO.search(words) is not None and bool(places(text)))
+
+
 _HELPERS = ("calculator", "planner")
+_ALREADY = "\n\nAlready answered: "
+"""What the coordinator adds to a plan asked with other requests: their answers, which the planner says with its
+question (the person reads them before answering it, not only in the final reply)."""
 _THAT = re.compile(r"\b(?:that|it|this|the (?:result|answer|total)|that (?:number|result))\b")
 """A word for the previous result ("divide that by 5", "now double it")."""
 
@@ -230,8 +277,9 @@ def _jobs(text: str) -> list[tuple[str, str]] | None:
     times 7, and also plan a day in Oslo"), each with the helper that does it ("" for none), in the order asked;
     ``None`` when it asks one thing. Words after a plan stay with it ("plan a day in Lisbon and we love museums")."""
     jobs: list[tuple[str, str]] = []
-    for part in requests_in(re.sub(r"\bplus\b", "+", text)):  # "2 plus 2" is one request
-        if re.search(r"\bplan\b", part.lower()):
+    joined = re.sub(r"\s*[,;.]\s*(?:and\s+)?then\b", " and then", text)  # "12 times 3, then plan a day in Oslo"
+    for part in requests_in(re.sub(r"\bplus\b", "+", joined)):  # "2 plus 2" is one request
+        if _asks_plan(part):
             jobs.append(("planner", part))
         elif isinstance(read_calculation(part), Operation):
             jobs.append(("calculator", part))
@@ -252,13 +300,15 @@ def _next_job(messages: list[Message]) -> AIMessage | None:
     if jobs is None:
         return None
     done = [m.content for m in messages[start:] if isinstance(m, HumanMessage) and m.name in _HELPERS]
-    doable = [(helper, part) for helper, part in jobs if helper]
-    if len(done) < len(doable):
-        helper, part = doable[len(done)]
-        return AIMessage(content=f"TO[{helper}]: {part}")
-    said = iter(done)
+    doable = [at for at, (helper, _) in enumerate(jobs) if helper]
+    order = sorted(doable, key=lambda at: jobs[at][0] == "planner")  # the planner asks a question: it goes last
+    if len(done) < len(order):
+        helper, part = jobs[order[len(done)]]
+        carried = f"{_ALREADY}{' '.join(done)}" if helper == "planner" and done else ""  # said with its question
+        return AIMessage(content=f"TO[{helper}]: {part}{carried}")
+    said = dict(zip(order, done, strict=True))
     return AIMessage(
-        content="DONE " + " ".join(next(said) if helper else f"I cannot help with {part!r}." for helper, part in jobs)
+        content="DONE " + " ".join(said.get(at, f"I cannot help with {part!r}.") for at, (_, part) in enumerate(jobs))
     )
 
 
@@ -286,7 +336,7 @@ def _coordinator(messages: list[Message]) -> AIMessage:
     if several is not None:
         return several
     words = text.lower().strip(" ?!.,")
-    if re.search(r"\bplan\b", words):
+    if _asks_plan(words):
         return AIMessage(content=f"TO[planner]: {text}")
     for reading in (_correction, _changed_preference, _on_result):
         read = reading(text, messages[:-1])
@@ -354,8 +404,15 @@ def _preference(answer: str) -> str | None:
     return PREFERENCE.fit(said)  # "2", "the second one"
 
 
+_ABOUT_OPTIONS = re.compile(
+    r"\b(?:museums?|beach(?:es)?|which|better|best|nicer|crowded|busy|busier|quieter|recommend|suggest|prefer|"
+    r"differen\w*|compare|vs|versus|one|either|both|them|they|there)\b"
+)
+"""A question about the planner's options ("are the beaches nice?", "which one is less crowded?")."""
+
+
 def _planner(messages: list[Message]) -> AIMessage:
-    request = next(m.content for m in messages if isinstance(m, HumanMessage))
+    request, _, already = next(m.content for m in messages if isinstance(m, HumanMessage)).partition(_ALREADY)
     cities = places(request)
     if not cities:
         return AIMessage(content=f"DONE {_ASK_CITY} Say, for example, 'Plan a day in Lisbon'.")
@@ -370,12 +427,19 @@ def _planner(messages: list[Message]) -> AIMessage:
     if _preference(request) is not None and not answers:  # "Plan a day in Lisbon, with beaches": no question
         return AIMessage(content=f"TO[researcher]: What is the weather in {city} today?")
     if not answers:
-        return AIMessage(content=f"@user Do you prefer museums or beaches in {city}?")
-    if emergency(answers[-1]):  # said instead of an answer: the plan can wait
+        return AIMessage(content=f"@user {already} Do you prefer museums or beaches in {city}?".replace("  ", " "))
+    answer = answers[-1]
+    if emergency(answer):  # said instead of an answer: the plan can wait
         return AIMessage(content=f"DONE {EMERGENCY_REPLY}")
-    if declines(answers[-1]) or says_goodbye(answers[-1]):
+    if declines(answer) or says_goodbye(answer):
         return AIMessage(content=f"DONE All right: no plan for {city}.")
-    if _preference(answers[-1]) is None:
+    if _preference(answer) is None and leaves_choice(answer):  # "you pick": the person's to make
+        return AIMessage(content=f"@user That choice is yours: museums or beaches in {city}?")
+    if _preference(answer) is None and is_question(answer):
+        about = _ABOUT_OPTIONS.search(straight(answer).lower()) is not None
+        said = "I cannot tell you more than that" if about else "I cannot answer that while planning your day"
+        return AIMessage(content=f"@user {said}: museums or beaches in {city}?")
+    if _preference(answer) is None:
         return AIMessage(content=f"@user Please answer museums or beaches: which do you prefer in {city}?")
     return AIMessage(content=f"TO[researcher]: What is the weather in {city} today?")
 

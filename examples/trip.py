@@ -4,9 +4,10 @@ Run it with ``podium chat trip``. Offline it replays ``cassettes/trip.json``, an
 not hold with the rule-based stand-in below (the app's ``offline_fallback``: any city of its table, an unknown one,
 a conversion of the city this conversation is about, a note, small talk); with ``PODIUM_MODEL`` set it talks to a
 real model. Try: "What's the weather in Lisbon?", "And in Fahrenheit?", "Compare Paris and Oslo",
-"Save a note: pack sunglasses for Lisbon" (it asks you to confirm: yes or no, "sure", "nope", "never mind", or
-"yes but make it ...", "sorry wrong one, ...", "don't save that"; a question asked there is answered as far as it
-can be and the note asked about again, never taken as the note). Offline follow-ups are about the conversation's
+"Save a note: pack sunglasses for Lisbon" (or "add to my notes: ...", "jot this down: ..."; it asks you to
+confirm: yes or no, "sure", "nope", "never mind", or "yes but make it ...", "sorry wrong one, ...", "don't save
+that"; a question asked there is answered as far as it can be and the note asked about again, never taken as the
+note). Offline follow-ups are about the conversation's
 cities ("should I bring an umbrella?", "which one is warmer?"), the answer to "What should the note say?" is the
 note, and a note asked for after another request ("weather in Lisbon and remind me to buy sunscreen") is saved
 after it. What the helper cannot do (book a flight or a hotel, recommend sights or a restaurant, replace a lost
@@ -113,8 +114,8 @@ _EDIT = re.compile(
     r"(?:(?:no|actually)\b[\s,.!]*)?(?:wait\b[\s,.!]*)?(?:make it|change it to|i meant|it should (?:be|say))|"
     r"(?:(?:no|actually)\b[\s,.!]*)?(?:sorry|oops|whoops|my bad)\b[\s,.!]*(?:(?:wrong (?:one|note)|that'?s wrong|"
     r"i meant|i mean|it should (?:be|say)|make it)\b[\s,.!:]*)*|"
-    r"(?:no\b[\s,.!]*)?wait\b)\s*[:,]?\s*"
-    r"['\"‘“]?(?P<text>.+?)['\"’”]?\s*(?:instead)?[.!]?$",
+    r"(?:no\b[\s,.!]*)?(?:wait|actually)\b|(?:(?:no|nope|nah)\b[\s,.!]*)?(?=.+\binstead[\s.!]*$))\s*[:,]?\s*"
+    r"['\"‘“]?(?P<text>.+?)['\"’”]?(?:[\s,]*\b(?:instead|actually|then|please|thanks))*[.!]?$",
     re.IGNORECASE,
 )
 
@@ -136,6 +137,8 @@ def _asks(text: str) -> str | None:
 
 def _answer(question: str) -> str:
     """What the helper can say to a question asked at its confirmation, before asking it again."""
+    if re.search(r"\b(?:delet\w*|remov\w*|eras\w*|edit\w*|chang\w*|undo|clear\w*|get rid)\b", question):
+        return "I can only save notes here: I cannot delete or change them, nor tell you whether you can later."
     if re.search(r"\b(?:note\w*|trip notebook)\b", question) and not re.search(
         r"\b(?:private|see|share\w*)\b", question
     ):
@@ -223,10 +226,18 @@ CAPABILITIES = (
 )
 
 _NOTE = re.compile(
-    r"^(?:please\s+)?(?:(?:save|add|make|take|write|create)\s+(?:a\s+|this\s+)?note|(?:note|jot|write)\s+down|"
-    r"remember|remind\s+me|note)\b(?:\s+(?:that|to|saying|about))?\s*[:,-]?\s*(.*)$",
+    r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you)\s+)*"
+    r"(?:(?:save|add|make|take|write|create|leave|start|keep|jot|put|set)\s+(?:a\s+|this\s+|another\s+|new\s+)?"
+    r"(?:note|reminder|memo)|"
+    r"(?:add|put|save|write|keep|store|log|pop|stick)\s+(?:(?:this|that|it)\s+)?(?:down\s+)?"
+    r"(?:to|in|into|on|onto)\s+(?:my|the|our)\s+(?:trip\s+)?(?:notes?|notebook|note\s?book)|"
+    r"(?:note|jot|write|put|get)\s+(?:(?:this|that|it)\s+)?down|new\s+note|note\s+to\s+self|"
+    r"remember|remind\s+me|note)\b(?:\s+(?:this|that|it)(?=\s*[:,-]|\s*$))?"
+    r"(?:\s+(?:that|to|saying|about))?\s*[:,-]?\s*(.*)$",
     re.IGNORECASE | re.DOTALL,
 )
+"""A request to save a note, in its many wordings ("save a note: ...", "add to my notes: ...", "jot this down:
+...", "note this: ...", "put in my notes that ...", "remember that ..."): group 1 is the note, without the lead-in."""
 _WEATHER_WORDS = re.compile(
     r"\b(weather|temperatures?|forecast|rain\w*|sunny|sunshine|snow\w*|wind\w*|cloud\w*|hot|cold|warm|chilly|degrees|"
     r"humid\w*|climate|umbrella|compare)\b"
@@ -236,10 +247,11 @@ _NOT_PLACES = {
     "a", "an", "be", "celsius", "check", "degrees", "do", "fahrenheit", "find", "get", "go", "here", "it", "know",
     "me", "moment", "my", "our", "see", "that", "the", "there", "this", "us", "visit", "weekend", "you", "your",
 }  # fmt: skip
-# Words that end a list of places ("Paris and Oslo today", "Rome in June").
+# Words that end a list of places ("Paris and Oslo today", "Rome in June", "Berlin pls").
 _PLACE_ENDS = {
     "about", "at", "during", "for", "from", "in", "is", "like", "next", "now", "on", "please", "right", "this", "to",
-    "today", "tomorrow", "tonight", "when", "will", "with",
+    "today", "tomorrow", "tonight", "when", "will", "with", "pls", "plz", "thanks", "thank", "thx", "ty", "cheers",
+    "then", "again", "too", "also", "instead", "actually", "anyway", "though", "tho", "mate",
 }  # fmt: skip
 _CONNECTORS = {"de", "da", "do", "del", "la", "le", "of", "upon", "am", "sur"}
 """Lowercase words inside a place's name ("Rio de Janeiro")."""
@@ -489,6 +501,8 @@ def _small_talk(words: str) -> str:
         return "You're welcome, and have a good trip!"
     if not re.search(r"[^\W\d_]", words):  # "??": what it can do, no refusal
         kind = "capabilities"
+    if kind is None and says_goodbye(words):  # "ok bye!", "ok gotta dash, bye!"
+        kind = "goodbye"
     if kind in ("greeting", "thanks", "goodbye"):
         return {
             "greeting": f"Hello! {CAPABILITIES}",

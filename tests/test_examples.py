@@ -323,7 +323,7 @@ async def test_faang_offline_works_out_what_it_can_and_says_plainly_what_it_cann
     assert said == [
         "Of the FAANG companies, Amazon has the most employees in 2024: 1,551,000.",
         "Of the FAANG companies, Netflix has the fewest employees in 2024: 14,000.",
-        "Of Meta and Netflix, Meta has more employees in 2024: 67,317.",
+        "Meta has more employees than Netflix in 2024: 67,317 against 14,000.",
         "The average headcount of the FAANG companies in 2024 is 395,517.2.",
         "In 2024 Amazon has 1,551,000 employees.",
         "In 2024 Amazon has 1,387,000 more employees than Apple (1,551,000 against 164,000).",

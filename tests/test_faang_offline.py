@@ -50,8 +50,8 @@ async def test_a_ratio_is_one_multiplication_of_the_math_tools_in_either_context
 @pytest.mark.parametrize(
     ("asked", "answer"),
     [
-        ("is apple bigger than meta", "Of Apple and Meta, Apple has more employees in 2024: 164,000."),
-        ("is netflix smaller than google?", "Of Netflix and Alphabet, Netflix has fewer employees in 2024: 14,000."),
+        ("is apple bigger than meta", "Apple has more employees than Meta in 2024: 164,000 against 67,317."),
+        ("is netflix smaller than google?", "Netflix has fewer employees than Alphabet in 2024: 14,000 against 181,269."),
         ("amazon vs netflix headcount", "In 2024 Amazon has 1,537,000 more employees than Netflix (1,551,000 against 14,000)."),
         ("how much bigger is apple than meta", "In 2024 Apple has 96,683 more employees than Meta (164,000 against 67,317)."),
         ("is apple's headcount ten times meta's?", "In 2024 Apple has 2.4 times as many employees as Meta (164,000 against 67,317)."),
@@ -126,3 +126,54 @@ async def test_thanks_that_takes_leave_asks_nothing_more(said: str) -> None:
         "In 2024 Meta has 67,317 employees.",
         "You're welcome, goodbye!",
     ]
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer"),
+    [
+        ("who has more employees, google or meta", "Alphabet has more employees than Meta in 2024: 181,269 against 67,317."),
+        ("who has more staff, netflix or apple?", "Apple has more employees than Netflix in 2024: 164,000 against 14,000."),
+        ("which has fewer people, amazon or apple", "Apple has fewer employees than Amazon in 2024: 164,000 against 1,551,000."),
+        ("does meta or netflix employ more people?", "Meta has more employees than Netflix in 2024: 67,317 against 14,000."),
+        ("who has the least staff: apple or google", "Apple has fewer employees than Alphabet in 2024: 164,000 against 181,269."),
+        ("netflix or amazon, whose workforce is larger?", "Amazon has more employees than Netflix in 2024: 1,551,000 against 14,000."),
+    ],
+)  # fmt: skip
+async def test_which_of_two_has_more_or_fewer_is_answered_with_both_figures_never_their_sum(
+    asked: str, answer: str
+) -> None:
+    assert await talk([asked], "faang") == [answer]
+
+
+@pytest.mark.parametrize(
+    ("asked", "company"),
+    [
+        ("microsoft, how many people there?", "microsoft"),
+        ("tesla, how many employees?", "tesla"),
+        ("Nvidia: how many staff do they have", "nvidia"),
+        ("General Motors, what's the headcount", "general motors"),
+        ("ibm headcount?", "ibm"),
+        ("who has more staff, oracle or apple?", "oracle"),
+        ("how many employees at meta or samsung", "samsung"),
+        ("does apple have more workers than intel", "intel"),
+        ("uber or lyft, who has more staff", "uber"),
+        ("who has fewer employees, lyft or uber?", "lyft"),
+    ],
+)
+async def test_a_company_it_has_no_figures_for_is_said_so_wherever_it_is_named(asked: str, company: str) -> None:
+    assert await talk([asked], "faang") == [
+        f"Offline I only know the FAANG companies' headcounts, not {company}'s. {faang.CAPABILITIES}"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer"),
+    [
+        ("so, how many employees?", "The combined headcount of the FAANG companies in 2024 is 1,977,586."),
+        ("ok, how many people at apple", "In 2024 Apple has 164,000 employees."),
+        ("hmm, how many work at netflix, more or less?", "In 2024 Netflix has 14,000 employees."),
+        ("Apple: how many employees?", "In 2024 Apple has 164,000 employees."),
+    ],
+)
+async def test_words_before_a_comma_that_name_no_company_are_no_unknown_company(asked: str, answer: str) -> None:
+    assert await talk([asked], "faang") == [answer]

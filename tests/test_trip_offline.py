@@ -142,3 +142,78 @@ async def test_impatience_and_thanks_that_takes_leave() -> None:
         f"I am a trip helper. {trip.CAPABILITIES}",
         "You're welcome, and have a good trip!",
     ]
+
+
+@pytest.mark.parametrize(
+    ("asked", "note"),
+    [
+        ("add to my notes: ferry leaves pier 3 at 9:15", "ferry leaves pier 3 at 9:15"),
+        ("jot this down: taxi booked for 5am", "taxi booked for 5am"),
+        ("note this: taxi at 5am", "taxi at 5am"),
+        ("put in my notes that the museum closes at 6", "the museum closes at 6"),
+        ("remember that the hotel code is 4411", "the hotel code is 4411"),
+        ("can you add this to my trip notebook: buy a SIM card", "buy a SIM card"),
+        ("write this down - gate B12", "gate B12"),
+        ("please save to my notes: pharmacy on rua augusta", "pharmacy on rua augusta"),
+        ("note to self: call grandma on sunday", "call grandma on sunday"),
+        ("keep a note: bus 28 to the castle", "bus 28 to the castle"),
+        ("add a reminder: check in online", "check in online"),
+    ],
+)
+async def test_a_note_asked_in_other_words_is_saved_without_its_lead_in(asked: str, note: str) -> None:
+    assert await talk([asked, "yes please"]) == [
+        f"Save this note to your trip notebook: {note!r}?",
+        f"Done: Saved to the trip notebook: {note}",
+    ]
+
+
+async def test_a_note_asked_in_other_words_after_the_weather_is_saved_after_it() -> None:
+    assert await talk(["weather in lisbon and add to my notes: buy sunscreen", "yes"]) == [
+        "Save this note to your trip notebook: 'buy sunscreen'?",
+        "Today in Lisbon: 24 °C, sunny. Done: Saved to the trip notebook: buy sunscreen",
+    ]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "oops, check out at 10 actually",
+        "sorry, check out at 10 instead",
+        "my bad: check out at 10 then",
+        "actually, check out at 10 instead",
+        "no, check out at 10 instead",
+    ],
+)
+async def test_a_correction_s_trailing_filler_is_no_part_of_the_note(answer: str) -> None:
+    assert (await talk(["save a note: check out at 11", answer]))[1] == (
+        "Save this note to your trip notebook instead: 'check out at 10'?"
+    )
+
+
+@pytest.mark.parametrize("said", ["ok bye!", "ok gotta dash, bye!", "alright, see you later", "right, I have to go"])
+async def test_a_goodbye_in_other_words_after_an_answer_gets_a_goodbye(said: str) -> None:
+    assert await talk(["weather in oslo", said]) == ["Today in Oslo: 9 °C, cloudy.", "Goodbye, and have a good trip!"]
+
+
+@pytest.mark.parametrize(
+    ("asked", "city"),
+    [
+        ("weather in berlin pls", "Berlin"),
+        ("weather in madrid thanks", "Madrid"),
+        ("temperature in rome then?", "Rome"),
+    ],
+)
+async def test_politeness_after_a_city_is_no_part_of_its_name(asked: str, city: str) -> None:
+    assert await talk([asked]) == [f"I have no weather data for {city}; I know Lisbon, Paris, Oslo and Tokyo."]
+
+
+@pytest.mark.parametrize(
+    "question", ["can i delete notes later?", "can I edit it afterwards?", "how do I remove a note"]
+)
+async def test_a_question_about_deleting_notes_says_plainly_what_it_cannot_then_asks_again(question: str) -> None:
+    asked = "Save this note to your trip notebook: 'pharmacy closes at 7'?"
+    assert await talk(["note: pharmacy closes at 7", question, "yes"]) == [
+        asked,
+        f"I can only save notes here: I cannot delete or change them, nor tell you whether you can later. {asked}",
+        "Done: Saved to the trip notebook: pharmacy closes at 7",
+    ]

@@ -161,11 +161,10 @@ async def test_the_planner_asks_again_for_an_answer_that_is_not_an_option() -> N
         ran = await runtime.send(task, line, thread_id=thread)
         thread = ran.thread_id
         said.append(ran.output if ran.status == "completed" else ran.interrupts[0].prompt)
-    again = "Please answer museums or beaches: which do you prefer in Berlin?"
     assert said == [
         "Do you prefer museums or beaches in Berlin?",
-        again,
-        again,
+        "Please answer museums or beaches: which do you prefer in Berlin?",
+        "I cannot answer that while planning your day: museums or beaches in Berlin?",  # a question: said so
         "Your day in Berlin: a walk through the old town in the morning, lunch by the river, the afternoon at the "
         "beaches. I have no weather data for Berlin; I know Lisbon, Paris, Oslo and Tokyo.",
         f"Hello! I am a small desk of tasks. {tasks_demo.HELP}",

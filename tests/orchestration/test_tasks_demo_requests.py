@@ -87,8 +87,90 @@ async def test_two_requests_in_one_message_are_each_answered(asked: str, answer:
     ],
 )
 async def test_a_calculation_and_a_plan_in_one_message_are_both_done(asked: str, done: str) -> None:
-    assert await talk([asked, "museums"], "tasks-demo") == [PLAN_OSLO, done]
+    assert await talk([asked, "museums"], "tasks-demo") == [f"6 × 7 = 42. {PLAN_OSLO}", done]
 
 
 async def test_words_after_a_plan_stay_with_it() -> None:
     assert await talk(["plan a day in oslo and we love museums"], "tasks-demo") == [DAY_OSLO]
+
+
+@pytest.mark.parametrize(
+    ("asked", "city"),
+    [
+        ("can you sort out a day of sightseeing in oslo", "Oslo"),
+        ("organise a day out in lisbon", "Lisbon"),
+        ("what should we do for a day in paris?", "Paris"),
+        ("could you put together an itinerary for tokyo", "Tokyo"),
+        ("help me spend a whole day in oslo", "Oslo"),
+        ("we want a fun day exploring lisbon", "Lisbon"),
+        ("what can we see in tokyo tomorrow?", "Tokyo"),
+        ("can you organize a nice day for us in tokyo?", "Tokyo"),
+        ("we have a free day in lisbon, any ideas?", "Lisbon"),
+    ],
+)
+async def test_a_day_plan_asked_in_other_words_is_planned(asked: str, city: str) -> None:
+    assert await talk([asked], "tasks-demo") == [f"Do you prefer museums or beaches in {city}?"]
+
+
+@pytest.mark.parametrize(
+    "asked",
+    ["is it a nice day in oslo?", "what day of the week is it in tokyo", "the day after i land in oslo, 5 times 5"],
+)
+async def test_a_day_named_without_asking_for_a_plan_is_no_plan(asked: str) -> None:
+    said = await talk([asked], "tasks-demo")
+    assert said[0] is not None and "museums or beaches" not in said[0]
+
+
+@pytest.mark.parametrize(
+    ("then", "answer"),
+    [
+        ("now subtract 17", "81 - 17 = 64."),
+        ("now add 5", "81 + 5 = 86."),
+        ("then divide by 3", "81 ÷ 3 = 27."),
+        ("ok now multiply by 2", "81 × 2 = 162."),
+        ("take away 1", "81 - 1 = 80."),
+        ("deduct 11 please", "81 - 11 = 70."),
+    ],
+)
+async def test_a_verb_and_one_number_continue_the_last_result(then: str, answer: str) -> None:
+    assert await talk(["9 times 9", then], "tasks-demo") == ["9 × 9 = 81.", answer]
+
+
+async def test_a_verb_and_one_number_with_no_result_before_asks_for_both_numbers() -> None:
+    said = await talk(["subtract 17"], "tasks-demo")
+    assert said == ["subtract 17: of what? Give me both numbers, for example 'What is 50 minus 30?'."]
+
+
+@pytest.mark.parametrize("left", ["you pick", "you decide", "whatever you think", "up to you", "dunno, surprise me"])
+async def test_a_choice_left_to_the_planner_is_said_to_be_the_person_s(left: str) -> None:
+    assert await talk(["plan a day in lisbon for us", left, "beaches"], "tasks-demo") == [
+        "Do you prefer museums or beaches in Lisbon?",
+        "That choice is yours: museums or beaches in Lisbon?",
+        "Your day in Lisbon: a walk through the old town in the morning, lunch by the river, the afternoon at the "
+        "beaches. Today in Lisbon: 24 °C, sunny.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["are the beaches nice in oslo?", "which one is less crowded?", "are museums open on mondays?", "which is better"],
+)
+async def test_a_question_about_the_options_is_said_to_be_beyond_the_planner(question: str) -> None:
+    assert await talk(["plan a day in oslo", question], "tasks-demo") == [
+        PLAN_OSLO,
+        "I cannot tell you more than that: museums or beaches in Oslo?",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("asked", "first"),
+    [
+        ("what's 6 times 7, and also plan a day in oslo", "6 × 7 = 42."),
+        ("plan a day in oslo and what's 6 times 7", "6 × 7 = 42."),
+        ("what is 12 plus 30 and organise a day out in oslo", "12 + 30 = 42."),
+        ("sort out a day in oslo, and also 100 divided by 4", "100 ÷ 4 = 25."),
+        ("60 minus 18, then plan a day in oslo", "60 - 18 = 42."),
+    ],
+)
+async def test_a_calculation_asked_with_a_plan_is_said_with_the_plan_s_question(asked: str, first: str) -> None:
+    assert (await talk([asked], "tasks-demo"))[0] == f"{first} {PLAN_OSLO}"
