@@ -67,13 +67,14 @@ from podium.human import (
     clauses,
     declines,
     emergency,
+    is_question,
+    leaves_choice,
     negated,
     pleasantry,
     requests_in,
     says_goodbye,
     straight,
 )
-from podium.orchestration.master.routing.rules import is_question, leaves_choice
 from podium.orchestration.tasks import ResponderAgent, Task, with_guidance
 from podium.testing import FunctionModel, RecordingModel, tool_call
 

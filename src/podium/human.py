@@ -25,7 +25,10 @@ __all__ = [
     "declines",
     "elided",
     "emergency",
+    "is_question",
     "joined_codes",
+    "leaves",
+    "leaves_choice",
     "negated",
     "ordinal",
     "pleasantry",
@@ -250,6 +253,33 @@ def leaves(text: str) -> bool:
     """True when ``text`` takes leave (:func:`says_goodbye`) and says nothing else to stop or drop: "see you later"
     and "thanks, bye" leave a waiting question for later; "cancel that, bye" drops it."""
     return says_goodbye(text) and not cancels(_GOODBYE.sub(" ", straight(text)))
+
+
+_QUESTION_START = re.compile(
+    r"^\s*(?:what|what's|whats|when|where|why|how|who|which|whose|is|are|do|does|did|can|could|will|would|should|"
+    r"shall|may|am|have|has)\b",
+    re.IGNORECASE,
+)
+
+
+def is_question(text: str) -> bool:
+    """True when ``text`` is put as a question (a question mark, or a question word or auxiliary verb first)."""
+    return "?" in text or _QUESTION_START.match(straight(text)) is not None
+
+
+_LEAVES_CHOICE = re.compile(
+    r"\b(?:whatever(?:\s+you\s+(?:think|like|want|prefer))?|(?:you|u)\s+(?:choose|decide|pick|tell\s+me)|"
+    r"up\s+to\s+(?:you|u)|your\s+call|(?:it\s+)?(?:doesn'?t|does\s+not|don'?t)\s+matter|"
+    r"(?:i\s+)?(?:don'?t|do\s+not)\s+(?:mind|care)|(?:either|any)\s+(?:one|is\s+fine|will\s+do)|surprise\s+me|"
+    r"the\s+usual|(?:you\s+know|whichever(?:\s+is)?)\s+best|no\s+preference|dealer'?s\s+choice)\b",
+    re.IGNORECASE,
+)
+
+
+def leaves_choice(text: str) -> bool:
+    """True when a short answer to a choice leaves it to the assistant ("whatever you think", "you decide", "the
+    usual", "doesn't matter", "either one")."""
+    return len(text.split()) <= 10 and _LEAVES_CHOICE.search(straight(text)) is not None
 
 
 def straight(text: str) -> str:

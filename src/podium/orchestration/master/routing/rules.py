@@ -18,8 +18,10 @@ from podium.human import (
     clauses,
     corrected,
     emergency,
+    is_question,
     joined_codes,
     leaves,
+    leaves_choice,
     negated,
     ordinal,
     straight,
@@ -88,12 +90,6 @@ _REPEAT = re.compile(
     re.IGNORECASE,
 )
 
-_QUESTION_START = re.compile(
-    r"^\s*(?:what|what's|whats|when|where|why|how|who|which|whose|is|are|do|does|did|can|could|will|would|should|"
-    r"shall|may|am|have|has)\b",
-    re.IGNORECASE,
-)
-
 _THANKS_WORDS = "thanks thank thx ty cheers appreciate appreciated grateful"
 _BYE_WORDS = "bye goodbye cya ciao farewell"
 _GREET_WORDS = "hi hello hey hiya yo greetings morning afternoon evening howdy"
@@ -133,11 +129,6 @@ def cancels_everything(text: str) -> bool:
 def asks_to_repeat(text: str) -> bool:
     """True when a short message asks what the question was ("can you repeat that?", "what were you asking me?")."""
     return len(words(text)) <= 12 and _REPEAT.search(straight(text)) is not None
-
-
-def is_question(text: str) -> bool:
-    """True when ``text`` is put as a question (a question mark, or a question word or auxiliary verb first)."""
-    return "?" in text or _QUESTION_START.match(straight(text)) is not None
 
 
 def small_talk(text: str) -> str | None:
@@ -188,21 +179,6 @@ def follows_up(text: str) -> bool:
         return False
     rest = found.group("rest")
     return rest is None or (0 < len(words(rest)) <= 4 and _ASKS_ANEW.match(rest) is None)
-
-
-_LEAVES_CHOICE = re.compile(
-    r"\b(?:whatever(?:\s+you\s+(?:think|like|want|prefer))?|(?:you|u)\s+(?:choose|decide|pick|tell\s+me)|"
-    r"up\s+to\s+(?:you|u)|your\s+call|(?:it\s+)?(?:doesn'?t|does\s+not|don'?t)\s+matter|"
-    r"(?:i\s+)?(?:don'?t|do\s+not)\s+(?:mind|care)|(?:either|any)\s+(?:one|is\s+fine|will\s+do)|surprise\s+me|"
-    r"the\s+usual|(?:you\s+know|whichever(?:\s+is)?)\s+best|no\s+preference|dealer'?s\s+choice)\b",
-    re.IGNORECASE,
-)
-
-
-def leaves_choice(text: str) -> bool:
-    """True when a short answer to a choice leaves it to the assistant ("whatever you think", "you decide", "the
-    usual", "doesn't matter", "either one")."""
-    return len(words(text)) <= 10 and _LEAVES_CHOICE.search(straight(text)) is not None
 
 
 def returns_to_a_task(text: str) -> bool:
