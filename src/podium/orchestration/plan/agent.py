@@ -33,7 +33,7 @@ from podium.human import EMERGENCY_REPLY, emergency
 from podium.messages import AIMessage, HumanMessage
 from podium.orchestration.plan.catalogue import Catalogue, words
 from podium.orchestration.plan.caution import concern, refusal
-from podium.orchestration.plan.offline import facts, people
+from podium.orchestration.plan.facts import facts, people
 from podium.orchestration.plan.outcome import CANNOT_DO, cannot_do_step, not_done
 from podium.orchestration.plan.planner import DoneStep, Planner, PlanRequest
 from podium.orchestration.plan.reading import (

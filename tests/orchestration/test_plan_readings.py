@@ -1,0 +1,119 @@
+"""The plan service reads what people name in their own words: a person ruled out by a correction, a time that is
+no headcount, a task said with another form of a tool's verb, typos, follow-ups for another person, parts of a
+task no agent can do, and small talk."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from examples.plan_service import app, catalogue
+from podium import Runtime
+from podium.orchestration.plan import OfflineAgentModel, OfflinePlanner, SessionRecord, facts
+from podium.orchestration.plan.planner import PlanRequest
+from podium.settings import Settings
+
+_PLANNER = OfflinePlanner(catalogue(OfflineAgentModel()))
+
+
+def _offline() -> Any:
+    return app.build(app.model(Settings.load(env={})))
+
+
+def _steps(task: str, *clarifications: str) -> list[tuple[str | None, str]]:
+    draft = _PLANNER.draft(PlanRequest(task=task, clarifications=list(clarifications)))
+    return [(step.tool, step.action) for step in draft.steps]
+
+
+async def _record(runtime: Runtime, thread: str) -> SessionRecord:
+    return SessionRecord.from_events(thread, await runtime.store.read_events(thread))
+
+
+@pytest.mark.parametrize(
+    "correction",
+    [
+        "sorry, it's for Mia Chen not Mia Wong",
+        "Mia Chen, not Mia Wong",
+        "for Mia Chen instead of Mia Wong",
+        "oops, Mia Chen rather than Mia Wong",
+        "it isn't for Mia Wong, it's for Mia Chen",
+        "not Mia Wong but Mia Chen",
+    ],
+)
+async def test_a_correction_that_rules_a_person_out_plans_for_the_one_named_only(correction: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "order a laptop for Mia Wong")
+    again = await runtime.resume(plans, first.thread_id, correction)
+    assert "Step 1 of 1" in again.interrupts[0].prompt and "for Mia Chen" in again.interrupts[0].prompt, (
+        again.interrupts[0].prompt
+    )
+    done = await runtime.resume(plans, first.thread_id, "approve all")
+    assert done.output.startswith("Plan completed: 1 of 1 steps done")
+    record = await _record(runtime, first.thread_id)
+    ran = [s.action for p in record.plans for s in p.steps if s.status == "completed"]
+    assert len(ran) == 1 and "Mia Chen" in ran[0] and "Mia Wong" not in ran[0]
+
+
+def test_a_person_ruled_out_keeps_the_others_named_before() -> None:
+    steps = _steps("order a laptop for Mia Wong and Ben Hart", "Mia Chen, not Mia Wong")
+    assert [action.rpartition(" for ")[2] for _, action in steps] == ["Mia Chen.", "Ben Hart."]
+    assert _steps("order a laptop for Mia Chen, not Mia Wong") == [
+        ("order_laptop", "Order a laptop for an employee or new starter for Mia Chen.")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("said", "found"),
+    [
+        ("sorry, it's for Mia Chen not Mia Wong", {"name": "Mia Chen"}),
+        ("not Mia Wong but Mia Chen", {"name": "Mia Chen"}),
+        ("he starts tuesday, not monday", {"date": "tuesday"}),
+        ("on friday at 10", {"date": "on friday at 10"}),
+        ("at 3pm next monday", {"date": "next monday at 3pm"}),
+    ],
+)
+def test_facts_leave_out_what_is_ruled_out_and_keep_the_time_with_the_date(said: str, found: dict[str, str]) -> None:
+    assert facts(said) == found
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "book a meeting room for the sales team on friday at 10",
+        "book a meeting room for the sales team on friday at 10am",
+        "book a meeting room on monday at 9:30 for the design team",
+        "book a meeting room at 2 pm next tuesday for marketing",
+        "order catering for the board meeting on the 12th at 12",
+    ],
+)
+def test_a_time_is_never_a_headcount_the_people_are_asked(task: str) -> None:
+    draft = _PLANNER.draft(PlanRequest(task=task))
+    assert not draft.steps and "how many people" in (draft.human_clarification_request or ""), draft
+
+
+@pytest.mark.parametrize(
+    ("task", "people"),
+    [
+        ("book a meeting room for 8 people on friday at 10", "8"),
+        ("book a meeting room for a team of 6 on monday at 9:30", "6"),
+        ("book a meeting room for 12 on friday", "12"),
+        ("book a meeting room for 4 attendees tomorrow at 3pm", "4"),
+    ],
+)
+def test_a_headcount_is_taken_from_words_that_say_people(task: str, people: str) -> None:
+    [(tool, action)] = _steps(task)
+    assert tool == "book_meeting_room" and action.endswith(f"people: {people}."), action
+
+
+async def test_a_time_and_a_headcount_reach_the_tool() -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "book a meeting room for the sales team on friday at 10")
+    assert "how many people" in first.interrupts[0].prompt
+    step = await runtime.resume(plans, first.thread_id, "8 people")
+    assert "Book a meeting room on friday at 10, people: 8" in step.interrupts[0].prompt, step.interrupts[0].prompt
+    done = await runtime.resume(plans, first.thread_id, "approve")
+    assert done.output.startswith("Plan completed")
+    record = await _record(runtime, first.thread_id)
+    [reply] = [s.agent_reply for p in record.plans for s in p.steps if s.agent_reply]
+    assert "date=on friday at 10" in (reply or "") and "people=8" in (reply or ""), reply
