@@ -117,3 +117,73 @@ async def test_a_time_and_a_headcount_reach_the_tool() -> None:
     record = await _record(runtime, first.thread_id)
     [reply] = [s.agent_reply for p in record.plans for s in p.steps if s.agent_reply]
     assert "date=on friday at 10" in (reply or "") and "people=8" in (reply or ""), reply
+
+
+_ONBOARDING = [
+    "create_employee_record",
+    "set_up_payroll",
+    "enroll_in_benefits",
+    "schedule_orientation",
+    "set_up_email_account",
+    "set_up_laptop",
+]
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "please get Sam Ortiz onboarded, starts next thursday",
+        "we have a new hire, Sam Ortiz, starting next thursday, please get her onboarded",
+        "can you get Sam Ortiz onboarded by next thursday",
+        "Sam Ortiz needs to be onboarded next thursday",
+        "have Sam Ortiz onboarded for next thursday please",
+    ],
+)
+def test_a_task_said_with_another_form_of_its_verb_plans_what_the_plain_one_does(task: str) -> None:
+    plain = _steps("onboard Sam Ortiz, starting next thursday")
+    assert [tool for tool, _ in plain] == _ONBOARDING
+    assert _steps(task) == plain
+
+
+@pytest.mark.parametrize(
+    ("task", "plain"),
+    [
+        (
+            "get a performance review scheduled for Ben Hart next tuesday",
+            "schedule a performance review for Ben Hart next tuesday",
+        ),
+        ("have the meeting room booked for 8 people on friday", "book the meeting room for 8 people on friday"),
+        ("can you have Ana Cruz set up with a laptop", "set up a laptop for Ana Cruz"),
+        ("Ana Cruz's password needs resetting", "reset the password of Ana Cruz"),
+        ("the contract should be reviewed before friday", "review the contract before friday"),
+    ],
+)
+def test_inflected_and_passive_forms_of_a_tool_s_verb_read_as_the_verb(task: str, plain: str) -> None:
+    assert [tool for tool, _ in _steps(task)] == [tool for tool, _ in _steps(plain)] != []
+
+
+@pytest.mark.parametrize(
+    ("task", "plain"),
+    [
+        ("ordr a new moniter for Ada Kerr", "order a monitor for Ada Kerr"),
+        ("order a moniter for Ada Kerr", "order a monitor for Ada Kerr"),
+        ("onbaord Ivy Chen next monady", "onboard Ivy Chen next monday"),
+        ("Onbaord Ivy Chen tomorow", "onboard Ivy Chen tomorrow"),
+        ("order a keybord and a headsett for Ana Cruz", "order a keyboard and a headset for Ana Cruz"),
+        (
+            "shedule a performance review for Ben Hart on wendesday",
+            "schedule a performance review for Ben Hart on wednesday",
+        ),
+        ("reset the pasword of Ana Cruz", "reset the password of Ana Cruz"),
+    ],
+)
+def test_typos_in_the_words_the_planner_matches_are_mended(task: str, plain: str) -> None:
+    assert _steps(task) == _steps(plain) != []
+
+
+def test_names_and_words_made_from_a_known_one_are_not_mended() -> None:
+    from podium.orchestration.plan.mending import Mending
+
+    mending = Mending(catalogue(OfflineAgentModel()))
+    assert mending.mend("order a phone charger for Laura Smith") == "order a phone charger for Laura Smith"
+    assert mending.mend("Mia Chen rather than Mia Wong") == "Mia Chen rather than Mia Wong"

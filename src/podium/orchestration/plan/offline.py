@@ -39,6 +39,7 @@ from podium.models.base import Model, ModelRequest, ModelResponse
 from podium.orchestration.plan.catalogue import CatalogueTool, words
 from podium.orchestration.plan.caution import destructive_verbs
 from podium.orchestration.plan.facts import MONTHS, WEEKDAYS, facts, people, ruled_out
+from podium.orchestration.plan.mending import Mending
 from podium.orchestration.plan.outcome import CANNOT_DO
 from podium.orchestration.plan.planner import Planner, PlanRequest
 from podium.orchestration.plan.reading import corrects
@@ -233,6 +234,7 @@ class OfflinePlanner(Planner):
                 acts.setdefault(shape.verb, set()).update(shape.objects)
         self._acts_on = {verb: frozenset(found) for verb, found in acts.items()}
         self._objects = frozenset(w for found in acts.values() for w in found)
+        self._mending = Mending(catalogue)
 
     def _contrast(self, asked: str, other: str) -> bool:
         """Whether two verbs name different things done to the same kind of thing: some tool does ``asked`` and
@@ -252,7 +254,7 @@ class OfflinePlanner(Planner):
             )
         done = {d.tool for d in request.done if d.tool}
         done |= {m.group(1) for d in request.done if (m := _TOOL_MARK.search(d.action))}
-        parts = [request.task, *request.clarifications]
+        parts = [self._mending.mend(part) for part in [request.task, *request.clarifications]]  # typos, "get X done"
         detail: dict[str, str] = {}
         named: list[str] = []
         for part in parts:  # a clarification's person or date replaces the task's
@@ -278,10 +280,10 @@ class OfflinePlanner(Planner):
             return PlanDraft(initial_goal=request.task, steps=[], summary=summary, human_clarification_request=question)
         chosen, closest = found
         goal = request.task
-        if chosen and request.clarifications and not self._plans(request.task, done):
+        if chosen and request.clarifications and not self._plans(parts[0], done):
             # the task said again in other words, as the question asked: the latest answer that is a task itself
-            told = [c for c in request.clarifications if self._plans(c, done)]
-            goal = (told or request.clarifications)[-1]
+            told = [at for at, said in enumerate(parts[1:]) if self._plans(said, done)]
+            goal = request.clarifications[told[-1] if told else -1]
         unable = self._unable(request, chosen) or (None if chosen or not closest else self._nothing(request, closest))
         if unable is not None:
             return PlanDraft(
@@ -488,7 +490,8 @@ _LISTED = re.compile(r"\b(?:a|an)\s+(\w+(?:\s*,\s*\w+)*\s*,?\s+(?:and|or)\s+\w+)
 def _narrowed(text: str, asked: frozenset[str]) -> str:
     """``text`` with the things it lists cut to those ``asked`` names ("Order a headset" for "a keyboard, mouse
     and headset" when only a headset is asked for); as it was when the task names none or all of them."""
-    listed = _LISTED.search(text)
+    after = _PREPOSITION.search(text)  # what it acts on, not for whom ("for an employee or new starter")
+    listed = _LISTED.search(text, 0, after.start() if after else len(text))
     if listed is None or not asked:
         return text
     things = [t for t in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", listed.group(1)) if t]
