@@ -187,3 +187,49 @@ def test_names_and_words_made_from_a_known_one_are_not_mended() -> None:
     mending = Mending(catalogue(OfflineAgentModel()))
     assert mending.mend("order a phone charger for Laura Smith") == "order a phone charger for Laura Smith"
     assert mending.mend("Mia Chen rather than Mia Wong") == "Mia Chen rather than Mia Wong"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "same for Joe Park",
+        "do that for Joe Park",
+        "and one for Joe Park too",
+        "the same again for Joe Park please",
+        "what about Joe Park?",
+        "great, now the same for Joe Park",
+        "order the same for Joe Park",
+    ],
+)
+async def test_a_follow_up_naming_another_person_plans_the_last_task_for_them(said: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "order a headset for Lin Ma")
+    await runtime.resume(plans, first.thread_id, "approve")
+    again = await runtime.run(plans, said, thread_id=first.thread_id)
+    prompt = again.interrupts[0].prompt
+    assert "Step 1 of 1 (ProcurementAgent): Order a headset for an employee for Joe Park." in prompt, prompt
+
+
+async def test_a_follow_up_keeps_the_task_and_takes_a_new_date() -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "onboard Pia Lund next monday")
+    await runtime.resume(plans, first.thread_id, "approve all")
+    again = await runtime.run(plans, "and one for Joe Park too, next friday", thread_id=first.thread_id)
+    assert "Step 1 of 6 (HrAgent): Create the HR record of an employee for Joe Park, next friday." in (
+        again.interrupts[0].prompt
+    )
+    nothing = await Runtime().run(plans, "same for Joe Park")
+    assert nothing.output.startswith("Which task should I plan for Joe Park?")
+
+
+async def test_a_follow_up_for_another_person_at_a_step_is_planned_after_the_plan() -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "order a laptop for Lin Ma")
+    noted = await runtime.resume(plans, first.thread_id, "same for Joe Park")
+    assert noted.interrupts[0].prompt.startswith(
+        "Noted: I will plan 'order a laptop for Joe Park' when this plan ends."
+    )
+    after = await runtime.resume(plans, first.thread_id, "approve")
+    assert "Order a laptop for an employee or new starter for Joe Park" in after.interrupts[0].prompt
+    record = await _record(runtime, first.thread_id)
+    assert [s.action for s in record.plans[0].steps] == ["Order a laptop for an employee or new starter for Lin Ma."]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MONTHS", "WEEKDAYS", "facts", "people", "ruled_out"]
+__all__ = ["DATE", "MONTHS", "TIME", "WEEKDAYS", "facts", "people", "ruled_out"]
 
 _NAME = re.compile(r"\b([A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|[A-Z]\.))+)")
 _NOT_NAMES = frozenset({"Tech Support", "Human Resources"})
