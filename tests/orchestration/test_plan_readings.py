@@ -233,3 +233,32 @@ async def test_a_follow_up_for_another_person_at_a_step_is_planned_after_the_pla
     assert "Order a laptop for an employee or new starter for Joe Park" in after.interrupts[0].prompt
     record = await _record(runtime, first.thread_id)
     assert [s.action for s in record.plans[0].steps] == ["Order a laptop for an employee or new starter for Lin Ma."]
+
+
+@pytest.mark.parametrize(
+    ("said", "reply"),
+    [
+        ("cheers, that's everything", "You're welcome."),
+        ("thanks, all sorted", "You're welcome."),
+        ("ok that's all i needed, thanks", "You're welcome."),
+        ("morning! coffee kicked in yet?", "Hello!"),
+        ("morning! how's it going?", "Hello!"),
+        ("good evening", "Hello!"),
+        ("afternoon all, busy day?", "Hello!"),
+    ],
+)
+async def test_small_talk_in_other_words_is_never_planned(said: str, reply: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "order a keyboard for Ana Cruz")
+    await runtime.resume(plans, first.thread_id, "approve all")
+    after = await runtime.run(plans, said, thread_id=first.thread_id)
+    assert after.status == "completed" and after.output.startswith(reply), after.output
+    assert len((await _record(runtime, first.thread_id)).plans) == 1
+
+
+@pytest.mark.parametrize(
+    "task", ["morning, order a laptop for Ana Cruz", "evening! can you order a monitor for Ana Cruz?"]
+)
+async def test_a_task_after_a_greeting_is_still_planned(task: str) -> None:
+    result = await Runtime().run(_offline(), task)
+    assert result.interrupts and result.interrupts[0].data["kind"] == "approval"

@@ -22,16 +22,19 @@ def _said(text: str) -> str:
 
 
 _CHAT = re.compile(
-    r"\b(?:hi|hello|hey|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day|night)|"
+    r"\b(?:hi|hello|hey|hiya|howdy|yo|greetings|(?:good\s+)?(?:morning|afternoon|evening)|good\s+(?:day|night)|"
     r"how\s+(?:are|r)\s+(?:you|u|things)(?:\s+doing|\s+today)?|how's\s+it\s+going|how\s+is\s+it\s+going|"
     r"how\s+do\s+you\s+do|what's\s+up|whats\s+up|sup|nice\s+to\s+meet\s+you|"
     r"thanks|thank\s+you|thx|ty|cheers|much\s+appreciated|bye|goodbye|see\s+you|see\s+ya|"
     r"ok|okay|cool|nice|great|awesome|perfect|lovely|wow|lol|haha|hmm+|um+|ah|oh|there|so|much|very|all|"
     r"again|just|well|fine|alright|good|sounds|you|u|too|and|anyway|for|now|everyone|team|folks|friend|buddy|"
-    r"a\s+lot|lots|heaps|loads|today|guys|mate|(?:that's|that\s+is|thats)\s+(?:all|it|great|good|fine|perfect|"
-    r"cool|nice|awesome|lovely|helpful))\b(?!')"
+    r"a\s+lot|lots|heaps|loads|today|guys|mate|(?:that's|that\s+is|thats)\s+(?:all\s+i\s+need(?:ed)?|all|it|great|good|fine|perfect|"
+    r"cool|nice|awesome|lovely|helpful|everything)|i'm\s+(?:all\s+)?(?:done|good|set|sorted)|"
+    r"(?:all\s+)?sorted|(?:all\s+)?done|nothing\s+else|(?:that's|thats)\s+all\s+for\s+(?:now|today))\b(?!')"
 )
-_GREETING = re.compile(r"^(?:hi|hello|hey|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day))\b")
+_GREETING = re.compile(
+    r"^(?:hi|hello|hey|hiya|howdy|yo|greetings|(?:good\s+)?(?:morning|afternoon|evening)|good\s+day)\b"
+)
 _THANKS = re.compile(r"\b(?:thanks|thank\s+you|thx|ty|cheers|much\s+appreciated)\b")
 _BYE = re.compile(r"\b(?:bye|goodbye|see\s+you|see\s+ya|good\s+night)\b")
 
