@@ -262,3 +262,44 @@ async def test_small_talk_in_other_words_is_never_planned(said: str, reply: str)
 async def test_a_task_after_a_greeting_is_still_planned(task: str) -> None:
     result = await Runtime().run(_offline(), task)
     assert result.interrupts and result.interrupts[0].data["kind"] == "approval"
+
+
+@pytest.mark.parametrize(
+    ("task", "tools", "left_out"),
+    [
+        ("onboard Ivy Chen next monday, and order a parking pass for her too", _ONBOARDING, "order a parking pass"),
+        ("order a laptop and a phone charger for Ben Hart", ["order_laptop"], "a phone charger"),
+        ("order a monitor for Ben Hart and also water the office plants", ["order_monitor"], "water the office plants"),
+    ],
+)
+async def test_the_parts_of_a_task_an_agent_can_do_are_planned_and_the_rest_said(
+    task: str, tools: list[str], left_out: str
+) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, task)
+    prompt = first.interrupts[0].prompt
+    assert prompt.startswith("No agent can do '") and left_out in prompt.partition("\n")[0], prompt
+    assert "Step 1 of" in prompt
+    plan = (await _record(runtime, first.thread_id)).plans[-1]
+    assert [s.tool for s in plan.steps] == tools
+    assert all(person in s.action for s in plan.steps for person in ["Ivy Chen", "Ben Hart"] if person in task)
+
+
+@pytest.mark.parametrize(
+    "task", ["onboard Ada Lovelace and Bob Stone next monday", "order a laptop and a monitor for Ben Hart"]
+)
+def test_a_task_whose_every_part_fits_is_planned_whole(task: str) -> None:
+    draft = _PLANNER.draft(PlanRequest(task=task))
+    assert draft.steps and not draft.unplanned
+
+
+def test_what_was_not_planned_is_not_in_the_schema_a_model_is_shown() -> None:
+    from podium.orchestration.plan import PlanDraft
+
+    assert "unplanned" not in PlanDraft.model_json_schema()["properties"]
+
+
+def test_short_real_words_are_not_mended_into_the_catalogue_s() -> None:
+    from podium.orchestration.plan.mending import Mending
+
+    assert Mending(catalogue(OfflineAgentModel())).mend("water the plants later") == "water the plants later"

@@ -269,7 +269,8 @@ class PlanAndExecute(Agent):
     ) -> PlanWithSteps:
         """Plan one task and see it through: the planner's questions, then each step; the plan as it ended.
         ``lead`` goes before the first question asked (what ended before this task started)."""
-        plan = await self._plan(ctx, record, request, None)
+        notes: list[str] = []  # what the planner left out, said before the first step
+        plan = await self._plan(ctx, record, request, None, notes)
         while True:
             if plan.overall_status != PlanStatus.in_progress:  # failed, or refused
                 break
@@ -292,9 +293,10 @@ class PlanAndExecute(Agent):
                     request.confirmed = True
                 else:
                     request.clarifications.append(answer)
-                plan = await self._plan(ctx, record, request, plan)
+                plan = await self._plan(ctx, record, request, plan, notes)
                 continue
-            replanned = await self._run_steps(ctx, record, plan, request, later, lead)
+            replanned = await self._run_steps(ctx, record, plan, request, later, "".join(notes) + lead)
+            notes.clear()
             lead = ""
             if replanned is None:
                 break
@@ -323,8 +325,15 @@ class PlanAndExecute(Agent):
         return None
 
     async def _plan(
-        self, ctx: RunContext[Any], record: SessionRecord, request: PlanRequest, previous: PlanWithSteps | None
+        self,
+        ctx: RunContext[Any],
+        record: SessionRecord,
+        request: PlanRequest,
+        previous: PlanWithSteps | None,
+        notes: list[str] | None = None,
     ) -> PlanWithSteps:
+        """Plan version ``previous.version + 1`` (1 with none) and store it; ``notes`` gathers what to tell the
+        human about the parts of the task no agent can do."""
         version = previous.version + 1 if previous else 1
         planner_ctx = ctx.child(f"planner-v{version}", namespace=f"{ctx.namespace}/planner/{ctx.run_id}/{version}")
         failure = ""
@@ -369,6 +378,11 @@ class PlanAndExecute(Agent):
                     tool=s.tool,
                 )
                 for n, s in enumerate(draft.steps, 1)
+            ]
+        if notes is not None and draft is not None and draft.unplanned and plan.steps:
+            notes[:] = [
+                f"No agent can do {_quoted(draft.unplanned)}: none of their tools does that, so it is not in the "
+                "plan. The rest is planned.\n\n"
             ]
         if previous is not None and previous.overall_status == PlanStatus.in_progress:
             await record.set_plan(ctx, previous, PlanStatus.superseded, f"replaced by version {version}")

@@ -2,7 +2,8 @@
 
 People type "ordr a new moniter", "onbaord Ada next monady", "get Sam onboarded", "have the meeting scheduled":
 the planner matches words against its catalogue's tools, so each is put in the words the catalogue uses first. A
-word one typo from one of the catalogue's words (or a weekday or month name) becomes it (:class:`podium._spelling.
+word of six letters or more one typo from one of the catalogue's words (or a weekday or month name) becomes it
+(shorter ones have real words one typo away: "water" is not "cater") (:class:`podium._spelling.
 Spelling`); a form of a verb the catalogue has only in another form ("scheduled", "hired", "created") becomes the
 form it has; and "get X <done>" / "have X <done>" becomes "<do> X" ("get her onboarded" is "onboard her", "have
 Sam set up" is "set up Sam"). People's names are never mended.
@@ -56,7 +57,7 @@ class Mending:
             raw.update(re.findall(r"[a-z]+", said))
         raw.update(f"{_DAYS} {_COMMON}".replace("|", " ").split())
         stems = {s for w in raw for s in words(w)}
-        self._spelling = Spelling(raw | stems, alike=_stem_of, endings=False)
+        self._spelling = Spelling(raw | stems, shortest=6, alike=_stem_of, endings=False)
 
     def mend(self, text: str) -> str:
         """``text`` in the catalogue's words: typos mended, verbs in the form the catalogue has them, and "get X

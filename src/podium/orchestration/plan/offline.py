@@ -34,6 +34,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from podium.human import requests_in
 from podium.messages import AIMessage, HumanMessage, ToolCall, ToolMessage, Usage
 from podium.models.base import Model, ModelRequest, ModelResponse
 from podium.orchestration.plan.catalogue import CatalogueTool, words
@@ -255,9 +256,13 @@ class OfflinePlanner(Planner):
         done = {d.tool for d in request.done if d.tool}
         done |= {m.group(1) for d in request.done if (m := _TOOL_MARK.search(d.action))}
         parts = [self._mending.mend(part) for part in [request.task, *request.clarifications]]  # typos, "get X done"
+        whole = list(parts)  # who and when, as the whole task says them
+        unplanned = self._unplanned(parts[0], done)
+        if unplanned:  # "onboard Ivy Chen, and order a parking pass": the rest is planned, that part is said
+            parts[0] = ". ".join(p for p in requests_in(parts[0]) if p not in unplanned)
         detail: dict[str, str] = {}
         named: list[str] = []
-        for part in parts:  # a clarification's person or date replaces the task's
+        for part in whole:  # a clarification's person or date replaces the task's
             detail |= facts(part)
             named = _named_after(named, part)
         detail.pop("name", None)
@@ -313,7 +318,25 @@ class OfflinePlanner(Planner):
         agents = list(dict.fromkeys(step.agent for step in steps))
         count = f"{len(steps)} step" + ("s" if len(steps) > 1 else "")
         summary = f"{count} by {', '.join(agents)}."
-        return PlanDraft(initial_goal=goal, steps=steps, summary=summary)
+        if unplanned:
+            summary += f" Not planned, as no agent has a tool for it: {_and([repr(p) for p in unplanned])}."
+        return PlanDraft(initial_goal=goal, steps=steps, summary=summary, unplanned=unplanned)
+
+    def _unplanned(self, task: str, done: set[str]) -> list[str]:
+        """The requests of ``task`` no tool does, when it holds several and some other one fits a tool ("order a
+        laptop and a phone charger": the charger); none when every part, or none, fits. A part naming only people
+        or dates ("onboard Ada Lovelace and Bob Stone") goes with the others."""
+        pieces = requests_in(task)
+        if len(pieces) < 2:
+            return []
+        unable = []
+        for piece in pieces:
+            bare = piece
+            for value in [*facts(piece).values(), *people(piece)]:
+                bare = bare.replace(value, " ")
+            if self._query(_NEGATED.sub(" ", bare)) and not self._plans(piece, done):
+                unable.append(piece)
+        return unable if len(unable) < len(pieces) else []
 
     def _replaced(self, parts: list[str]) -> list[str]:
         """``parts`` (the task, then the clarifications) with the things a later correction replaces taken out:
