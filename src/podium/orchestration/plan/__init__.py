@@ -13,7 +13,8 @@ the human approves, rejects, edits or clarifies; approved steps run with their a
 from podium.orchestration.plan.agent import PlanAndExecute
 from podium.orchestration.plan.catalogue import Catalogue, CatalogueTool, Specialist, words
 from podium.orchestration.plan.caution import concern
-from podium.orchestration.plan.offline import OfflineAgentModel, OfflinePlanner, facts
+from podium.orchestration.plan.facts import facts
+from podium.orchestration.plan.offline import OfflineAgentModel, OfflinePlanner
 from podium.orchestration.plan.outcome import cannot_do_step
 from podium.orchestration.plan.planner import DoneStep, LLMPlanner, Planner, PlanRequest, check_draft
 from podium.orchestration.plan.record import (

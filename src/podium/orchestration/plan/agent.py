@@ -33,10 +33,11 @@ from podium.human import EMERGENCY_REPLY, emergency
 from podium.messages import AIMessage, HumanMessage
 from podium.orchestration.plan.catalogue import Catalogue, words
 from podium.orchestration.plan.caution import concern, refusal
-from podium.orchestration.plan.offline import facts, people
+from podium.orchestration.plan.facts import facts, people
 from podium.orchestration.plan.outcome import CANNOT_DO, cannot_do_step, not_done
 from podium.orchestration.plan.planner import DoneStep, Planner, PlanRequest
 from podium.orchestration.plan.reading import (
+    again_for,
     corrects,
     ends,
     is_question,
@@ -108,6 +109,27 @@ def _stops(answer: str) -> bool:
     return is_stop(answer) or ends(answer) or " ".join(_words(answer)) in ("no", "n", "nope", "no thanks")
 
 
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _for(task: str, who: list[str], date: str | None = None) -> str:
+    """``task`` for other people (and on another date, if given): the people it names are replaced by ``who``."""
+    named = people(task)
+    if named:
+        task = task.replace(named[0], _and(who))
+        for other in named[1:]:
+            task = re.sub(rf"(?:\s*,\s*|\s+and\s+)?{re.escape(other)}", "", task)
+    else:
+        task = f"{task.rstrip(' .!')} for {_and(who)}"
+    before = facts(task).get("date")
+    if date and before and date not in task:
+        task = task.replace(before, date)
+    elif date and date not in task:
+        task = f"{task.rstrip(' .!')} {date}"
+    return task.strip()
+
+
 def asks_help(text: str) -> bool:
     """The human asks what the service does ("help", "what can you do?", "cool. what do you do?") rather than
     giving a task."""
@@ -169,13 +191,9 @@ class PlanAndExecute(Agent):
         is, with the task to say again with their name (the task before it, for "the same")."""
         example = "order a monitor for Ada Lovelace"
         if re.search(r"\b(?:same|again|too|also|as\s+well|likewise)\b", text, re.IGNORECASE):
-            for message in reversed(await ctx.history()):
-                said = message.content if isinstance(message, HumanMessage) else ""
-                if said and not is_verdict(said) and self.not_a_task(said) is None and relation(said) is None:
-                    for person in people(said) or [""]:
-                        said = said.replace(person, "Ada Lovelace") if person else f"{said} for Ada Lovelace"
-                    example = said.strip()
-                    break
+            last = await self._last_task(ctx)
+            if last is not None:
+                example = _for(last, ["Ada Lovelace"])
         else:
             example = re.sub(re.escape(someone), "Ada Lovelace", text, flags=re.IGNORECASE).strip()
         whom = re.sub(r"^(?:my|our)\b", "your", someone)  # "my boss": who is your boss?
@@ -183,6 +201,17 @@ class PlanAndExecute(Agent):
             f"Who is {whom}? I plan for people by name, and {text.strip()!r} names nobody I can plan for. Say the "
             f"task again with their name (for example {example!r})."
         )
+
+    async def _last_task(self, ctx: RunContext[Any]) -> str | None:
+        """The task this conversation asked for last (a message that was no verdict, no small talk, no question and
+        no follow-up), or ``None``."""
+        for message in reversed(await ctx.history()):
+            said = message.content if isinstance(message, HumanMessage) else ""
+            if not said or is_verdict(said) or self.not_a_task(said) is not None or relation(said) is not None:
+                continue
+            if not again_for(said, people(said), self._verbs):
+                return said.strip()
+        return None
 
     def describe(self) -> str:
         """What the service does and how to answer it (the reply to "help" or "what can you do?")."""
@@ -212,11 +241,18 @@ class PlanAndExecute(Agent):
         reply = reply or self.not_a_task(input.content)  # help, stop, small talk, a question: nothing to plan
         if reply is None and (someone := relation(input.content)) and "name" not in facts(input.content):
             reply = await self._who(ctx, input.content, someone)  # "the same for his manager": whose name?
+        task, lead = input.content, ""
+        if reply is None and again_for(task, who := people(task), self._verbs):  # "same for Joe Park"
+            last = await self._last_task(ctx)
+            if last is None:
+                reply = f"Which task should I plan for {_and(who)}? Say it with what should be done and by when."
+            else:
+                task = _for(last, who, facts(input.content).get("date"))
+                lead = f"The same task for {_and(who)}: {task!r}.\n\n"
         if reply is not None:
             added.append(await ctx.add_message(AIMessage(content=reply, name=self.name)))
             return AgentResult(output=reply, messages=added, data={"plan_id": None, "status": "no_plan"})
         later: list[str] = []  # tasks the human added while a plan waited: planned, in order, after it ends
-        task, lead = input.content, ""
         while True:
             plan = await self._task(ctx, record, PlanRequest(task=task), later, lead)
             reply = self._closing(plan)
@@ -233,7 +269,8 @@ class PlanAndExecute(Agent):
     ) -> PlanWithSteps:
         """Plan one task and see it through: the planner's questions, then each step; the plan as it ended.
         ``lead`` goes before the first question asked (what ended before this task started)."""
-        plan = await self._plan(ctx, record, request, None)
+        notes: list[str] = []  # what the planner left out, said before the first step
+        plan = await self._plan(ctx, record, request, None, notes)
         while True:
             if plan.overall_status != PlanStatus.in_progress:  # failed, or refused
                 break
@@ -256,9 +293,10 @@ class PlanAndExecute(Agent):
                     request.confirmed = True
                 else:
                     request.clarifications.append(answer)
-                plan = await self._plan(ctx, record, request, plan)
+                plan = await self._plan(ctx, record, request, plan, notes)
                 continue
-            replanned = await self._run_steps(ctx, record, plan, request, later, lead)
+            replanned = await self._run_steps(ctx, record, plan, request, later, "".join(notes) + lead)
+            notes.clear()
             lead = ""
             if replanned is None:
                 break
@@ -287,8 +325,15 @@ class PlanAndExecute(Agent):
         return None
 
     async def _plan(
-        self, ctx: RunContext[Any], record: SessionRecord, request: PlanRequest, previous: PlanWithSteps | None
+        self,
+        ctx: RunContext[Any],
+        record: SessionRecord,
+        request: PlanRequest,
+        previous: PlanWithSteps | None,
+        notes: list[str] | None = None,
     ) -> PlanWithSteps:
+        """Plan version ``previous.version + 1`` (1 with none) and store it; ``notes`` gathers what to tell the
+        human about the parts of the task no agent can do."""
         version = previous.version + 1 if previous else 1
         planner_ctx = ctx.child(f"planner-v{version}", namespace=f"{ctx.namespace}/planner/{ctx.run_id}/{version}")
         failure = ""
@@ -333,6 +378,11 @@ class PlanAndExecute(Agent):
                     tool=s.tool,
                 )
                 for n, s in enumerate(draft.steps, 1)
+            ]
+        if notes is not None and draft is not None and draft.unplanned and plan.steps:
+            notes[:] = [
+                f"No agent can do {_quoted(draft.unplanned)}: none of their tools does that, so it is not in the "
+                "plan. The rest is planned.\n\n"
             ]
         if previous is not None and previous.overall_status == PlanStatus.in_progress:
             await record.set_plan(ctx, previous, PlanStatus.superseded, f"replaced by version {version}")
@@ -495,6 +545,9 @@ class PlanAndExecute(Agent):
             return None, f"{said} The plan waits for your verdict on this step (say 'stop' to end it)."
         if is_question(answer):
             return None, f"I cannot answer questions here, only take your verdict. {self._status(plan, step)}"
+        if again_for(answer, who := people(answer), self._verbs):  # "same for Joe Park": this task for them, after
+            later.append(_for(plan.initial_goal, who, facts(answer).get("date")))
+            return None, f"Noted: I will plan {later[-1]!r} when this plan ends."
         task = next_task(answer)
         if task is None and (corrects(answer) or {"name", "date"} & facts(answer).keys()):
             return Verdict(clarification=answer.strip(), read=True), ""

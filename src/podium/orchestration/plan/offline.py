@@ -34,10 +34,13 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from podium.human import requests_in
 from podium.messages import AIMessage, HumanMessage, ToolCall, ToolMessage, Usage
 from podium.models.base import Model, ModelRequest, ModelResponse
 from podium.orchestration.plan.catalogue import CatalogueTool, words
 from podium.orchestration.plan.caution import destructive_verbs
+from podium.orchestration.plan.facts import MONTHS, WEEKDAYS, facts, people, ruled_out
+from podium.orchestration.plan.mending import Mending
 from podium.orchestration.plan.outcome import CANNOT_DO
 from podium.orchestration.plan.planner import Planner, PlanRequest
 from podium.orchestration.plan.reading import corrects
@@ -50,26 +53,13 @@ if TYPE_CHECKING:
 
 __all__ = ["OfflineAgentModel", "OfflinePlanner", "facts"]
 
-_NAME = re.compile(r"\b([A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|[A-Z]\.))+)")
-_MONTHS = (
-    "january|february|march|april|may|june|july|august|september|october|november|december|"
-    "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
-)
-_DATE = re.compile(
-    r"\b(\d{4}-\d{2}-\d{2}|(?:next|this|coming)\s+(?:week|month|monday|tuesday|wednesday|thursday|friday)|"
-    rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:to\s+\d{{1,2}}(?:st|nd|rd|th)?\s+)?(?:of\s+)?(?:{_MONTHS})|"
-    rf"(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?)(?:\s+\d{{4}})?|"
-    r"tomorrow|today|(?:on\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-    rf"(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)(?!\s+(?:of\s+)?(?:{_MONTHS})\b))\b",
-    re.IGNORECASE,
-)
 # words that say for whom or when, not what: the people and dates are taken out as facts, and these are not matched
 # against the tools (a "last day" is not a "first-day" welcome email; "her name" is not a brand name)
 _WHO_WHEN = frozenset(
     words(
         "day days week weeks month months year years today tomorrow yesterday next last morning afternoon evening "
-        "monday tuesday wednesday thursday friday saturday sunday name named called actually instead but "
-        "he she him her his hers they their theirs whom whose own somebody " + _MONTHS.replace("|", " ")
+        "name named called actually instead but he she him her his hers they their theirs whom whose own somebody "
+        + f"{WEEKDAYS} {MONTHS}".replace("|", " ")
     )
 )
 # a negated clause ("do not order a laptop", "no monitor"), up to its punctuation or the next "and" / "but" / "then"
@@ -79,37 +69,7 @@ _NEGATED = re.compile(
 )
 _VERB_WEIGHT = 0.75
 """What a task's word counts for when it is only a tool's verb ("book" for ``book_meeting_room``)."""
-_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
-_NOT_NAMES = frozenset({"Tech Support", "Human Resources"})
 _TOOL_MARK = re.compile(r"\[([A-Za-z0-9_-]+)\]\s*$")
-
-
-def people(text: str) -> list[str]:
-    """The people ``text`` names (capitalised first and last names), in order, each once."""
-    found: list[str] = []
-    for match in _NAME.finditer(text):
-        name = match.group(1)
-        first = match.start() == 0 or text[: match.start()].rstrip().endswith((".", ":", "!", "?"))
-        if first and name.count(" ") >= 2:
-            name = name.partition(" ")[2]  # a sentence's first word is capitalised anyway ("Onboard Jessica Smith")
-        if " " in name and name not in _NOT_NAMES and name not in found:
-            found.append(name)
-    return found
-
-
-def facts(text: str) -> dict[str, str]:
-    """The person, date and number ``text`` names, if any (``name``, ``date``, ``number``); the first of each."""
-    found: dict[str, str] = {}
-    named = people(text)
-    if named:
-        found["name"] = named[0]
-    date = _DATE.search(text)
-    if date:
-        found["date"] = date.group(1)
-    number = _NUMBER.search(_DATE.sub(" ", text))
-    if number:
-        found["number"] = number.group(0)
-    return found
 
 
 def _verbs(entry: CatalogueTool) -> set[str]:
@@ -117,6 +77,19 @@ def _verbs(entry: CatalogueTool) -> set[str]:
     name = words(entry.tool.name)
     said = words(entry.tool.description)
     return set(name[:1] if len(name) > 1 else []) | set(said[:1] if len(said) > 1 else [])
+
+
+def _named_after(named: list[str], part: str) -> list[str]:
+    """The people a plan is for after ``part`` (the task, or a later correction): the people it names replace
+    those named before, and the ones it rules out are dropped ("for Mia Chen, not Mia Wong" puts Mia Chen where
+    Mia Wong was, and keeps anyone else named before)."""
+    out = ruled_out(part)
+    said = [p for p in people(part) if p not in out]
+    if not out or not any(p in out for p in named):
+        return said or [p for p in named if p not in out]
+    at = next(i for i, p in enumerate(named) if p in out)
+    kept = [p for p in named if p not in out and p not in said]
+    return kept[:at] + said + kept[at:]
 
 
 def _sentence(description: str) -> str:
@@ -262,6 +235,7 @@ class OfflinePlanner(Planner):
                 acts.setdefault(shape.verb, set()).update(shape.objects)
         self._acts_on = {verb: frozenset(found) for verb, found in acts.items()}
         self._objects = frozenset(w for found in acts.values() for w in found)
+        self._mending = Mending(catalogue)
 
     def _contrast(self, asked: str, other: str) -> bool:
         """Whether two verbs name different things done to the same kind of thing: some tool does ``asked`` and
@@ -281,12 +255,19 @@ class OfflinePlanner(Planner):
             )
         done = {d.tool for d in request.done if d.tool}
         done |= {m.group(1) for d in request.done if (m := _TOOL_MARK.search(d.action))}
-        parts = [request.task, *request.clarifications]
+        parts = [self._mending.mend(part) for part in [request.task, *request.clarifications]]  # typos, "get X done"
+        whole = list(parts)  # who and when, as the whole task says them
+        unplanned = self._unplanned(parts[0], done)
+        if unplanned:  # "onboard Ivy Chen, and order a parking pass": the rest is planned, that part is said
+            parts[0] = ". ".join(p for p in requests_in(parts[0]) if p not in unplanned)
         detail: dict[str, str] = {}
         named: list[str] = []
-        for part in parts:  # a clarification's person or date replaces the task's
+        for part in whole:  # a clarification's person or date replaces the task's
             detail |= facts(part)
-            named = people(part) or named
+            named = _named_after(named, part)
+        detail.pop("name", None)
+        if named:
+            detail["name"] = named[0]
         text = ". ".join(part.rstrip(". ") for part in self._replaced(parts))
         for part in parts:  # names and dates say for whom and when, not what
             for value in [*facts(part).values(), *people(part)]:
@@ -304,10 +285,10 @@ class OfflinePlanner(Planner):
             return PlanDraft(initial_goal=request.task, steps=[], summary=summary, human_clarification_request=question)
         chosen, closest = found
         goal = request.task
-        if chosen and request.clarifications and not self._plans(request.task, done):
+        if chosen and request.clarifications and not self._plans(parts[0], done):
             # the task said again in other words, as the question asked: the latest answer that is a task itself
-            told = [c for c in request.clarifications if self._plans(c, done)]
-            goal = (told or request.clarifications)[-1]
+            told = [at for at, said in enumerate(parts[1:]) if self._plans(said, done)]
+            goal = request.clarifications[told[-1] if told else -1]
         unable = self._unable(request, chosen) or (None if chosen or not closest else self._nothing(request, closest))
         if unable is not None:
             return PlanDraft(
@@ -337,7 +318,25 @@ class OfflinePlanner(Planner):
         agents = list(dict.fromkeys(step.agent for step in steps))
         count = f"{len(steps)} step" + ("s" if len(steps) > 1 else "")
         summary = f"{count} by {', '.join(agents)}."
-        return PlanDraft(initial_goal=goal, steps=steps, summary=summary)
+        if unplanned:
+            summary += f" Not planned, as no agent has a tool for it: {_and([repr(p) for p in unplanned])}."
+        return PlanDraft(initial_goal=goal, steps=steps, summary=summary, unplanned=unplanned)
+
+    def _unplanned(self, task: str, done: set[str]) -> list[str]:
+        """The requests of ``task`` no tool does, when it holds several and some other one fits a tool ("order a
+        laptop and a phone charger": the charger); none when every part, or none, fits. A part naming only people
+        or dates ("onboard Ada Lovelace and Bob Stone") goes with the others."""
+        pieces = requests_in(task)
+        if len(pieces) < 2:
+            return []
+        unable = []
+        for piece in pieces:
+            bare = piece
+            for value in [*facts(piece).values(), *people(piece)]:
+                bare = bare.replace(value, " ")
+            if self._query(_NEGATED.sub(" ", bare)) and not self._plans(piece, done):
+                unable.append(piece)
+        return unable if len(unable) < len(pieces) else []
 
     def _replaced(self, parts: list[str]) -> list[str]:
         """``parts`` (the task, then the clarifications) with the things a later correction replaces taken out:
@@ -397,6 +396,8 @@ class OfflinePlanner(Planner):
                     found.setdefault("who it is for", "for Ada Lovelace")
                 elif need == "date":  # one date answers them all ("start date", "date"): a step's text carries it
                     found.setdefault("the date", "next Monday")
+                elif need == "people":
+                    found.setdefault("how many people", "8 people")
                 else:
                     said = name.replace("_", " ")
                     found.setdefault(f"the {said}", f"{said}: 5")
@@ -495,12 +496,10 @@ class OfflinePlanner(Planner):
         if "date" in detail:
             extra.append(detail["date"])
         properties: dict[str, Any] = entry.tool.parameters.get("properties", {})
-        if "number" in detail:
-            extra += [
-                f"{name.replace('_', ' ')}: {detail['number']}"
-                for name in entry.tool.parameters.get("required", ())
-                if _needs(name, properties.get(name, {})) == "number"
-            ]
+        for name in entry.tool.parameters.get("required", ()):
+            need = _needs(name, properties.get(name, {}))
+            if need in ("number", "people") and need in detail:
+                extra.append(f"{name.replace('_', ' ')}: {detail[need]}")
         return f"{text} {', '.join(extra)}".strip() + "."
 
     async def plan(self, ctx: RunContext[Any], request: PlanRequest) -> tuple[PlanDraft, int]:
@@ -514,7 +513,8 @@ _LISTED = re.compile(r"\b(?:a|an)\s+(\w+(?:\s*,\s*\w+)*\s*,?\s+(?:and|or)\s+\w+)
 def _narrowed(text: str, asked: frozenset[str]) -> str:
     """``text`` with the things it lists cut to those ``asked`` names ("Order a headset" for "a keyboard, mouse
     and headset" when only a headset is asked for); as it was when the task names none or all of them."""
-    listed = _LISTED.search(text)
+    after = _PREPOSITION.search(text)  # what it acts on, not for whom ("for an employee or new starter")
+    listed = _LISTED.search(text, 0, after.start() if after else len(text))
     if listed is None or not asked:
         return text
     things = [t for t in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", listed.group(1)) if t]
@@ -525,6 +525,8 @@ def _narrowed(text: str, asked: frozenset[str]) -> str:
     return f"{text[: listed.start()]}{article} {_and(wanted)}{text[listed.end() :]}"
 
 
+_HEADCOUNTS = frozenset({"people", "attendees", "guests", "participants", "headcount", "persons"})
+"""Number arguments that count people: filled only from words that say people ("8 people"), never from a time."""
 _PEOPLE = frozenset({"person", "traveller", "traveler", "recipient", "assignee", "candidate", "employee", "user"})
 
 
@@ -533,12 +535,13 @@ class _Missing(Exception):
 
 
 def _needs(name: str, schema: dict[str, Any]) -> str | None:
-    """Which fact an argument needs from the text (``name``: a person, ``date``, ``number``), or ``None``."""
+    """Which fact an argument needs from the text (``name``: a person, ``date``, ``people``: a number of people,
+    ``number``), or ``None``."""
     kind = schema.get("type")
     if "enum" in schema or kind in ("boolean", "array", "object"):
         return None
     if kind in ("integer", "number"):
-        return "number"
+        return "people" if name in _HEADCOUNTS else "number"  # a number of people is said as one, not a time
     if "name" in name or name in _PEOPLE:
         return None if name in ("name", "product_name", "brand_name") else "name"  # a thing's name, not a person's
     if "date" in name or name.endswith(("_on", "_day")) or name in ("when", "deadline", "day"):
@@ -568,8 +571,8 @@ def _value(name: str, schema: dict[str, Any], text: str, detail: dict[str, str])
         return text
     if need not in detail:
         raise _Missing(name)
-    if need == "number":
-        return int(float(detail["number"])) if kind == "integer" else float(detail["number"])
+    if need in ("number", "people"):
+        return int(float(detail[need])) if kind == "integer" else float(detail[need])
     if "email" in name:
         return detail["name"].lower().replace(" ", ".") + "@example.com"
     return detail[need]

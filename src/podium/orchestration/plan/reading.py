@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 
 from podium.human import declines, straight
+from podium.orchestration.plan.facts import DATE, TIME
 
-__all__ = ["corrects", "ends", "is_question", "named", "next_task", "relation", "small_talk"]
+__all__ = ["again_for", "corrects", "ends", "is_question", "named", "next_task", "relation", "small_talk"]
 
 
 def _said(text: str) -> str:
@@ -21,16 +22,19 @@ def _said(text: str) -> str:
 
 
 _CHAT = re.compile(
-    r"\b(?:hi|hello|hey|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day|night)|"
+    r"\b(?:hi|hello|hey|hiya|howdy|yo|greetings|(?:good\s+)?(?:morning|afternoon|evening)|good\s+(?:day|night)|"
     r"how\s+(?:are|r)\s+(?:you|u|things)(?:\s+doing|\s+today)?|how's\s+it\s+going|how\s+is\s+it\s+going|"
     r"how\s+do\s+you\s+do|what's\s+up|whats\s+up|sup|nice\s+to\s+meet\s+you|"
     r"thanks|thank\s+you|thx|ty|cheers|much\s+appreciated|bye|goodbye|see\s+you|see\s+ya|"
     r"ok|okay|cool|nice|great|awesome|perfect|lovely|wow|lol|haha|hmm+|um+|ah|oh|there|so|much|very|all|"
     r"again|just|well|fine|alright|good|sounds|you|u|too|and|anyway|for|now|everyone|team|folks|friend|buddy|"
-    r"a\s+lot|lots|heaps|loads|today|guys|mate|(?:that's|that\s+is|thats)\s+(?:all|it|great|good|fine|perfect|"
-    r"cool|nice|awesome|lovely|helpful))\b(?!')"
+    r"a\s+lot|lots|heaps|loads|today|guys|mate|(?:that's|that\s+is|thats)\s+(?:all\s+i\s+need(?:ed)?|all|it|great|good|fine|perfect|"
+    r"cool|nice|awesome|lovely|helpful|everything)|i'm\s+(?:all\s+)?(?:done|good|set|sorted)|"
+    r"(?:all\s+)?sorted|(?:all\s+)?done|nothing\s+else|(?:that's|thats)\s+all\s+for\s+(?:now|today))\b(?!')"
 )
-_GREETING = re.compile(r"^(?:hi|hello|hey|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day))\b")
+_GREETING = re.compile(
+    r"^(?:hi|hello|hey|hiya|howdy|yo|greetings|(?:good\s+)?(?:morning|afternoon|evening)|good\s+day)\b"
+)
 _THANKS = re.compile(r"\b(?:thanks|thank\s+you|thx|ty|cheers|much\s+appreciated)\b")
 _BYE = re.compile(r"\b(?:bye|goodbye|see\s+you|see\s+ya|good\s+night)\b")
 
@@ -189,3 +193,31 @@ def relation(text: str) -> str | None:
     manager", "my new boss"), or ``None``: no name can be taken from it, so a plan for them needs one asked."""
     found = _RELATION.search(straight(text))
     return None if found is None else " ".join(found.group(0).split()).lower()
+
+
+_AGAIN = re.compile(
+    r"\b(?:same|again|too|also|as\s+well|likewise|ditto|another|one\s+more|repeat|(?:what|how)\s+about|"
+    r"do\s+(?:that|it|this)|one\s+for)\b"
+)
+_AGAIN_FILL = re.compile(
+    r"\b(?:same|again|too|also|as\s+well|likewise|ditto|another|one|more|repeat|what|how|about|and|do|did|the|that|"
+    r"this|it|for|please|pls|now|ok|okay|great|thanks|thank\s+you|then|thing|things|can|could|would|you|u|with|to|"
+    r"plus|so|yes|yeah|i|we|need|want|like|let's|lets|let|us|same|please|same\s+again|a|an|but|him|her|them|here|"
+    r"there|exactly|just|only|well|cool|perfect|nice)\b(?!')"
+)
+
+
+def again_for(text: str, people: list[str], verbs: frozenset[str] = frozenset()) -> bool:
+    """Whether ``text`` asks for the task before again for the ``people`` it names ("same for Joe Park", "do that
+    for Joe Park", "and one for Joe Park too", "what about Joe Park?"): besides them, it only says to do the same
+    (and may use one of ``verbs``, the catalogue's tool verbs: "order the same for Joe Park")."""
+    if not people:
+        return False
+    rest = TIME.sub(" ", DATE.sub(" ", straight(text)))  # "same for Joe Park, next friday": the date may change
+    for person in people:
+        rest = rest.replace(person, " ")
+    said = _said(rest)
+    if not _AGAIN.search(said):
+        return False
+    left = _AGAIN_FILL.sub(" ", said).split()
+    return all(word in verbs for word in left)

@@ -22,6 +22,7 @@ from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from podium.errors import PodiumError, UsageError
 
@@ -322,6 +323,9 @@ class PlanDraft(BaseModel):
     human_clarification_request: str | None = Field(
         None, description="A question for the human when information needed to plan is missing, else null."
     )
+    unplanned: SkipJsonSchema[list[str]] = Field(default_factory=list)
+    """Parts of the task no agent can do, left out of the steps (the offline planner's: said to the human before
+    the first step; never part of the schema a model is shown)."""
 
 
 class PlanningFailed(PodiumError):

@@ -13,6 +13,8 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 
+from podium._spelling import Spelling
+
 __all__ = ["STOPWORDS", "TfIdfIndex", "content_words", "features", "spoken", "stem", "words"]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -150,14 +152,14 @@ class TfIdfIndex:
         for number, unit in enumerate(self._units):
             for key, weight in unit:
                 self._postings.setdefault(key, []).append((number, weight))
-        self._spelling: _Spelling | None = None  # made when first needed
+        self._spelling: Spelling | None = None  # made when first needed
 
     def respelled(self, text: str) -> str:
         """``text`` with each word the documents lack, of five letters or more, replaced by the one word of theirs
         one typo away (a letter left out, added, changed, or two swapped: "decilne leter" is "decline letter");
         a word with no such neighbour, or with several, is left as typed."""
         if self._spelling is None:
-            self._spelling = _Spelling(w for text in self._texts for w in words(text))
+            self._spelling = Spelling((w for text in self._texts for w in words(text)), skip=STOPWORDS)
         return self._spelling.respell(text)
 
     @staticmethod
@@ -193,64 +195,3 @@ class TfIdfIndex:
             if (allowed is None or label in allowed) and score > best.get(label, 0.0):
                 best[label] = score
         return best
-
-
-_MIN_TYPO_LENGTH = 5
-"""Shorter words are not respelled: one typo away from a short word lies another word ("hope" and "home")."""
-_LONG_WORD = re.compile(rf"[A-Za-z]{{{_MIN_TYPO_LENGTH},}}")
-
-
-class _Spelling:
-    """A vocabulary, and each of its words' variants with one letter left out (to find words one typo away)."""
-
-    __slots__ = ("_deleted", "_known", "_seen")
-
-    def __init__(self, vocabulary: Iterable[str]) -> None:
-        self._known = frozenset(w for w in vocabulary if w.isalpha())
-        self._seen: dict[str, str] = {}
-        """Words looked up before, and what they became (people type the same words again)."""
-        self._deleted: dict[str, set[str]] = {}
-        for word in self._known:
-            if len(word) >= _MIN_TYPO_LENGTH - 1:
-                for variant in _deletions(word):
-                    self._deleted.setdefault(variant, set()).add(word)
-
-    def respell(self, text: str) -> str:
-        return _LONG_WORD.sub(self._looked_up, text)
-
-    def _looked_up(self, match: re.Match[str]) -> str:
-        typed = match.group(0)
-        found = self._seen.get(typed)
-        if found is None:
-            found = self._word(typed)
-            if len(self._seen) < 4096:
-                self._seen[typed] = found
-        return found
-
-    def _word(self, typed: str) -> str:
-        word = typed.lower()
-        if len(word) < _MIN_TYPO_LENGTH or word in self._known or word in STOPWORDS:
-            return typed
-        found = set(self._deleted.get(word, ()))  # a letter added
-        for variant in _deletions(word):
-            if variant in self._known:  # a letter left out... of the typed word
-                found.add(variant)
-            found |= {w for w in self._deleted.get(variant, ()) if _one_typo(word, w)}  # changed or swapped
-        return found.pop() if len(found) == 1 else typed
-
-
-def _deletions(word: str) -> set[str]:
-    return {word[:i] + word[i + 1 :] for i in range(len(word))}
-
-
-def _one_typo(typed: str, word: str) -> bool:
-    """Whether two words of one length differ by one changed letter or two neighbours swapped."""
-    if len(typed) != len(word):  # a letter added or left out (found by the deletions themselves)
-        return True
-    diff = [i for i, (a, b) in enumerate(zip(typed, word, strict=True)) if a != b]
-    if len(diff) == 1:
-        return True
-    if len(diff) != 2 or diff[1] != diff[0] + 1:
-        return False
-    first, second = diff
-    return typed[first] == word[second] and typed[second] == word[first]
