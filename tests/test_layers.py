@@ -16,7 +16,15 @@ import podium
 SOURCE = Path(podium.__file__).parent
 
 LAYERS: list[tuple[str, ...]] = [
-    ("podium.errors", "podium._codec", "podium._handoff", "podium.human", "podium.messages", "podium.events"),
+    (
+        "podium.errors",
+        "podium._codec",
+        "podium._handoff",
+        "podium._spelling",
+        "podium.human",
+        "podium.messages",
+        "podium.events",
+    ),
     ("podium.tools", "podium._tool_schema", "podium._tool_thread", "podium._eager"),
     ("podium.models",),
     ("podium.store",),
