@@ -28,9 +28,11 @@ QUICK_SYNC_WAIT = 0.002
 """How long (seconds), at most, the event loop's thread waits for a sync's answer when it has nothing else to do (no
 callback ready, no timer due sooner), unless syncs have lately taken longer than that."""
 
-SOON_DELAY = 0.001
+SOON_DELAY = 0.01
 """How long (seconds), at most, a sync nobody waits for (:meth:`Syncer.request`) waits for a caller who does, so that
-one sync serves both (a run's round stored before a model call that answers at once, then its tool round)."""
+one sync serves both (a run's rounds stored before model calls that answer at once, then its tool round or its end:
+a FAANG run with a quick model then syncs once, not twice). A waiting caller never waits for it: it starts the sync
+at once. What it delays is only the disk's copy of commits nobody waits for, which a crash would repeat anyway."""
 
 Waiter = Callable[[OSError | None], None]
 """Who waits for a sync: called with ``None`` once it is done, or with the error of a failed one."""
