@@ -361,6 +361,7 @@ def test_small_talk_and_questions_are_not_tasks_and_a_verdict_does_not_answer_th
         for said in ("good morning!", "what's the weather like in Oslo?", "thanks, that's all"):
             answered = client.post("/input_task", json={"description": said, "session_id": "s1"})
             assert answered.status_code == 422 and "is not a task" in answered.json()["detail"], said
+            assert "At each step answer" not in answered.json()["detail"]  # the page answers steps with buttons
         assert client.get("/plans").json() == []
         vague = client.post("/input_task", json={"description": "asap", "session_id": "s1"}).json()
         body = {"plan_id": vague["plan_id"], "session_id": "s1", "human_clarification": "approve all"}

@@ -178,7 +178,7 @@ async def input_task(body: InputTask, request: Request, principal: Run) -> dict[
             f"{body.description.strip()!r} is a verdict, not a task: send verdicts on a waiting plan to "
             "POST /human_feedback or /approve_step_or_steps, or describe a task to plan",
         )
-    answered = plans.not_a_task(body.description)  # "help", "stop", small talk, a question: never planned
+    answered = plans.not_a_task(body.description, typed_verdicts=False)  # small talk, a question: never planned
     if answered is not None:
         raise HTTPException(422, f"{body.description.strip()!r} is not a task: {answered}")
     session_id = body.session_id or uuid.uuid4().hex

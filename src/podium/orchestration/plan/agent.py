@@ -166,24 +166,25 @@ class PlanAndExecute(Agent):
             if isinstance(agent, ReactAgent) and CANNOT_DO not in agent.current_tools():
                 agent.toolsets.append(_Outcome())
 
-    def not_a_task(self, text: str) -> str | None:
+    def not_a_task(self, text: str, *, typed_verdicts: bool = True) -> str | None:
         """The answer to a message that is no task when no plan waits, or ``None`` for a task: "help", "stop" (or
         "ok stop here"), small talk ("hi there, how are you?", "thanks!") and, for a planner that cannot plan them
         (``Planner.plans_questions``), questions ("what's 2+2?") are answered, never planned. A bare verdict
-        ("approve all") is told apart by :func:`is_verdict` first."""
+        ("approve all") is told apart by :func:`is_verdict` first. ``typed_verdicts=False`` leaves out how to answer a
+        step in words (for the plan page, where steps are answered with buttons)."""
         if is_stop(text) or ends(text):
-            return f"Nothing is planned or running, so there is nothing to stop. {self.describe()}"
+            return f"Nothing is planned or running, so there is nothing to stop. {self.describe(typed_verdicts)}"
         if asks_help(text):
-            return self.describe()
+            return self.describe(typed_verdicts)
         kind = small_talk(text, self._verbs)
         if kind == "thanks":
-            return f"You're welcome. {self.describe()}"
+            return f"You're welcome. {self.describe(typed_verdicts)}"
         if kind == "goodbye":
             return "Goodbye. Come back when there is a task to plan."
         if kind is not None:
-            return f"Hello! {self.describe()}"
+            return f"Hello! {self.describe(typed_verdicts)}"
         if is_question(text) and not self.planner.plans_questions:
-            return f"{text.strip()!r} is a question, and I do not answer questions: {self.describe()}"
+            return f"{text.strip()!r} is a question, and I do not answer questions: {self.describe(typed_verdicts)}"
         return None
 
     async def _who(self, ctx: RunContext[Any], text: str, someone: str) -> str:
@@ -213,16 +214,22 @@ class PlanAndExecute(Agent):
                 return said.strip()
         return None
 
-    def describe(self) -> str:
-        """What the service does and how to answer it (the reply to "help" or "what can you do?")."""
+    def describe(self, typed_verdicts: bool = True) -> str:
+        """What the service does and how to answer it (the reply to "help" or "what can you do?"); without
+        ``typed_verdicts``, not how to answer a step in words (the plan page answers with buttons)."""
         fallback = self.catalogue.fallback
         roles = [s.description.partition(":")[0] for s in self.catalogue.specialists.values() if s.name != fallback]
         team = ", ".join(roles) or fallback
-        return (
+        said = (
             f"I plan tasks for a team of agents ({team}, and a general one for the rest) and ask you about each "
             "step before it runs. Type a task: what should be done, for whom and by when (for example 'Onboard Ada "
-            "Lovelace, who starts next week'). At each step answer approve (or yes, ok, sure), approve all, reject "
-            "(or no, skip), reject all, edit: <new action>, clarify: <information>, or stop to end the plan."
+            "Lovelace, who starts next week')."
+        )
+        if not typed_verdicts:
+            return said
+        return (
+            f"{said} At each step answer approve (or yes, ok, sure), approve all, reject (or no, skip), reject all, "
+            "edit: <new action>, clarify: <information>, or stop to end the plan."
         )
 
     async def invoke(self, ctx: RunContext[Any], input: HumanMessage) -> AgentResult:
