@@ -177,3 +177,17 @@ async def test_a_company_it_has_no_figures_for_is_said_so_wherever_it_is_named(a
 )
 async def test_words_before_a_comma_that_name_no_company_are_no_unknown_company(asked: str, answer: str) -> None:
     assert await talk([asked], "faang") == [answer]
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "how many more people work at amazon than at google",
+        "how many more employees does amazon have than the google",
+        "how many more work at amazon than in google?",
+    ],
+)
+async def test_a_preposition_after_than_names_no_company(asked: str) -> None:
+    assert await talk([asked], "faang") == [
+        "In 2024 Amazon has 1,369,731 more employees than Alphabet (1,551,000 against 181,269)."
+    ]

@@ -45,6 +45,9 @@ from podium.human import Caseless, declines, emergency, joined_codes, pleasantry
         "one side of my mum's face has dropped suddenly",
         "my grandad suddenly can't speak properly and his arm is weak",
         "I think she's showing signs of a stroke",
+        "my mum says her words are coming out jumbled and her smile is crooked",
+        "someone's face just went droopy and they can't talk",
+        "someone in the office just fainted and isn't waking up",
     ],
 )
 def test_emergencies_said_in_everyday_words_are_caught(text: str) -> None:
@@ -72,6 +75,8 @@ def test_emergencies_said_in_everyday_words_are_caught(text: str) -> None:
         "my arm went numb from sleeping on it",
         "her face dropped when she saw the bill",
         "I want to improve my swimming stroke",
+        "the smile on the logo looks crooked",
+        "my words are jumbled in this email, can you fix it",
     ],
 )
 def test_ordinary_requests_are_no_emergency(text: str) -> None:
