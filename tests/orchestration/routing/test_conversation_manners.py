@@ -360,3 +360,19 @@ def test_lowercase_initials_without_a_vowel_name_their_option_in_a_longer_reques
     assert fit_expectation(department, "book a gp appointment for next week please") == "General practice"
     it = Expectation(type="choice", options=["Information technology", "Human resources"])
     assert fit_expectation(it, "can you tell me what it is about today") is None  # "it" is a word, not initials
+
+
+@pytest.mark.parametrize(
+    ("text", "fit"),
+    [
+        ("hoem", "Home"),
+        ("motr", "Motor"),
+        ("mootor pls", "Motor"),
+        ("it was my car", "Motor"),
+        ("a vehicle", "Motor"),
+        ("I hope so", None),  # a word of its own, one letter from "home": no slip
+        ("come on", None),
+    ],
+)
+def test_a_slip_or_an_everyday_word_in_a_short_answer_names_its_option(text: str, fit: str | None) -> None:
+    assert fit_expectation(Expectation(type="choice", options=["Home", "Motor"]), text) == fit

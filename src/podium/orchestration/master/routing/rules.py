@@ -355,13 +355,38 @@ def _option(option: str) -> tuple[tuple[str, ...], str]:
     return tuple(_stems(option)), "".join(p[0] for p in parts) if len(parts) >= 2 else ""
 
 
+def _mended(options: tuple[str, ...], text: str) -> str:
+    """``text`` with each word of four letters or more that no option has, but that is an option's word with two
+    neighbouring letters swapped or one letter left out or doubled, made that word ("hoem" is home, "motr" motor).
+    A changed letter is no slip here: "hope" and "come" are words of their own, not "home"."""
+    known = {w for option in options for w in words(option) if len(w) >= 4}
+
+    def slip(typed: str, word: str) -> bool:
+        if len(typed) == len(word):  # two neighbours swapped
+            diff = [i for i, (a, b) in enumerate(zip(typed, word, strict=True)) if a != b]
+            return len(diff) == 2 and diff[1] == diff[0] + 1 and typed[diff[0]] == word[diff[1]]
+        short, long = sorted((typed, word), key=len)
+        return len(long) - len(short) == 1 and any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+    def mend(match: re.Match[str]) -> str:
+        typed = match.group(0).lower()
+        if typed in known or typed in STOPWORDS:
+            return match.group(0)
+        found = [w for w in known if slip(typed, w)]
+        return found[0] if len(found) == 1 else match.group(0)
+
+    return re.sub(r"[A-Za-z]{4,}", mend, text) if known else text
+
+
 _SAME_AS = {
-    **dict.fromkeys(("collect", "fetch"), "pickup"),
+    **dict.fromkeys(("collect", "fetch", "grab"), "pickup"),
+    **dict.fromkeys(("car", "vehicl", "auto", "van", "truck", "motorbik", "motorcycl"), "motor"),
     **dict.fromkeys(("deliv", "send", "post", "mail", "ship", "couri", "bring"), "delivery"),
     **dict.fromkeys(("hous", "flat", "apartment", "address", "place"), "hom"),
 }
 """Everyday words for what an option says, as stems: "collect it" is a pickup, "send it to my house" a home
-delivery (a rule-based reading has no synonyms of its own; these are the ones service choices meet most)."""
+delivery, "my car" motor (a rule-based reading has no synonyms of its own; these are the ones service choices meet
+most)."""
 
 _CAPITALS = re.compile(r"\b[A-Z]{2,}\b")
 """A word in capitals, as an abbreviation is typed ("GP")."""
@@ -374,6 +399,8 @@ def _choice(options: list[str], text: str) -> str | None:
     place = ordinal(stripped, len(options))
     if place is not None:
         return options[place]
+    if len(stripped.split()) <= 3:  # a short answer: a slip in an option's word is that word ("hoem", "motr")
+        text = _mended(tuple(options), text)
     said_words = words(text)
     abbreviated = [o for o in options if (initials := _option(o)[1]) and initials in said_words]
     # "GP" for "General practice": in a short answer, typed in capitals as an abbreviation is, or lowercase when
