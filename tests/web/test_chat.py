@@ -22,11 +22,11 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """SmartInvestigator, the trip helper and the echo app on one server (SQLite), for the whole module."""
+    """SmartInvestigator, the trip helper, faang and the echo app on one server (SQLite), for the whole module."""
     from podium.store.sqlite import SQLiteStore
 
     store = SQLiteStore(tmp_path_factory.mktemp("chat") / "chat.db")
-    with live_server({**example_apps("smart-investigator", "trip"), "echo": echo}, store) as base:
+    with live_server({**example_apps("smart-investigator", "trip", "faang"), "echo": echo}, store) as base:
         yield base
 
 
@@ -302,3 +302,16 @@ def test_a_task_app_streams_only_its_reply(page: Page, tmp_path: Path) -> None:
         expect(page.locator("#messages .msg.assistant").last).to_contain_text("12 × 7 = 84.")
         assert page.evaluate("window.__leaked") == []
         page.close()  # before the server stops: a page still connected would log a refused connection
+
+
+def test_a_worker_s_report_to_its_supervisor_is_shown_as_a_report_not_a_second_reply(page: Page, url: str) -> None:
+    from playwright.sync_api import expect
+
+    from examples.faang import QUESTION
+
+    page.goto(f"{url}/?app=faang")
+    say(page, QUESTION)
+    reports = page.locator("#messages .msg.report")
+    expect(reports.locator(".who")).to_have_text(["research_expert reported", "math_expert reported"])
+    replies = page.locator("#messages .msg.assistant:not(.report):not(.welcome):not(.only-calls) > .body")
+    expect(replies).to_have_text(["The combined headcount of the FAANG companies in 2024 is 1,977,586."])

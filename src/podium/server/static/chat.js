@@ -99,7 +99,15 @@ function toolResult(message) {
   result.replaceChildren(el("span", { class: "label" }, message.is_error ? "error: " : "result: "), asText(message.content));
 }
 
-function addMessage(message) {
+/** The agent whose answer `event` is, when it is a worker reporting to the agent above it, not a reply to the person
+ * (its name differs from the agent whose path it is under: the supervisor then answers the person itself). */
+function reporter(event) {
+  const message = event.message;
+  const top = event.path && event.path.length ? event.path[event.path.length - 1] : null;
+  return message.kind === "ai" && message.content && message.name && top && message.name !== top ? message.name : null;
+}
+
+function addMessage(message, reportedBy = null) {
   if (message.kind === "human") {
     view.stream = null;
     if (view.skipHuman !== null && message.content === view.skipHuman) {
@@ -115,7 +123,8 @@ function addMessage(message) {
       item.classList.remove("streaming");
       item.querySelector(".body").replaceChildren(markdown(message.content));
     } else if (message.content || message.tool_calls.length) {
-      item = assistantBubble(message.content, null);
+      item = assistantBubble(message.content, reportedBy ? `${reportedBy} reported` : null);
+      if (reportedBy) item.classList.add("report");
     }
     if (item && !message.content) item.classList.add("only-calls");
     for (const call of message.tool_calls || []) {
@@ -296,7 +305,7 @@ function apply(event) {
   switch (event.kind) {
     case "message":
       // hand-back bookkeeping (a worker's transfer back to its supervisor) is control flow, not conversation
-      if (event.namespace === "" && !event.message.metadata?.handoff_back) addMessage(event.message);
+      if (event.namespace === "" && !event.message.metadata?.handoff_back) addMessage(event.message, reporter(event));
       break;
     case "token":
       // only a reply to the thread's history is what a person reads (not a task's message to another task)
