@@ -134,3 +134,13 @@ async def test_a_follow_up_after_an_answer_goes_back_to_the_tool_that_gave_it() 
     assert sunday.startswith(hours.partition("\n")[0])  # the hours again, which say Sunday is closed
     assert "closed on Sundays" in sunday
     assert joke.startswith("I can't help with 'and can you tell me a joke?'")
+
+
+async def test_a_follow_up_while_a_question_waits_goes_back_to_the_tool_that_answered_last() -> None:
+    asked, hours, sunday, booked = await talk(
+        ["book an appointment for P-123456", "what are your opening hours", "and on sunday?", "dental"], "clinic-desk"
+    )
+    assert asked is not None and asked.startswith("Which department")
+    assert hours is not None and sunday is not None and "closed on Sundays" in sunday
+    assert sunday.endswith(asked)  # the hours again, then the department asked again
+    assert booked is not None and booked.startswith("Your appointment is booked.")

@@ -292,7 +292,7 @@ class _Session:
             pending=self._pending(top),
             waiting=waiting,
             origin="human",
-            previous=self.previous if top is None and self.previous in candidates else None,
+            previous=self.previous if self.previous in candidates else None,
         )
 
     async def _first_request(self, text: str, decision: Decision, top: TaskEntry | None) -> tuple[Decision, str]:
@@ -398,10 +398,10 @@ class _Session:
     async def deliver(self, name: str, value: str) -> _Next:
         """Hand a completed tool's answer to the top task, or end the run when no task waits."""
         top = self.stack.top
+        if name != self.previous and name in self.agent.tools:  # what a follow-up goes back to
+            self.previous = name
+            await self.ctx.save_state(self.agent.state_key, self._saved())
         if top is None:
-            if name != self.previous and name in self.agent.tools:  # what a follow-up goes back to
-                self.previous = name
-                await self.ctx.save_state(self.agent.state_key, self._saved())
             return _Finish(_join(value, self.agent.repeat_prompt, "\n\n"), said=value)
         if top.target != HUMAN:
             return await self.resume(top, value, f"{top.parent_tool} waits for the answer of {name}.")

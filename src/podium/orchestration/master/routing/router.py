@@ -429,6 +429,9 @@ class Router(Classifier):
                 return Decision(kind="route", tool=pending.tool, text=meant, rationale=why + ".", confidence=0.7)
             if pending.expectation is not None and pending.expectation.type == "choice" and leaves_choice(text):
                 return self._clarify_or_refuse(text, pending, strict, query)  # "whatever you think": no intent read
+            if query.previous not in (None, pending.tool) and query.previous in query.candidates and follows_up(text):
+                why = f"The message follows up on what {query.previous} answered last; {pending.tool} still waits"
+                return Decision(kind="route", tool=query.previous, text=text, reason="follow_up", rationale=why + ".")
         chat = small_talk(text)
         if chat == "greeting":
             return Decision(kind="capabilities", confidence=0.9, rationale="The message greets me.")
