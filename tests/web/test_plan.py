@@ -221,9 +221,11 @@ def test_a_stop_typed_as_information_stops_the_plan(page: Page, url: str) -> Non
     page.locator("#add-info summary").click()
     page.get_by_label("More information").fill("ok stop here")
     page.get_by_role("button", name="Re-plan").click()
-    expect(page.locator("#plan-status")).to_have_text("rejected")
+    expect(page.locator("#plan-status")).to_have_text("stopped")  # not a plan rejected or done to its end
+    expect(page.locator("#plans li.current .badge")).to_have_text("stopped")
     expect(page.locator("#version")).to_have_text("version 1")  # stopped, not planned again
     expect(page.locator("#steps .step .state").first).to_have_text("rejected")
+    expect(page.locator("#steps .step .feedback").first).to_have_text("The plan was stopped here.")
 
 
 def test_an_answer_typed_while_the_last_one_is_taken_is_kept(page: Page, url: str) -> None:

@@ -28,6 +28,14 @@ function setUrl() {
   history.replaceState(null, "", `/plan${params.size ? `?${params}` : ""}`);
 }
 
+const STOPPED = "stopped by the human"; // the reason the service records for a plan, and a step, the human stopped
+
+/** What a plan's badge says: its status, except that a plan the human stopped says so (its status is "completed"
+ * when a step was done before the stop, like a plan done to the end). */
+function planState(plan) {
+  return (plan.reason || "").startsWith(STOPPED) ? "stopped" : plan.overall_status;
+}
+
 async function loadPlans() {
   let plans;
   try {
@@ -54,7 +62,7 @@ async function loadPlans() {
           "button",
           { type: "button", onclick: () => open(plan.session_id, true) },
           el("span", {}, plan.initial_goal),
-          el("span", {}, el("span", { class: `badge ${plan.overall_status}` }, label(plan.overall_status)), ` v${plan.version}`),
+          el("span", {}, el("span", { class: `badge ${planState(plan)}` }, label(planState(plan))), ` v${plan.version}`),
         ),
       ),
     ),
@@ -153,7 +161,8 @@ function drawStep(item, step, said) {
   const feedback = item.querySelector(".feedback");
   const notes = [];
   if (step.updated_action) notes.push(`Edited from: ${step.action}`);
-  if (step.human_feedback) notes.push(`Your comment: ${step.human_feedback}`);
+  if (step.human_feedback === STOPPED) notes.push("The plan was stopped here.");
+  else if (step.human_feedback) notes.push(`Your comment: ${step.human_feedback}`);
   feedback.textContent = notes.join(" · ");
   feedback.hidden = !notes.length;
   // a step just decided may still read as waiting for a moment (the verdict is taken before the step moves on, and
@@ -175,8 +184,8 @@ function draw(plan, messages) {
   page.plan = plan;
   $("plan").hidden = false;
   $("goal").textContent = plan.initial_goal;
-  $("plan-status").className = `badge ${plan.overall_status}`;
-  $("plan-status").textContent = label(plan.overall_status);
+  $("plan-status").className = `badge ${planState(plan)}`;
+  $("plan-status").textContent = label(planState(plan));
   $("version").textContent = `version ${plan.version}`;
   const done = plan.steps.filter((s) => s.status === "completed").length;
   const rejected = plan.steps.filter((s) => s.status === "rejected").length;
