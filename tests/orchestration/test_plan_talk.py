@@ -56,3 +56,28 @@ async def test_a_no_followed_by_a_correction_re_plans(said: str, detail: str) ->
 async def test_a_no_with_a_reason_still_rejects_the_step(said: str) -> None:
     replies = await talk(["order a monitor for Jon Bell", said], "plan-service")
     assert replies[-1] is not None and replies[-1].startswith("Plan rejected: nothing was done")
+
+
+@pytest.mark.parametrize(
+    ("task", "part", "step"),
+    [
+        ("offboard Carl Dunn on friday and book him a farewell cake", "book him a farewell cake", "offboarding"),
+        (
+            "offboard Carl Dunn on friday, and order a farewell cake for him",
+            "order a farewell cake for him",
+            "offboard",
+        ),
+        ("order a laptop for Ivy Chen and book her a parking pass", "book her a parking pass", "Order a laptop"),
+        (
+            "reset the password of Tom Hale and order him a bouquet of flowers",
+            "order him a bouquet of flowers",
+            "password",
+        ),
+    ],
+)
+async def test_a_part_with_a_tool_s_verb_but_a_thing_no_tool_knows_is_named_as_not_planned(
+    task: str, part: str, step: str
+) -> None:
+    (said,) = await talk([task], "plan-service")
+    assert said is not None and said.startswith(f"No agent can do {part!r}: none of their tools does that")
+    assert "Step 1 of 1" in said and step in said.rpartition("Step 1 of 1")[2]
