@@ -81,3 +81,28 @@ async def test_a_part_with_a_tool_s_verb_but_a_thing_no_tool_knows_is_named_as_n
     (said,) = await talk([task], "plan-service")
     assert said is not None and said.startswith(f"No agent can do {part!r}: none of their tools does that")
     assert "Step 1 of 1" in said and step in said.rpartition("Step 1 of 1")[2]
+
+
+@pytest.mark.parametrize(
+    ("task", "who"),
+    [
+        ("can you have Zoe Kim set up by next wednesday", "for Zoe Kim, next wednesday"),
+        ("set up Zoe Kim by next wednesday", "for Zoe Kim, next wednesday"),
+        ("get Zoe Kim set up by next wednesday", "for Zoe Kim, next wednesday"),
+        ("please set up Omar Said for friday", "for Omar Said, friday"),
+        ("Lea Park joins us on monday, can you get everything ready for her", "for Lea Park, on monday"),
+        (
+            "Ben Ortiz is joining the team next monday, please get everything ready for him",
+            "for Ben Ortiz, next monday",
+        ),
+    ],
+)
+async def test_setting_up_or_getting_ready_for_a_person_with_a_date_plans_their_onboarding(task: str, who: str) -> None:
+    (said,) = await talk([task], "plan-service")
+    assert said is not None and "percent" not in said
+    assert said.startswith(f"Step 1 of 6 (HrAgent): Create the HR record of an employee {who}. Approve?")
+
+
+async def test_setting_up_a_thing_of_a_person_is_not_their_onboarding() -> None:
+    (said,) = await talk(["set up Zoe Kim's laptop"], "plan-service")
+    assert said is not None and said.startswith("Step 1 of 1 (TechSupportAgent): Set up a laptop")
