@@ -251,6 +251,10 @@ _DAY_PLAN = re.compile(
 )
 """A request for a day plan in its many wordings ("plan a day in Oslo", "can you sort out a day of sightseeing in
 Oslo", "organise a day out in Lisbon", "what should we do for a day in Paris?", "an itinerary for Tokyo")."""
+_PLACE_DAY = re.compile(
+    r"\b(?:a|an|one|our|my|the|whole|full|free|nice|fun|good|great|perfect)\s+((?:[\w'-]+\s+){1,3})day\b"
+)
+"""A day named by its place ("a tokyo day for me", "a nice lisbon day"): a plan when those words hold a city."""
 _WHAT_TO_DO = re.compile(r"\bwhat\s+(?:should|shall|can|could|do|would)\s+(?:we|i|us)\s+(?:do|see|visit)\b")
 """A question of what to do, a plan when it names a place ("what can we see in Tokyo?")."""
 _WEATHER_ASKED = re.compile(r"^(?:is|will|was|would)\s+(?:it|today|tomorrow)\b|^it'?s\b|^it\s+is\b")
@@ -262,7 +266,9 @@ def _asks_plan(text: str) -> bool:
     words = straight(text).lower().strip()
     if _WEATHER_ASKED.match(words) is not None:
         return False
-    return _DAY_PLAN.search(words) is not None or (_WHAT_TO_DO.search(words) is not None and bool(places(text)))
+    if _DAY_PLAN.search(words) is not None or any(places(m.group(1)) for m in _PLACE_DAY.finditer(words)):
+        return True
+    return _WHAT_TO_DO.search(words) is not None and bool(places(text))
 
 
 _HELPERS = ("calculator", "planner")
@@ -361,7 +367,8 @@ def _coordinator(messages: list[Message]) -> AIMessage:
         "thanks": "You're welcome!",
         "goodbye": "Goodbye!",
     }
-    return AIMessage(content=f"DONE {replies.get(pleasantry(text) or '', HELP)}")
+    kind = pleasantry(text) or ("goodbye" if says_goodbye(text) else "")  # "actually i'm off, bye"
+    return AIMessage(content=f"DONE {replies.get(kind, HELP)}")
 
 
 def _calculator(messages: list[Message]) -> AIMessage:

@@ -174,3 +174,28 @@ async def test_a_question_about_the_options_is_said_to_be_beyond_the_planner(que
 )
 async def test_a_calculation_asked_with_a_plan_is_said_with_the_plan_s_question(asked: str, first: str) -> None:
     assert (await talk([asked], "tasks-demo"))[0] == f"{first} {PLAN_OSLO}"
+
+
+@pytest.mark.parametrize(
+    ("asked", "city"),
+    [
+        ("put together a tokyo day for me", "Tokyo"),
+        ("can you sort me out a nice lisbon day", "Lisbon"),
+        ("we want a fun oslo day", "Oslo"),
+    ],
+)
+async def test_a_day_named_by_its_city_before_day_is_planned(asked: str, city: str) -> None:
+    assert await talk([asked], "tasks-demo") == [f"Do you prefer museums or beaches in {city}?"]
+
+
+@pytest.mark.parametrize("said", ["actually i'm off, bye", "ok gotta go, bye!", "right, i'm off now, see you"])
+async def test_a_goodbye_in_other_words_with_nothing_waiting_gets_a_goodbye(said: str) -> None:
+    assert await talk(["9 times 9", said], "tasks-demo") == ["9 × 9 = 81.", "Goodbye!"]
+
+
+async def test_an_emergency_in_other_words_gets_the_emergency_reply() -> None:
+    from podium.human import EMERGENCY_REPLY
+
+    said = "someone's face just went droopy and they can't talk, what do i do"
+    assert await talk([said], "tasks-demo") == [EMERGENCY_REPLY]
+    assert await talk(["plan a day in Oslo", said], "tasks-demo") == [PLAN_OSLO, EMERGENCY_REPLY]

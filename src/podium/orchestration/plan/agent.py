@@ -33,7 +33,7 @@ from podium.human import EMERGENCY_REPLY, emergency
 from podium.messages import AIMessage, HumanMessage
 from podium.orchestration.plan.catalogue import Catalogue, words
 from podium.orchestration.plan.caution import concern, refusal
-from podium.orchestration.plan.facts import facts, people
+from podium.orchestration.plan.facts import facts, people, ruled_out
 from podium.orchestration.plan.outcome import CANNOT_DO, cannot_do_step, not_done
 from podium.orchestration.plan.planner import DoneStep, Planner, PlanRequest
 from podium.orchestration.plan.reading import (
@@ -99,9 +99,11 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z]+", text.lower())
 
 
-_NO_THEN = re.compile(r"\s*(?:no+|nope|nah)\b[\s,.!-]*(?:wait\b[\s,.!-]*)?\S", re.IGNORECASE)
+_NO_THEN = re.compile(r"\s*(?:no+|nope|nah)\b[\s,.!-]*(?:wait\b[\s,.!-]*)?(?=\S)", re.IGNORECASE)
 """A no followed by more ("no, he starts next wednesday"), not "reject: ..." (an explicit rejection keeps its
 reason)."""
+_RULES_OUT = re.compile(r"\w[,;]?\s+not\s+(?:a|an|the|for|on)?\s*\w+[\s.!]*$", re.IGNORECASE)
+"""A thing said, then the one it replaces, at the end ("a tablet, not a laptop")."""
 
 
 def _stops(answer: str) -> bool:
@@ -134,6 +136,16 @@ def asks_help(text: str) -> bool:
     """The human asks what the service does ("help", "what can you do?", "cool. what do you do?") rather than
     giving a task."""
     return bool(_HELP.match(" ".join(_words(without_small_talk(text)))))
+
+
+def _amends(answer: str, action: str) -> bool:
+    """Whether a no with more after it corrects the plan rather than rejects the step: it says so ("no, he starts
+    next wednesday"), rules something out ("no wait, Jon Ball, not Jon Bell", "no, a tablet, not a laptop"), or
+    names a person or date the step does not ("no, Jon Ball", "no, the 15th"); "no, Jon Bell has one" rejects."""
+    if corrects(answer) or ruled_out(answer) or _RULES_OUT.search(_NO_THEN.sub("", answer, count=1)):
+        return True
+    said = facts(answer)
+    return any(said.get(key) and said[key].lower() not in action.lower() for key in ("name", "date"))
 
 
 def _confirms(answer: str) -> bool:
@@ -316,6 +328,8 @@ class PlanAndExecute(Agent):
         question. ``None``: the answer is taken."""
         if _stops(answer) or (kind == "confirmation" and _confirms(answer)):
             return None
+        if emergency(answer):  # no information for the plan: the person is sent to emergency services first
+            return EMERGENCY_REPLY
         if asks_help(answer):
             return self.describe()
         if is_verdict(answer):
@@ -518,7 +532,7 @@ class PlanAndExecute(Agent):
                 prompt, expectation=_VERDICT, data={"plan_id": plan.id, "step_id": step.id, "kind": "approval"}
             )
             verdict = parse_verdict(answer)
-            if verdict is not None and not verdict.approved and _NO_THEN.match(answer) and corrects(answer):
+            if verdict is not None and not verdict.approved and _NO_THEN.match(answer) and _amends(answer, action):
                 verdict = None  # "no, he starts next wednesday": the plan corrected, not this step rejected
             if verdict is not None and verdict.step_id not in (None, step.id):  # sent for a step decided meanwhile
                 prompt = f"That verdict was for another step. Step {step.order} of {len(plan.steps)}: {action}."
@@ -556,7 +570,7 @@ class PlanAndExecute(Agent):
             later.append(_for(plan.initial_goal, who, facts(answer).get("date")))
             return None, f"Noted: I will plan {later[-1]!r} when this plan ends."
         task = next_task(answer)
-        if task is None and (corrects(answer) or {"name", "date"} & facts(answer).keys()):
+        if task is None and (_amends(answer, step.action) or {"name", "date"} & facts(answer).keys()):
             return Verdict(clarification=answer.strip(), read=True), ""
         task = task or next_task(answer, self._verbs)
         if task is not None:

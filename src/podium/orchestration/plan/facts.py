@@ -56,6 +56,12 @@ _NEGATION_BEFORE = re.compile(
     re.IGNORECASE,
 )
 """What comes right before a value a message rules out ("not Mia Wong", "instead of Mia Wong", "not on monday")."""
+_WISH_BEFORE = re.compile(
+    r"\b(?:happy|enjoy\s+(?:your|the)|(?:have|had)\s+a\s+(?:good|great|nice|lovely|happy|relaxing)|"
+    r"(?:good|great|nice|lovely)|hope\s+(?:you|u)\s+(?:have|had|enjoy)\s+a\s+(?:good|great|nice|lovely))\s+$",
+    re.IGNORECASE,
+)
+"""What comes right before a day named only in a wish ("happy friday", "have a good monday"): no date of a task."""
 
 
 def _negated_at(text: str, start: int) -> bool:
@@ -88,10 +94,10 @@ def ruled_out(text: str) -> list[str]:
 
 
 def _date(text: str) -> str | None:
-    """The first date ``text`` names and does not rule out ("tuesday, not monday" is tuesday), with the time of day
-    it gives ("on friday at 10")."""
+    """The first date ``text`` names and does not rule out ("tuesday, not monday" is tuesday), nor names in a wish
+    ("happy friday!"), with the time of day it gives ("on friday at 10")."""
     for match in DATE.finditer(text):
-        if _negated_at(text, match.start()):
+        if _negated_at(text, match.start()) or _WISH_BEFORE.search(text[: match.start()]):
             continue
         time = TIME.search(text)
         return f"{match.group(1)} {' '.join(time.group(0).split())}" if time else match.group(1)

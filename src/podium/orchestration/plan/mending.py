@@ -42,6 +42,20 @@ _PASSIVE = re.compile(
 )
 """Something to be done, said of what it is done to ("the contract should be reviewed", "Sam needs to be set up"):
 the doing is the verb."""
+_NAME_AHEAD = r"(?=[A-Z][a-z]+\s+[A-Z][a-z]+\b(?!['’]s|\s+(?:with|on|in)\s+(?:a|an|the|their|his|her)\b))"
+_SET_UP_PERSON = re.compile(rf"\bset\s+up\s+(?:for\s+)?{_NAME_AHEAD}", re.IGNORECASE)
+"""Setting up a person, not a thing of theirs ("set up Zoe Kim by wednesday"; not "set up Zoe Kim's laptop" or "set
+up Ana Cruz with a laptop"): the person is onboarded."""
+_READY_FOR = re.compile(
+    r"\b(?:get|have|make)\s+(?:everything|all|things|it\s+all|stuff)\s+(?:ready|sorted|set\s+up|prepared)\s+for\b",
+    re.IGNORECASE,
+)
+"""Getting everything ready for someone ("get everything ready for her"): onboarding them."""
+_JOINS = re.compile(
+    r"\b(?:joins|is\s+joining|will\s+join|joining|starts\s+with)(?:\s+(?:us|the\s+team|the\s+company))?\b",
+    re.IGNORECASE,
+)
+"""Someone joining ("Lea Park joins us on monday"): they start."""
 _INFLECTED = re.compile(r"\b[a-z]+(?:ing|ed|d|es|s)\b")
 
 
@@ -61,9 +75,12 @@ class Mending:
 
     def mend(self, text: str) -> str:
         """``text`` in the catalogue's words: typos mended, verbs in the form the catalogue has them, and "get X
-        onboarded" said as "onboard X". The people it names stay as typed."""
+        onboarded", "set up X" (a person) and "get everything ready for X" said as "onboard X". The people it names stay
+        as typed."""
         text = _CAUSATIVE.sub(lambda m: f"{m.group(2)}{m.group(3)} {m.group(1)}".rstrip() + " ", text)
         text = _PASSIVE.sub(lambda m: f"{m.group(1)}{m.group(3)}{m.group(4)} {m.group(2)}", text)
+        text = _SET_UP_PERSON.sub("onboard ", text)
+        text = _JOINS.sub("starts", _READY_FOR.sub("onboard", text))
         named = people(text)
         if named:
             pieces = re.split("(" + "|".join(re.escape(n) for n in named) + ")", text)

@@ -324,7 +324,8 @@ class OfflinePlanner(Planner):
 
     def _unplanned(self, task: str, done: set[str]) -> list[str]:
         """The requests of ``task`` no tool does, when it holds several and some other one fits a tool ("order a
-        laptop and a phone charger": the charger); none when every part, or none, fits. A part naming only people
+        laptop and a phone charger": the charger; "offboard Carl Dunn and book him a farewell cake": the cake, as
+        no tool books cakes); none when every part, or none, fits. A part naming only people
         or dates ("onboard Ada Lovelace and Bob Stone") goes with the others."""
         pieces = requests_in(task)
         if len(pieces) < 2:
@@ -334,9 +335,15 @@ class OfflinePlanner(Planner):
             bare = piece
             for value in [*facts(piece).values(), *people(piece)]:
                 bare = bare.replace(value, " ")
-            if self._query(_NEGATED.sub(" ", bare)) and not self._plans(piece, done):
+            if self._query(_NEGATED.sub(" ", bare)) and (not self._plans(piece, done) or self._unknown_thing(bare)):
                 unable.append(piece)
         return unable if len(unable) < len(pieces) else []
+
+    def _unknown_thing(self, piece: str) -> bool:
+        """Whether ``piece`` names things and no tool knows any of them ("book him a farewell cake"): a tool's verb
+        alone does not make it a part some tool does."""
+        named = self._query(" ".join(_read(_NEGATED.sub(" ", piece), self._tool_verbs).rest))
+        return bool(named) and not any(self.catalogue.knows(w) for w in named)
 
     def _replaced(self, parts: list[str]) -> list[str]:
         """``parts`` (the task, then the clarifications) with the things a later correction replaces taken out:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from podium.human import declines, straight
-from podium.orchestration.plan.facts import DATE, TIME
+from podium.orchestration.plan.facts import DATE, TIME, WEEKDAYS
 
 __all__ = ["again_for", "corrects", "ends", "is_question", "named", "next_task", "relation", "small_talk"]
 
@@ -21,6 +21,8 @@ def _said(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9']+", straight(text).lower()))
 
 
+_DAYS = rf"{WEEKDAYS}|weekend|week|day|holidays?|new\s+year|christmas|easter|birthday|friyay"
+"""What a wish names ("happy friday", "have a good weekend"): small talk, never the date of a task."""
 _CHAT = re.compile(
     r"\b(?:hi|hello|hey|hiya|howdy|yo|greetings|(?:good\s+)?(?:morning|afternoon|evening)|good\s+(?:day|night)|"
     r"how\s+(?:are|r)\s+(?:you|u|things)(?:\s+doing|\s+today)?|how's\s+it\s+going|how\s+is\s+it\s+going|"
@@ -30,7 +32,8 @@ _CHAT = re.compile(
     r"again|just|well|fine|alright|good|sounds|you|u|too|and|anyway|for|now|everyone|team|folks|friend|buddy|"
     r"a\s+lot|lots|heaps|loads|today|guys|mate|(?:that's|that\s+is|thats)\s+(?:all\s+i\s+need(?:ed)?|all|it|great|good|fine|perfect|"
     r"cool|nice|awesome|lovely|helpful|everything)|i'm\s+(?:all\s+)?(?:done|good|set|sorted)|"
-    r"(?:all\s+)?sorted|(?:all\s+)?done|nothing\s+else|(?:that's|thats)\s+all\s+for\s+(?:now|today))\b(?!')"
+    r"(?:all\s+)?sorted|(?:all\s+)?done|nothing\s+else|(?:that's|thats)\s+all\s+for\s+(?:now|today)|"
+    rf"(?:happy|(?:have|enjoy)\s+(?:a|the|your)\s+(?:good|great|nice|lovely|relaxing\s+)?)\s*(?:{_DAYS})|tgif)\b(?!')"
 )
 _GREETING = re.compile(
     r"^(?:hi|hello|hey|hiya|howdy|yo|greetings|(?:good\s+)?(?:morning|afternoon|evening)|good\s+day)\b"
