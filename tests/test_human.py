@@ -170,6 +170,9 @@ def test_a_pattern_question_takes_a_code_typed_with_gaps() -> None:
         ("what kind of stuff do you know about", "capabilities"),
         ("what sorts of questions can you answer?", "capabilities"),
         ("what's the weather in Oslo?", None),
+        ("actually i'm off, bye", "goodbye"),
+        ("ok gotta run", "goodbye"),
+        ("I have to go to the pharmacy", None),
     ],
 )
 def test_pleasantries_are_told_apart_from_requests(text: str, kind: str | None) -> None:

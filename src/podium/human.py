@@ -234,7 +234,8 @@ def pleasantry(text: str) -> str | None:
     ``"greeting"``, ``"thanks"``, ``"goodbye"`` or ``"capabilities"``; ``None`` otherwise. Stand-in models answer
     these with their own words."""
     bare = straight(text).lower().strip(" ?!.,")
-    return next((kind for kind, said in _PLEASANTRIES if said.match(bare)), None)
+    found = next((kind for kind, said in _PLEASANTRIES if said.match(bare)), None)
+    return found or ("goodbye" if says_goodbye(text) else None)  # "actually I'm off, bye"
 
 
 _GOODBYE = re.compile(
