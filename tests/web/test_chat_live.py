@@ -203,3 +203,13 @@ def test_a_status_line_leaves_the_composer_in_the_window(page: Page, url: str) -
     box = page.locator("#send").bounding_box()
     assert box is not None and box["y"] + box["height"] <= 900, box
     assert page.evaluate("document.documentElement.scrollHeight") <= 900
+
+
+def test_working_stays_under_what_the_run_says(page: Page, url: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/?app=echo")
+    _start(page, LONG)  # the reply streams: the user's message, the streaming reply, then "working…" last
+    classes = page.locator("#messages .msg").evaluate_all("items => items.map(item => item.className)")
+    assert classes[-3:] == ["msg user", "msg assistant streaming", "msg typing"], classes
+    expect(page.locator("#messages .msg.assistant > .body").last).to_have_text(LONG_REPLY)

@@ -34,6 +34,7 @@ function resetView(thread) {
     stream: null, // the reply being streamed token by token
     skipHuman: null, // an answer already drawn, echoed next as a human message
     reconnecting: false, // the server was lost: the banner says so until it answers again
+    joined: false, // following a run joined part way: a reply streaming now may lack its first words
     artifacts: [],
   };
   $("messages").replaceChildren();
@@ -53,7 +54,9 @@ function scrollDown() {
 
 function bubble(role, ...children) {
   const item = el("li", { class: `msg ${role}` }, ...children);
-  $("messages").append(item);
+  const typing = document.querySelector("#messages .typing");
+  if (typing && role !== "typing") typing.before(item); // "working…" stays last, under what the run has said
+  else $("messages").append(item);
   scrollDown();
   return item;
 }
@@ -108,6 +111,7 @@ function reporter(event) {
 }
 
 function addMessage(message, reportedBy = null) {
+  view.joined = false; // the next reply streams from its start
   if (message.kind === "human") {
     view.stream = null;
     if (view.skipHuman !== null && message.content === view.skipHuman) {
@@ -145,7 +149,9 @@ function addToken(text) {
   if (!view.stream) {
     view.stream = assistantBubble("");
     view.stream.classList.add("streaming");
-    view.stream.querySelector(".body").append(el("p"));
+    // a reply joined part way (after a reload or a restart): its first words went by before; it is drawn whole
+    // from the store when it ends
+    view.stream.querySelector(".body").append(el("p", {}, view.joined ? "… " : ""));
   }
   const paragraph = view.stream.querySelector(".body p:last-child") || view.stream.querySelector(".body");
   paragraph.append(text);
@@ -437,6 +443,7 @@ async function follow(v) {
     if (v !== view) return;
     const seen = v.lastSeq;
     if (run) {
+      v.joined = true; // a run under way: its reply may be part way through
       const path = `/threads/${v.thread}/runs/${run.run_id}/stream?stream_mode=events`;
       await stream("GET", path, undefined, (frame) => onFrame(v, frame), v.lastSeq, v.left.signal);
     }
