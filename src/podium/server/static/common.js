@@ -46,6 +46,14 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 /** The page's status line: a message (kind "error", "busy" or "info"), or nothing. */
+const DOWN = "The server does not answer: is podium serve running?";
+
+/** The server answered a request: a line saying it does not answer is out of date. */
+function serverAnswered() {
+  const line = document.getElementById("status");
+  if (line && line.textContent === DOWN) status("");
+}
+
 export function status(message, kind = "info") {
   const line = document.getElementById("status");
   line.textContent = message || "";
@@ -117,8 +125,9 @@ async function send(method, path, body, accept) {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch {
-      throw new HttpError(0, "The server does not answer: is podium serve running?");
+      throw new HttpError(0, DOWN);
     }
+    serverAnswered();
     if (response.status === 401) {
       const had = apiKey();
       if (had) forgetKey();
@@ -195,8 +204,9 @@ async function sendStream(method, path, body, lastEventId) {
     try {
       response = await fetch(path, { headers: headers({ Accept: "text/event-stream", "Last-Event-ID": String(lastEventId) }) });
     } catch {
-      throw new HttpError(0, "The server does not answer: is podium serve running?");
+      throw new HttpError(0, DOWN);
     }
+    serverAnswered();
     if (response.status === 401) {
       forgetKey();
       await askForKey();
