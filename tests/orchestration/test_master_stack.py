@@ -378,3 +378,16 @@ async def test_a_request_after_a_filler_word_switches_task_even_when_it_names_wh
     switched = await conversation.say(switch)
     assert switched.tools_called == ["SmartStrategy"], switched.decisions
     assert await conversation.stack() == ["DeclineLetterAssistance", "SmartStrategy"]
+
+
+async def test_one_more_asked_while_a_question_waits_is_done_after_it_never_taken_as_its_answer() -> None:
+    conversation = Conversation(Runtime(MemoryStore()), build())
+    await conversation.say("decline letter for 3031MM")  # asks Home or Motor
+    later = await conversation.say("one more for 3032MM please, motor this time")
+    assert later.tools_called == [] and later.question.startswith(
+        "I will do that next. First: Please provide the crime"
+    )
+    both = await conversation.say("home")
+    letters = [str(a) for a in both.artifacts]
+    assert any("3031MM (crime topology: Home)" in a for a in letters), letters
+    assert any("3032MM (crime topology: Motor)" in a for a in letters), letters

@@ -265,6 +265,10 @@ class _Session:
             return await self.say(f"I cannot use {decision.tool!r} here.", menu)
         if decision.kind == "ask":  # the classifier's own question
             return await self.say(decision.text or "Could you rephrase that?")
+        if decision.reason == "later" and top is not None:  # "one more for 3032MM": after the question waiting
+            self.later.append(decision.text)
+            await self.save()
+            return await self.ask_human(f"I will do that next. First: {top.task.content}", top)
         if decision.reason == "goodbye":  # no menu after it; a task waiting waits, not asked again
             if top is None:
                 return _Finish(decision.text, said=decision.text)

@@ -44,6 +44,7 @@ from podium.orchestration.master.routing.base import Classifier, Decision, Pendi
 from podium.orchestration.master.routing.intents import ABANDON, CAPABILITIES, discrimination_cue, harm_cue
 from podium.orchestration.master.routing.rules import (
     affirmed,
+    asks_one_more,
     asks_to_repeat,
     cancels_everything,
     cancels_then,
@@ -409,6 +410,9 @@ class Router(Classifier):
                 confidence=0.9,
                 rationale="The message abandons every task." if every else "The message abandons the pending task.",
             )
+        if pending is not None and strict and asks_one_more(text) and _VALUE.search(text):
+            why = f"The message asks for one more of {pending.tool}'s kind: it waits until the question is answered."
+            return Decision(kind="clarify", reason="later", confidence=0.7, text=text, rationale=why)
         if pending is not None and strict and pending.tool in query.candidates:
             fit = fit_expectation(pending.expectation, text)
             if fit is not None and is_question(text) and (_beside(text, fit) > 1 or _COMPARING.search(text)):

@@ -32,6 +32,7 @@ from podium.orchestration.master.routing.text import STOPWORDS, stem, words
 
 __all__ = [
     "affirmed",
+    "asks_one_more",
     "asks_to_repeat",
     "cancels",
     "cancels_everything",
@@ -179,6 +180,19 @@ def follows_up(text: str) -> bool:
         return False
     rest = found.group("rest")
     return rest is None or (0 < len(words(rest)) <= 4 and _ASKS_ANEW.match(rest) is None)
+
+
+_ONE_MORE = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|thanks|great|cool|and|also|then|now)[\s,!.]+)*(?:please\s+)?(?:do\s+|make\s+|write\s+|"
+    r"give\s+me\s+|i\s+need\s+)?(?:the\s+)?(?:one\s+more|another(?:\s+one)?|same\s+(?:again\s+)?for|the\s+next\s+one)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_one_more(text: str) -> bool:
+    """True when a message asks for one more of what was just done ("one more for 3032MM", "another one for 2222ZX,
+    motor", "same for 4411BA"): while a question waits, that is a request for after it, not its answer."""
+    return _ONE_MORE.match(straight(text)) is not None and len(words(text)) <= 14
 
 
 def returns_to_a_task(text: str) -> bool:
