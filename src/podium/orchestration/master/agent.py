@@ -3,8 +3,11 @@
 The loop reacts to the last message:
 
 - a **human message** (the run's input, or an answer to a question) goes through the intent classifier, which
-  routes it to a tool (resuming that tool's task if one is on the stack), asks the human to clarify, refuses it
-  (guardrail), answers "what can you do?", or abandons the top task;
+  routes it to a tool (resuming that tool's task if one is on the stack; a follow-up such as "and on sunday?" to
+  the tool that answered last), asks the human to clarify, refuses it (guardrail: an emergency is a reply of its
+  own, the waiting question asked again apart), answers "what can you do?", abandons the top task, keeps a request
+  for "one more" until the waiting question is answered, or takes leave ("thanks, bye": the task waits for the
+  answer, sent any time later);
 - a **tool result** first takes the tool's resumed task off the stack. If the tool is not done
   (``interrupt = true``) its task is pushed with its state and its request is carried out: an explicit tool call,
   the classifier with the request's context, or by default a question to the human. If it is done, ``next_tool``
