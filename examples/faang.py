@@ -145,7 +145,8 @@ _WORD = r"[A-Za-z](?:[\w&.-]*\w)?"
 _COMPANY = tuple(
     re.compile(pattern)
     for pattern in (
-        rf"\b(?i:at|of|does|do|for|by|than|vs\.?|versus)\s+(?:(?i:at|in|the|for|with)\s+)?({_WORD})",
+        rf"\b(?i:at|of|does|do|for|by)\s+({_WORD})",
+        rf"\b(?i:than|vs\.?|versus)\s+(?:(?i:at|in|the|for|with)\s+)?({_WORD})",
         rf"\b({_WORD})'s\b",
         r"(?<=\s)([A-Z](?:[\w&.-]*\w)?)\s+(?:head\s?-?\s?counts?|employees|staff|workforce)\b",
         rf"^\W*(?i:and\s+|what\s+about\s+|how\s+about\s+)?({_WORD})\s+(?i:head\s?-?\s?counts?|employees|staff|workforce)\b",

@@ -191,3 +191,8 @@ async def test_a_preposition_after_than_names_no_company(asked: str) -> None:
     assert await talk([asked], "faang") == [
         "In 2024 Amazon has 1,369,731 more employees than Alphabet (1,551,000 against 181,269)."
     ]
+
+
+@pytest.mark.parametrize("asked", ["what's the mean headcount of the five", "average headcount of the five companies"])
+async def test_a_number_word_after_of_names_no_company(asked: str) -> None:
+    assert await talk([asked], "faang") == ["The average headcount of the FAANG companies in 2024 is 395,517.2."]

@@ -48,6 +48,8 @@ from podium.human import Caseless, declines, emergency, joined_codes, pleasantry
         "my mum says her words are coming out jumbled and her smile is crooked",
         "someone's face just went droopy and they can't talk",
         "someone in the office just fainted and isn't waking up",
+        "my wife got stung by a bee and her face is swelling up fast",
+        "bee sting, her throat is closing up",
     ],
 )
 def test_emergencies_said_in_everyday_words_are_caught(text: str) -> None:
@@ -77,6 +79,7 @@ def test_emergencies_said_in_everyday_words_are_caught(text: str) -> None:
         "I want to improve my swimming stroke",
         "the smile on the logo looks crooked",
         "my words are jumbled in this email, can you fix it",
+        "my face is swollen from the dentist yesterday",
     ],
 )
 def test_ordinary_requests_are_no_emergency(text: str) -> None:
@@ -173,6 +176,9 @@ def test_a_pattern_question_takes_a_code_typed_with_gaps() -> None:
         ("actually i'm off, bye", "goodbye"),
         ("ok gotta run", "goodbye"),
         ("I have to go to the pharmacy", None),
+        ("ok ciao", "goodbye"),
+        ("right, i'm heading off now, thanks", "thanks"),
+        ("I'm heading out to the pharmacy", None),
     ],
 )
 def test_pleasantries_are_told_apart_from_requests(text: str, kind: str | None) -> None:

@@ -144,6 +144,9 @@ _EMERGENCY = Caseless(
     r"(?:my|the|his|her|their|our))\s+(?:\w+\s+)?(?:pills|tablets|meds|medicines?|medications?|capsules|painkillers)|"
     r"\bkill(?:ing)?\s+(?:my|him|her|them)sel(?:f|ves)|\bend\s+(?:my\s+life|it\s+all)\b|\bwant\s+to\s+die|"
     r"\bself[-\s]?harm\w*|\bhurt(?:ing)?\s+myself|\banaphyla\w*|\ballergic\s+reaction|"
+    r"\b(?:throat|tongue|lips?|face|eyes?|mouth)\s+(?:is\s+|are\s+|has\s+|have\s+)?(?:swelling|swollen|swelled|"
+    r"puffing|closing)(?:\s+up)?(?:\s+(?:fast|quickly|badly))?\b(?=.*\b(?:sting|stung|bee|wasp|allerg\w*|ate|eaten|"
+    r"nuts?|peanuts?|shellfish|breath\w*|fast|quickly|suddenly)\b)|\b(?:throat|airway)\s+(?:is\s+)?closing\b|"
     r"\b(?:don'?t|do\s+not|no\s+longer)\s+want\s+to\s+(?:be\s+alive|exist(?!\s+(?:in|on|as)\b)|"
     r"live(?:\s+any\s*more|\s*$|\s*[.!,])|wake\s+up\s+(?:any\s*more|again))|\bwish(?:ing)?\s+(?:i\s+(?:was|were)|to\s+be)\s+"
     r"dead|\bbetter\s+off\s+dead|\bno\s+reason\s+to\s+(?:live|go\s+on)|\btake\s+my\s+(?:own\s+)?life|\bnot\s+worth\s+living|"
@@ -163,7 +166,7 @@ _EMERGENCY = Caseless(
 
 _CANCEL = Caseless(
     r"\b(?:cancel\w*|stop|stopp\w*|forget|never\s*mind|nevermind|nvm|abort\w*|quit|scrap\w*|"
-    r"drop\s+(?:it|this|that|the)|skip\s+(?:it|this|that)|give\s+up|changed?\s+(?:my|our)\s+minds?|no\s+longer|"
+    r"drop\s+(?:it|this|that|the)(?!\s+(?:\w+\s+)?(?:round|off|by|over|in)\b)|skip\s+(?:it|this|that)|give\s+up|changed?\s+(?:my|our)\s+minds?|no\s+longer|"
     r"any\s*more|(?:don'?t|do\s+not|doesn'?t)\s+(?:want|need|bother)|leave\s+it|(?:let'?s|let\s+us)\s+not|"
     r"later|no\s+need|done\s+with\s+(?:this|it|that))\b"
 )
@@ -239,7 +242,8 @@ def pleasantry(text: str) -> str | None:
 
 
 _GOODBYE = re.compile(
-    r"\b(?:bye|goodbye|bye-bye|see\s+(?:you|ya)(?:\s+later)?|(?:gotta|got\s+to|have\s+to|need\s+to|must)\s+"
+    r"\b(?:bye|goodbye|bye-bye|ciao|cya|take\s+care|(?:i'?m\s+)?heading\s+(?:off|out)(?:\s+now)?(?=\W*(?:thanks?\W*)?$)|"
+    r"see\s+(?:you|ya)(?:\s+later)?|(?:gotta|got\s+to|have\s+to|need\s+to|must)\s+"
     r"(?:go|run|dash|fly|head\s+off)(?!\s+(?:to|and|for|get|pick|buy|see|fetch|check|make|book|do|out|back|home|"
     r"into|in|at|through|over|with)\b)|(?:talk|speak|chat)\s+(?:to\s+you\s+)?(?:later|soon)|ttyl|"
     r"catch\s+you\s+later|(?:i'?ll|i\s+will)\s+come\s+back(?:\s+to\s+(?:this|it|that))?\s+later|i'?m\s+off\b"

@@ -376,3 +376,11 @@ def test_lowercase_initials_without_a_vowel_name_their_option_in_a_longer_reques
 )
 def test_a_slip_or_an_everyday_word_in_a_short_answer_names_its_option(text: str, fit: str | None) -> None:
     assert fit_expectation(Expectation(type="choice", options=["Home", "Motor"]), text) == fit
+
+
+def test_dropping_it_round_is_a_delivery_not_a_cancel() -> None:
+    from podium.human import cancels
+
+    pickup = Expectation(type="choice", options=["pharmacy pickup", "home delivery"])
+    assert not cancels("just drop it round to my place") and cancels("drop it")
+    assert fit_expectation(pickup, "just drop it round to my place") == "home delivery"

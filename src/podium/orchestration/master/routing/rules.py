@@ -395,7 +395,7 @@ def _mended(options: tuple[str, ...], text: str) -> str:
 _SAME_AS = {
     **dict.fromkeys(("collect", "fetch", "grab"), "pickup"),
     **dict.fromkeys(("car", "vehicl", "auto", "van", "truck", "motorbik", "motorcycl"), "motor"),
-    **dict.fromkeys(("deliv", "send", "post", "mail", "ship", "couri", "bring"), "delivery"),
+    **dict.fromkeys(("deliv", "send", "post", "mail", "ship", "couri", "bring", "drop"), "delivery"),
     **dict.fromkeys(("hous", "flat", "apartment", "address", "place"), "hom"),
 }
 """Everyday words for what an option says, as stems: "collect it" is a pickup, "send it to my house" a home
