@@ -47,6 +47,7 @@ from podium.human import (
     EMERGENCY_REPLY,
     declines,
     emergency,
+    leaves,
     pleasantry,
     requests_in,
     says_goodbye,
@@ -584,6 +585,8 @@ def _respond(human: str, messages: list[Message]) -> AIMessage:
     words = human.lower()
     if _target_unit(words) is not None:
         return _convert(human, messages)
+    if leaves(human) and _WEATHER_WORDS.search(words) is None:  # "off to pack, bye": leave taken, no city named
+        return AIMessage(content=_small_talk(words))
     cities = places(human)
     weather = _WEATHER_WORDS.search(words) is not None
     weather = weather or (_LATER.search(words) is not None and bool(_latest_weather(messages)))  # "and tomorrow?"

@@ -190,7 +190,9 @@ async def test_a_correction_s_trailing_filler_is_no_part_of_the_note(answer: str
     )
 
 
-@pytest.mark.parametrize("said", ["ok bye!", "ok gotta dash, bye!", "alright, see you later", "right, I have to go"])
+@pytest.mark.parametrize(
+    "said", ["ok bye!", "ok gotta dash, bye!", "alright, see you later", "right, I have to go", "off to pack, bye"]
+)
 async def test_a_goodbye_in_other_words_after_an_answer_gets_a_goodbye(said: str) -> None:
     assert await talk(["weather in oslo", said]) == ["Today in Oslo: 9 °C, cloudy.", "Goodbye, and have a good trip!"]
 
