@@ -39,7 +39,7 @@ from podium import (
     tool,
 )
 from podium.app import App
-from podium.human import EMERGENCY_REPLY, emergency, pleasantry, says_goodbye, straight, yes_or_no
+from podium.human import EMERGENCY_REPLY, emergency, one_typo, pleasantry, says_goodbye, straight, yes_or_no
 from podium.orchestration.supervisor import ContextPolicy, Supervisor, create_supervisor
 from podium.testing import FunctionModel, tool_call
 
@@ -248,19 +248,10 @@ def _spelled(text: str) -> str:
         lower = word.lower()
         if len(lower) < 5 or lower in _KNOWN_WORDS or lower in _REAL_WORDS:
             return word
-        close = next((known for known in _KNOWN_WORDS if _one_edit(lower, known)), None)
+        close = next((known for known in _KNOWN_WORDS if one_typo(lower, known)), None)
         return word if close is None else close
 
     return re.sub(r"[^\W\d_]+", fix, text)
-
-
-def _one_edit(typed: str, known: str) -> bool:
-    """Whether ``typed`` is ``known`` with one letter added, dropped or changed, or two neighbours swapped."""
-    if abs(len(typed) - len(known)) > 1 or typed == known:
-        return False
-    start = next((i for i, (a, b) in enumerate(zip(typed, known, strict=False)) if a != b), min(len(typed), len(known)))
-    a, b = typed[start:], known[start:]
-    return a[1:] == b[1:] or a == b[1:] or a[1:] == b or (a[:2] == b[1::-1] and a[2:] == b[2:])
 
 
 def _unknown_company(text: str) -> str | None:

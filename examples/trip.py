@@ -48,6 +48,7 @@ from podium.human import (
     declines,
     emergency,
     leaves,
+    one_typo,
     pleasantry,
     requests_in,
     says_goodbye,
@@ -624,22 +625,13 @@ def _spelled(text: str) -> str:
         lower = word.lower()
         if len(lower) < 4 or lower in _KNOWN_WORDS:
             return word
-        swapped = [k for k in _KNOWN_WORDS if len(k) == len(lower) and _one_swap(lower, k)]  # "olso"
+        swapped = [k for k in _KNOWN_WORDS if len(k) == len(lower) and one_typo(lower, k, changes=False)]  # "olso"
         close = swapped or difflib.get_close_matches(lower, _KNOWN_WORDS, n=1, cutoff=0.8)
         if not close:
             return word
         return close[0].title() if close[0] in WEATHER else close[0]
 
     return re.sub(r"[^\W\d_]+", fix, text)
-
-
-def _one_swap(typed: str, known: str) -> bool:
-    """Whether ``typed`` is ``known`` with two neighbouring letters swapped."""
-    differ = [i for i, (a, b) in enumerate(zip(typed, known, strict=True)) if a != b]
-    if len(differ) != 2 or differ[1] != differ[0] + 1:
-        return False
-    first, second = differ
-    return typed[first] == known[second] and typed[second] == known[first]
 
 
 def _latest_cities(messages: list[Message]) -> list[tuple[int, str]]:

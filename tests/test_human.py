@@ -238,3 +238,22 @@ def test_taking_leave_is_told_apart(text: str, leaves: bool) -> None:
     from podium.human import says_goodbye
 
     assert says_goodbye(text) is leaves
+
+
+@pytest.mark.parametrize(
+    ("typed", "word", "typo", "slip"),
+    [
+        ("decilne", "decline", True, True),  # two neighbours swapped
+        ("leter", "letter", True, True),  # a letter left out
+        ("idd", "id", True, True),  # a letter added
+        ("hope", "home", True, False),  # a letter changed: a typo, but no slip
+        ("home", "home", False, False),
+        ("hmeo", "home", False, False),  # two slips
+        ("lettters", "letter", False, False),
+    ],
+)
+def test_one_typo_tells_a_slip_from_a_changed_letter(typed: str, word: str, typo: bool, slip: bool) -> None:
+    from podium.human import one_typo
+
+    assert one_typo(typed, word) == typo and one_typo(word, typed) == typo
+    assert one_typo(typed, word, changes=False) == slip

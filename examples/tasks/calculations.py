@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from podium.human import straight
+from podium.human import one_typo, straight
 
 ARITHMETIC = (
     "I can add, subtract, multiply and divide numbers (in figures or words), and take a percentage of a number: "
@@ -121,16 +121,7 @@ def _typo(match: re.Match[str]) -> str:
     word = match[0]
     if word in _OPERATORS or word in _REAL_WORDS:
         return word
-    return next((known for known in _OPERATORS if _one_edit(word, known)), word)
-
-
-def _one_edit(typed: str, known: str) -> bool:
-    """Whether ``typed`` is ``known`` with one letter added, dropped or changed, or two neighbours swapped."""
-    if abs(len(typed) - len(known)) > 1 or typed == known:
-        return False
-    at = next((i for i, (a, b) in enumerate(zip(typed, known, strict=False)) if a != b), min(len(typed), len(known)))
-    a, b = typed[at:], known[at:]
-    return a[1:] == b[1:] or a == b[1:] or a[1:] == b or (a[:2] == b[1::-1] and a[2:] == b[2:])
+    return next((known for known in _OPERATORS if one_typo(word, known)), word)
 
 
 def _spelled_number(words: list[str], index: int) -> tuple[float | None, int]:

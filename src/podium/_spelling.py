@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-__all__ = ["Spelling"]
+__all__ = ["Spelling", "one_typo"]
 
 
 class Spelling:
@@ -73,7 +73,7 @@ class Spelling:
         for variant in _deletions(word):
             if variant in self._known:  # a letter added to the typed word
                 found.add(variant)
-            found |= {w for w in self._deleted.get(variant, ()) if _one_typo(word, w)}  # changed or swapped
+            found |= {w for w in self._deleted.get(variant, ()) if one_typo(word, w)}  # changed or swapped
         if not self._endings:
             found = {w for w in found if not _made_from(word, self._alike(w) if self._alike else w)}
         if self._alike is not None and len(found) > 1:
@@ -93,14 +93,19 @@ def _deletions(word: str) -> set[str]:
     return {word[:i] + word[i + 1 :] for i in range(len(word))}
 
 
-def _one_typo(typed: str, word: str) -> bool:
-    """Whether two words of one length differ by one changed letter or two neighbours swapped."""
-    if len(typed) != len(word):  # a letter added or left out (found by the deletions themselves)
-        return True
-    diff = [i for i, (a, b) in enumerate(zip(typed, word, strict=True)) if a != b]
-    if len(diff) == 1:
-        return True
-    if len(diff) != 2 or diff[1] != diff[0] + 1:
+def one_typo(typed: str, word: str, *, changes: bool = True) -> bool:
+    """Whether ``typed`` is ``word`` with one slip: two neighbouring letters swapped, one letter left out or added,
+    or (``changes``) one letter changed. Equal words are no typo."""
+    if typed == word:
         return False
-    first, second = diff
-    return typed[first] == word[second] and typed[second] == word[first]
+    if len(typed) == len(word):
+        diff = [i for i, (a, b) in enumerate(zip(typed, word, strict=True)) if a != b]
+        if len(diff) == 1:
+            return changes
+        first, second = diff[0], diff[-1]
+        return len(diff) == 2 and second == first + 1 and typed[first] == word[second] and typed[second] == word[first]
+    short, long = sorted((typed, word), key=len)
+    if len(long) - len(short) != 1:
+        return False
+    at = next((i for i, (a, b) in enumerate(zip(short, long, strict=False)) if a != b), len(short))
+    return short[at:] == long[at + 1 :]

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import re
 
+from podium._spelling import one_typo
+
 __all__ = [
     "EMERGENCY_REPLY",
     "Caseless",
@@ -30,6 +32,7 @@ __all__ = [
     "leaves",
     "leaves_choice",
     "negated",
+    "one_typo",
     "ordinal",
     "pleasantry",
     "requests_in",

@@ -29,7 +29,6 @@ from podium.orchestration.master.routing import (
 )
 from podium.orchestration.master.routing import embedding as embedding_module
 from podium.orchestration.master.routing.intents import harm_cue
-from podium.orchestration.master.routing.rules import _one_edit
 from podium.orchestration.master.routing.scoring import SemanticIndex, identifier_prefixes
 from podium.testing import ScriptedModel
 
@@ -214,12 +213,15 @@ _WORD_PAIRS = st.text(alphabet="abc", max_size=6).flatmap(
 
 
 @given(_WORD_PAIRS)
-def test_one_edit_is_a_changed_swapped_or_added_letter(pair: tuple[str, str]) -> None:
+def test_one_typo_is_a_changed_swapped_or_added_letter(pair: tuple[str, str]) -> None:
+    from podium.human import one_typo
+
     a, b = pair
     changed = sum(x != y for x, y in zip(a, b, strict=False)) <= 1
     swapped = any(a[:i] + a[i + 1] + a[i] + a[i + 2 :] == b for i in range(len(a) - 1))
     added = any(b[:i] + b[i + 1 :] == a for i in range(len(b)))
-    assert _one_edit(a, b) == ((changed or swapped) if len(a) == len(b) else added)
+    assert one_typo(a, b) == (a != b and ((changed or swapped) if len(a) == len(b) else added))
+    assert one_typo(b, a) == one_typo(a, b)
 
 
 @pytest.mark.parametrize("embeddings", MODES)

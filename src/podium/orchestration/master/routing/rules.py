@@ -23,6 +23,7 @@ from podium.human import (
     leaves,
     leaves_choice,
     negated,
+    one_typo,
     ordinal,
     straight,
 )
@@ -331,22 +332,7 @@ def _same(word: str, said: str) -> bool:
         return False
     if long.startswith(short) or (size >= 5 and long[:4] == short[:4]):
         return True
-    return len(long) - size <= 1 and _one_edit(short, long)
-
-
-def _one_edit(a: str, b: str) -> bool:
-    """True when ``b`` is ``a`` with one letter changed or two neighbours swapped (same length), or with one letter
-    added (``b`` one longer)."""
-    if len(a) == len(b):
-        differ = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
-        if len(differ) <= 1:
-            return True
-        first, second = differ[0], differ[-1]
-        return len(differ) == 2 and second == first + 1 and a[first] == b[second] and a[second] == b[first]
-    # b's extra letter is where the two first differ: dropping another one leaves that mismatch (or, in a run of
-    # equal letters, gives the same word)
-    first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
-    return a[first:] == b[first + 1 :]
+    return one_typo(short, long)
 
 
 def _share(parts: tuple[str, ...], said: list[str]) -> float:
@@ -375,18 +361,11 @@ def _mended(options: tuple[str, ...], text: str) -> str:
     A changed letter is no slip here: "hope" and "come" are words of their own, not "home"."""
     known = {w for option in options for w in words(option) if len(w) >= 4}
 
-    def slip(typed: str, word: str) -> bool:
-        if len(typed) == len(word):  # two neighbours swapped
-            diff = [i for i, (a, b) in enumerate(zip(typed, word, strict=True)) if a != b]
-            return len(diff) == 2 and diff[1] == diff[0] + 1 and typed[diff[0]] == word[diff[1]]
-        short, long = sorted((typed, word), key=len)
-        return len(long) - len(short) == 1 and any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
-
     def mend(match: re.Match[str]) -> str:
         typed = match.group(0).lower()
         if typed in known or typed in STOPWORDS:
             return match.group(0)
-        found = [w for w in known if slip(typed, w)]
+        found = [w for w in known if one_typo(typed, w, changes=False)]
         return found[0] if len(found) == 1 else match.group(0)
 
     return re.sub(r"[A-Za-z]{4,}", mend, text) if known else text
