@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
         "podium.errors",
         "podium._codec",
         "podium._handoff",
+        "podium._ids",
         "podium._spelling",
         "podium.human",
         "podium.messages",

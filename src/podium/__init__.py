@@ -1,8 +1,8 @@
 """Podium: agents, orchestrations and a durable runtime for multi-agent systems.
 
-The public API is re-exported here; heavy dependencies (``openai``, ``pydantic``) load on first use, and
-:class:`PostgresStore` is imported when first asked for (constructing one without the ``postgres`` extra raises
-:class:`UsageError` saying what to install).
+The public API is re-exported here. Heavy dependencies (``openai``, ``pydantic``) load on first use, and so do the
+stores' drivers: :class:`SQLiteStore` and :class:`PostgresStore` are imported when first asked for (constructing a
+``PostgresStore`` without the ``postgres`` extra raises :class:`UsageError` saying what to install).
 """
 
 import typing as _typing
@@ -70,11 +70,12 @@ from podium.models import Model, ModelRequest, ModelResponse, ModelSettings
 from podium.models.openai_format import from_openai, to_openai
 from podium.runtime import Cancelled, EventBus, InProcessBus, Limits, RunContext, RunResult, Runtime
 from podium.settings import Settings, open_store
-from podium.store import MemoryStore, SQLiteStore, Store
+from podium.store import MemoryStore, Store
 from podium.tools import Tool, ToolArgumentsError, ToolMetadata, ToolReturn, ToolSpec, tool
 
 if _typing.TYPE_CHECKING:
     from podium.store.postgres import PostgresStore
+    from podium.store.sqlite import SQLiteStore
 
 __version__ = "0.1.0"
 
@@ -163,7 +164,7 @@ __all__ = [
     "to_openai",
 ]
 
-_LAZY = {"PostgresStore": "podium.store.postgres"}
+_LAZY = {"PostgresStore": "podium.store.postgres", "SQLiteStore": "podium.store.sqlite"}
 """Public names imported on first use, and the module each comes from."""
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from podium._spelling import one_typo
 
@@ -91,6 +93,50 @@ class Caseless:
             self._folded = re.compile(self._pattern, re.IGNORECASE)
         match = self._folded.search(text)
         return None if match is None else match.group(0)
+
+
+class Lazy:
+    """A regular expression compiled when first used, so that importing a module of phrase lists compiles nothing
+    (compiling this module's patterns took longer than the rest of ``import podium``'s own modules together)."""
+
+    __slots__ = ("_compiled", "_flags", "_pattern")
+
+    def __init__(self, pattern: str, flags: int | re.RegexFlag = 0) -> None:
+        """Keep ``pattern`` and its ``flags`` (as :func:`re.compile` takes them)."""
+        self._pattern = pattern
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        """The compiled pattern (compiled on the first call)."""
+        if self._compiled is None:
+            self._compiled = re.compile(self._pattern, self._flags)
+        return self._compiled
+
+    def match(self, text: str) -> re.Match[str] | None:
+        """:meth:`re.Pattern.match`."""
+        return self.compiled.match(text)
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        """:meth:`re.Pattern.fullmatch`."""
+        return self.compiled.fullmatch(text)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        """:meth:`re.Pattern.search`."""
+        return self.compiled.search(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        """:meth:`re.Pattern.finditer`."""
+        return self.compiled.finditer(text)
+
+    def split(self, text: str) -> list[str | Any]:
+        """:meth:`re.Pattern.split`."""
+        return self.compiled.split(text)
+
+    def sub(self, replacement: str | Callable[[re.Match[str]], str], text: str) -> str:
+        """:meth:`re.Pattern.sub`."""
+        return self.compiled.sub(replacement, text)
 
 
 _SOMEONE = r"(?:i'?m|i\s+am|i've\s+been|i\s+have\s+been|he'?s|she'?s|they'?re|we'?re|is|are|was|were|been|got|get)"
@@ -174,7 +220,7 @@ _CANCEL = Caseless(
     r"later|no\s+need|done\s+with\s+(?:this|it|that))\b"
 )
 
-_DECLINE = re.compile(
+_DECLINE = Lazy(
     r"^\s*(?:oh\s+|ok(?:ay)?[,\s]+|actually[,\s]+|um+[,\s]+)?(?:no[,\s]+)?(?:cancel(?:\s+(?:it|that|this))?|"
     r"stop(?:\s+(?:it|that|this))?|never\s*mind|nevermind|nvm|forget\s+(?:it|that|this|about\s+it)|skip(?:\s+it)?|"
     r"abort|quit|leave\s+it|don'?t\s+bother|not\s+now|no\s+thanks?(?:\s+you)?|i\s+changed\s+my\s+mind)"
@@ -190,7 +236,7 @@ _YES = frozenset(
     }
 )
 _POLITE = r"please|thanks|thank\s+you|cheers|mate|then|oh|well|um+|ah"
-_YES_PHRASES = re.compile(
+_YES_PHRASES = Lazy(
     r"^(?:(?:yes|yeah|yep|yup|sure(?:\s+thing)?|ok(?:ay)?|alright|of\s+course|please\s+do|go\s+ahead|do\s+it|"
     r"sounds\s+good|that'?s\s+(?:right|correct|fine)|why\s+not|by\s+all\s+means|for\s+sure|i\s+do|i\s+would|"
     r"no\s+problem|no\s+doubt|yes\s+please|(?:i\s+)?(?:approve|accept|confirm)(?:d)?|"
@@ -198,9 +244,9 @@ _YES_PHRASES = re.compile(
     re.IGNORECASE,
 )
 _NO = frozenset(["no", "n", "nope", "nah", "nay", "negative", "never"])
-_NO_FIRST = re.compile(r"(?:no|nope|nah)\b(?!\s+(?:problem|probs?|worries|worry|doubt|question|one)\b)(?!')")
+_NO_FIRST = Lazy(r"(?:no|nope|nah)\b(?!\s+(?:problem|probs?|worries|worry|doubt|question|one)\b)(?!')")
 """A no that the answer begins with, then goes on; not "no problem" or "no doubt", which say yes."""
-_NO_PHRASES = re.compile(
+_NO_PHRASES = Lazy(
     r"^(?:(?:no|nope|nah|no\s+way|not\s+really|not\s+at\s+all|not\s+now|i\s+don'?t|i\s+do\s+not|don'?t|do\s+not|"
     r"no\s+thanks?(?:\s+you)?|better\s+not|rather\s+not|i'?d\s+rather\s+not|definitely\s+not|absolutely\s+not|"
     r"i\s+(?:guess|think|suppose)\s+not|i\s+don'?t\s+think\s+so|i\s+do\s+not\s+think\s+so|"
@@ -210,7 +256,7 @@ _NO_PHRASES = re.compile(
 )
 
 
-_CODE_GAPS = re.compile(r"(?<=\d)[ -](?=\d)|(?<=\b[A-Za-z])[ -](?=\d)|(?<=\d)-(?=[A-Za-z])")
+_CODE_GAPS = Lazy(r"(?<=\d)[ -](?=\d)|(?<=\b[A-Za-z])[ -](?=\d)|(?<=\d)-(?=[A-Za-z])")
 
 
 def joined_codes(text: str) -> str:
@@ -221,12 +267,12 @@ def joined_codes(text: str) -> str:
 
 
 _PLEASANTRIES = (
-    ("greeting", re.compile(r"(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day))\b")),
-    ("thanks", re.compile(r".*\b(?:thanks|thank you|thx|cheers)\b")),
-    ("goodbye", re.compile(r"(?:bye|goodbye|see you)\b")),
+    ("greeting", Lazy(r"(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day))\b")),
+    ("thanks", Lazy(r".*\b(?:thanks|thank you|thx|cheers)\b")),
+    ("goodbye", Lazy(r"(?:bye|goodbye|see you)\b")),
     (
         "capabilities",
-        re.compile(
+        Lazy(
             r".*\b(?:help|what (?:can|could|do) (?:you|u|ya) (?:do|help with|offer)|(?:who|what) (?:are|r) (?:you|u)|"
             r"what can i ask|how does this work|what do (?:you|u) know|"
             r"what (?:kinds?|sorts?|types?) of (?:stuff|things|questions|info\w*) (?:do|can) (?:you|u))\b"
@@ -244,7 +290,7 @@ def pleasantry(text: str) -> str | None:
     return found or ("goodbye" if says_goodbye(text) else None)  # "actually I'm off, bye"
 
 
-_GOODBYE = re.compile(
+_GOODBYE = Lazy(
     r"\b(?:bye|goodbye|bye-bye|ciao|cya|take\s+care|(?:i'?m\s+)?heading\s+(?:off|out)(?:\s+now)?(?=\W*(?:thanks?\W*)?$)|"
     r"see\s+(?:you|ya)(?:\s+later)?|(?:gotta|got\s+to|have\s+to|need\s+to|must)\s+"
     r"(?:go|run|dash|fly|head\s+off)(?!\s+(?:to|and|for|get|pick|buy|see|fetch|check|make|book|do|out|back|home|"
@@ -268,7 +314,7 @@ def leaves(text: str) -> bool:
     return says_goodbye(text) and not cancels(_GOODBYE.sub(" ", straight(text)))
 
 
-_QUESTION_START = re.compile(
+_QUESTION_START = Lazy(
     r"^\s*(?:what|what's|whats|when|where|why|how|who|which|whose|is|are|do|does|did|can|could|will|would|should|"
     r"shall|may|am|have|has)\b",
     re.IGNORECASE,
@@ -280,7 +326,7 @@ def is_question(text: str) -> bool:
     return "?" in text or _QUESTION_START.match(straight(text)) is not None
 
 
-_LEAVES_CHOICE = re.compile(
+_LEAVES_CHOICE = Lazy(
     r"\b(?:whatever(?:\s+you\s+(?:think|like|want|prefer))?|(?:you|u)\s+(?:choose|decide|pick|tell\s+me)|"
     r"up\s+to\s+(?:you|u)|your\s+call|(?:it\s+)?(?:doesn'?t|does\s+not|don'?t)\s+matter|"
     r"(?:i\s+)?(?:don'?t|do\s+not)\s+(?:mind|care)|(?:either|any)\s+(?:one|is\s+fine|will\s+do)|surprise\s+me|"
@@ -348,10 +394,10 @@ def _plain_no(said: str, *, declines_as_no: bool = True) -> bool:
     return said in _NO or bool(_NO_PHRASES.match(said)) or (declines_as_no and declines(said))
 
 
-_REJECTS = re.compile(
+_REJECTS = Lazy(
     r"(?:reject(?:ed)?|den(?:y|ied)|refused?|no(?:pe)?)(?:\s*[:,;.!-]\s*|\s+because\s+|\s*$)(?P<why>.*)", re.I | re.S
 )
-_EDIT = re.compile(r"(?:edit(?:ed)?|change(?:d)?|use)?\s*[:-]?\s*(?P<args>\{.*\})\s*", re.I | re.S)
+_EDIT = Lazy(r"(?:edit(?:ed)?|change(?:d)?|use)?\s*[:-]?\s*(?P<args>\{.*\})\s*", re.I | re.S)
 
 
 def approval(text: str) -> str | None:
@@ -384,13 +430,13 @@ def approval(text: str) -> str | None:
     return "reject" if re.match(r"(?:don'?t|do not|stop)\b", bare) else None
 
 
-_JOINERS = re.compile(
+_JOINERS = Lazy(
     r"\s*(?:[,;]\s*)?\b(?:and\s+also|and\s+then|and|also|plus|as\s+well\s+as)\b\s*|\s*;\s*|\s*\?\s+(?=\S)",
     re.IGNORECASE,
 )
 
 
-_VALUE_TOKEN = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*")
+_VALUE_TOKEN = Lazy(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*")
 """A code: a word of letters and digits ("1122AA", "RX1234567", "P-111222"; a plain number is not one: "2 and 3"
 are two numbers of one request)."""
 
@@ -427,7 +473,7 @@ def requests_in(text: str) -> list[str]:
     return kept if len(kept) > 1 else [text]
 
 
-_UNSURE = re.compile(
+_UNSURE = Lazy(
     r"\b(?:not\s+sure|unsure|(?:do\s*n[o']?t|do\s+not|don't)\s+(?:know|have|remember)|no\s+idea|dunno|"
     r"(?:can'?t|cannot|could\s*n'?t)\s+(?:find|remember|see)|have\s*n'?t\s+got|have\s+not\s+got|forgot|"
     r"lost\s+(?:it|my)|no\s+clue)\b",
@@ -444,7 +490,7 @@ _ORDINALS = {
     **dict.fromkeys(("sixth", "6th", "six"), 6),
     **dict.fromkeys(("last", "final", "bottom"), -1),
 }
-_ORDINAL = re.compile(
+_ORDINAL = Lazy(
     r"(?:(?:i'?ll\s+(?:take|have|go\s+with)|i\s+(?:want|choose|pick)|let'?s\s+(?:go\s+with|do)|go\s+with|make\s+it)\s+)?"
     r"(?:the\s+)?(?:(?P<word>first|second|third|fourth|fifth|sixth|last|final|bottom|1st|2nd|3rd|4th|5th|6th)"
     r"(?:\s+(?:one|option|choice))?|(?:option|number|choice|no\.?|#)\s*(?P<number>\d+|one|two|three|four|five|six))"
@@ -473,7 +519,7 @@ _CORRECTS = Caseless(
 )
 
 
-_CORRECTION_MARK = re.compile(
+_CORRECTION_MARK = Lazy(
     r"(?:\bno+\s+wait\b|\bwait\b|\bsorry\b|\bactually\b|\bi\s+meant\b|\bi\s+mean\b|\bmake\s+(?:it|that)\b|"
     r"\bchange\s+(?:it|that)\s+to\b|\bit\s+should\s+(?:be|say)\b|\bcorrection\b|\boops\b|\bmy\s+(?:bad|mistake)\b)"
     r"[\s,.:;!-]*",
@@ -507,10 +553,10 @@ def unsure(text: str) -> bool:
     return _UNSURE.search(straight(text)) is not None
 
 
-_NEGATION = re.compile(
+_NEGATION = Lazy(
     r"\b(?:not|no|never|neither|nor|isn'?t|aren'?t|wasn'?t|don'?t|doesn'?t|won'?t|n't|rather\s+than|instead\s+of)\b"
 )
-_CLAUSE = re.compile(r"[,;:.!?()\u2013\u2014]|\s-\s|\bbut\b|\bso\b", re.IGNORECASE)
+_CLAUSE = Lazy(r"[,;:.!?()\u2013\u2014]|\s-\s|\bbut\b|\bso\b", re.IGNORECASE)
 
 
 def clauses(text: str) -> list[str]:

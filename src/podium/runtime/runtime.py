@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from podium._ids import random_id
 from podium.errors import (
     RunNotFound,
     StoreError,
@@ -142,7 +142,7 @@ class Runtime:
         check_call(thread_id, run_id, if_busy, busy_timeout)
         if run_id is not None and await self.store.get_run(run_id) is not None:
             raise UsageError(f"run id {run_id!r} is already used; pass a new one or none")
-        thread_id = thread_id or uuid.uuid4().hex
+        thread_id = thread_id or random_id()
         owner, claim = await self._acquire(thread_id, if_busy, busy_timeout, {"agent": agent.name})
         released = False
         try:
@@ -158,7 +158,7 @@ class Runtime:
                     )
                 raise ThreadWaiting(thread_id, pending)
             record = RunRecord(
-                id=run_id or uuid.uuid4().hex, thread_id=thread_id, input=message_to_dict(message), agent=agent.name
+                id=run_id or random_id(), thread_id=thread_id, input=message_to_dict(message), agent=agent.name
             )
             await self.store.open_run(record)  # synced with the run's first events, before anything happens
             result, released = await self._execute(agent, record, {}, {}, owner, deps, limits, on_event, claim.head)
@@ -406,7 +406,7 @@ class Runtime:
         """Take the thread's lease (creating the thread with ``metadata`` if it is new): the owner name and what
         the store found (:meth:`Store.claim_thread`)."""
         adopted = adopt_unreleased(self.store, thread_id)  # a lease this process's last run there left behind
-        owner = adopted or new_owner(uuid.uuid4().hex[:8])
+        owner = adopted or new_owner(random_id()[:8])
         deadline = time.monotonic() + busy_timeout
         try:
             while (claim := await self.store.claim_thread(thread_id, owner, self.lease_ttl, metadata)).holder:

@@ -16,12 +16,12 @@ import socket
 import tempfile
 import threading
 import time
-import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from podium._ids import random_id
 from podium.errors import StoreError, UsageError
 from podium.events import Event
 from podium.messages import Message
@@ -127,7 +127,7 @@ class _LifeMark:
         """The mark's name, made (and locked) on first use in this process."""
         if self.name:
             return self.name
-        name = uuid.uuid4().hex[:20]
+        name = random_id()[:20]
         try:
             import fcntl
 
@@ -135,7 +135,7 @@ class _LifeMark:
             handle = (self.folder / name).open("a+b")
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except (ImportError, OSError):  # no locks here: liveness comes from the lease's expiry alone
-            name = f"nomark-{uuid.uuid4().hex}"
+            name = f"nomark-{random_id()}"
             handle = None
         self.name, self._file = name, handle
         if handle is not None and self._sweep_due():  # on a thread of its own: a folder of many marks takes a while
