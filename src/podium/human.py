@@ -21,6 +21,7 @@ from podium._spelling import one_typo
 __all__ = [
     "EMERGENCY_REPLY",
     "Caseless",
+    "Lazy",
     "approval",
     "cancels",
     "clauses",
