@@ -13,7 +13,8 @@ A sync function runs in a thread of its own, off the event loop, so it neither s
 nor escapes a run's timeout. Every call is bounded by the tool's ``timeout`` (:data:`DEFAULT_TOOL_TIMEOUT` unless
 set; ``None`` for no bound): a call that outlives it raises :class:`ToolTimeout`, which a ReAct agent hands to the
 model as the call's error. Python cannot stop a thread: a sync call that timed out is abandoned, not killed, and its
-thread runs on (as a daemon: it does not keep the process alive).
+thread runs on (as a daemon: it does not keep the process alive). A quick function that never waits may be declared
+``inline`` instead: it runs on the event loop's thread, without the hand-over to a tool thread, and unbounded.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import copy
 import functools
 import inspect
 import json
+import logging
 import re
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -42,8 +45,11 @@ if TYPE_CHECKING:
 
 _InjectableT = TypeVar("_InjectableT", bound="Injectable")
 
+_log = logging.getLogger("podium.tools")
+
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
+    "INLINE_WARNING",
     "TOOL_OUTPUT_LIMIT",
     "Injectable",
     "Tool",
@@ -57,6 +63,9 @@ __all__ = [
 
 DEFAULT_TOOL_TIMEOUT = 300.0
 """Seconds a tool call may take unless its tool sets ``timeout``: a tool that hangs cannot hang its run forever."""
+
+INLINE_WARNING = 0.05
+"""Seconds an :attr:`~Tool.inline` call may take before it is logged as holding up the event loop."""
 
 TOOL_OUTPUT_LIMIT = 100_000
 """Characters of a tool's text result the model is shown (and the history keeps): a longer one is cut there, with a
@@ -286,6 +295,7 @@ class Tool:
         "approval",
         "description",
         "function",
+        "inline",
         "metadata",
         "name",
         "read_only",
@@ -305,6 +315,7 @@ class Tool:
         timeout: float | None = DEFAULT_TOOL_TIMEOUT,
         approval: bool = False,
         read_only: bool = False,
+        inline: bool = False,
     ) -> None:
         """Make a tool from ``function``.
 
@@ -325,13 +336,20 @@ class Tool:
                 synced meanwhile), and after a power cut it may run again. Leave it false for anything that sends,
                 books, pays, writes or deletes: those calls are on disk before they start, so a crash never hides
                 that one ran.
+            inline: the sync function is quick and never waits (a calculation, a lookup in memory), so it runs on
+                the event loop's thread, sparing each call the hand-over to a tool thread and back (tens of
+                microseconds). Nothing can stop it there: its timeout does not apply, and while it runs no other
+                run of the process moves. A call that takes longer than :data:`INLINE_WARNING` seconds is logged
+                as a warning (once per tool). Leave it false for anything that reads a file, the network or a
+                database, or sleeps.
 
         Raises:
             ToolDefinitionError: ``function`` is not callable, or has no name of its own (a ``functools.partial``,
                 a callable object) and none is given; a parameter has no annotation or a type without a JSON
                 schema; the name is not valid for a model API; or an option has the wrong type (the timeout not a
                 positive number, ``parameters`` not a dict, ``description`` not a string, ``approval``,
-                ``strict`` or ``read_only`` not a bool, ``metadata`` not a :class:`ToolMetadata`).
+                ``strict``, ``read_only`` or ``inline`` not a bool, ``metadata`` not a :class:`ToolMetadata`); or
+                ``inline`` is asked of a coroutine function (it runs on the event loop already).
         """
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
@@ -350,7 +368,7 @@ class Tool:
                     "pass name=..."
                 )
         _check_options(name, description=description, parameters=parameters, metadata=metadata)
-        for option, value in (("approval", approval), ("strict", strict), ("read_only", read_only)):
+        for option, value in (("approval", approval), ("strict", strict), ("read_only", read_only), ("inline", inline)):
             if not isinstance(value, bool):
                 raise ToolDefinitionError(f"tool {name!r}: {option} must be True or False, not {value!r}")
         self.function = function
@@ -365,6 +383,12 @@ class Tool:
         self.read_only = read_only
         """Whether the function changes nothing outside the run (its calls are not written ahead of it)."""
         self._is_async = derived.is_async
+        if inline and self._is_async:
+            raise ToolDefinitionError(
+                f"tool {name!r}: inline is for sync functions (a coroutine function runs on the event loop already)"
+            )
+        self.inline = inline
+        """Whether the sync function runs on the event loop's thread (no tool thread, no timeout)."""
         self._injected = derived.injected
         self._args_model = derived.args_model
         self._schema = derived.schema  # shared by every tool of this function: copied before anyone sees it
@@ -438,7 +462,8 @@ class Tool:
         Each injected parameter gets what ``ctx`` holds for its annotation (:meth:`Injectable.injected`), else its
         type's :meth:`Injectable.when_missing` value.
 
-        A sync function runs in a thread of its own; the call is bounded by :attr:`timeout`.
+        A sync function runs in a thread of its own (one declared :attr:`inline` on the event loop's thread); the
+        call is bounded by :attr:`timeout` (an inline call is not).
 
         Raises:
             ToolDefinitionError: an injected parameter has nothing to receive.
@@ -455,6 +480,8 @@ class Tool:
             args = [kwargs.pop(pname) for pname in self._positional if pname in kwargs]
             function = functools.partial(function, *args)
         call: Awaitable[Any]
+        if self.inline:
+            return _inline(self.name, function, kwargs)
         if not self._is_async:
             call = in_thread(function, kwargs, self.name)
             if call.done():  # finished while the loop waited for it: no timer needed
@@ -535,6 +562,7 @@ def tool(
     timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     approval: bool = False,
     read_only: bool = False,
+    inline: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -549,9 +577,10 @@ def tool(
     timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     approval: bool = False,
     read_only: bool = False,
+    inline: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`Tool` of a function; usable bare (``@tool``) or with options (``@tool(timeout=30)``,
-    ``@tool(approval=True)``, ``@tool(read_only=True)``: see :class:`Tool`)."""
+    ``@tool(approval=True)``, ``@tool(read_only=True)``, ``@tool(inline=True)``: see :class:`Tool`)."""
 
     def decorate(fn: Callable[..., Any]) -> Tool:
         return Tool(
@@ -563,12 +592,34 @@ def tool(
             timeout=timeout,
             approval=approval,
             read_only=read_only,
+            inline=inline,
         )
 
     if function is not None:
         return decorate(function)
 
     return decorate
+
+
+_slow_inline: set[str] = set()
+"""Inline tools already warned of (the warning is given once per tool name and process)."""
+
+
+def _inline(name: str, function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Call an inline tool's function on this thread; warn (once) when the call held the event loop too long."""
+    started = time.perf_counter()
+    try:
+        return function(**kwargs)
+    finally:
+        took = time.perf_counter() - started
+        if took > INLINE_WARNING and name not in _slow_inline:
+            _slow_inline.add(name)
+            _log.warning(
+                "tool %r is declared inline but a call took %.0f ms, holding up every run of the process meanwhile; "
+                "drop inline=True so that it runs in a tool thread",
+                name,
+                took * 1000,
+            )
 
 
 class _SharedTool(Tool):

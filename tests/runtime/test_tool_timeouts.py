@@ -309,3 +309,65 @@ async def test_where_threads_may_not_be_placed_placement_stops_trying(monkeypatc
         assert len(refused) <= 1 and Placement.here() is None  # refused once, then not asked again
     finally:
         Placement._getcpu = False
+
+
+async def test_an_inline_tool_runs_on_the_event_loops_thread_with_the_same_result() -> None:
+    threads: dict[str, threading.Thread] = {}
+
+    def double(x: int) -> int:
+        """Double a number."""
+        threads["plain"] = threading.current_thread()
+        return 2 * x
+
+    @tool(inline=True, read_only=True)
+    def triple(x: int) -> int:
+        """Triple a number."""
+        threads["inline"] = threading.current_thread()
+        return 3 * x
+
+    def reply(messages: list[Any], request: Any) -> AIMessage | str:
+        if isinstance(messages[-1], ToolMessage):
+            return " ".join(m.content for m in messages if isinstance(m, ToolMessage))
+        return AIMessage(tool_calls=[tool_call("double", {"x": 5}), tool_call("triple", {"x": 5})])
+
+    result = await Runtime().run(ReactAgent("a", FunctionModel(reply), [double, triple]), "go")
+    assert result.output == "10 15"
+    assert threads["inline"] is threading.current_thread()  # the loop's own thread: no hand-over
+    assert threads["plain"] is not threading.current_thread()  # the default: a tool thread
+    assert triple.inline and not Tool(double).inline
+
+
+async def test_a_slow_inline_call_is_logged_once_and_its_result_kept(caplog: pytest.LogCaptureFixture) -> None:
+    import time
+
+    @tool(inline=True)
+    def crunch(n: int) -> int:
+        """Crunch a number, slowly."""
+        time.sleep(0.06)  # longer than INLINE_WARNING: it held the event loop
+        return n + 1
+
+    ctx = None
+    with caplog.at_level("WARNING", logger="podium.tools"):
+        assert await crunch.run(ctx, {"n": 1}) == 2
+        assert await crunch.run(ctx, {"n": 2}) == 3
+    warned = [r for r in caplog.records if "crunch" in r.getMessage()]
+    assert len(warned) == 1 and "inline" in warned[0].getMessage()
+
+
+@pytest.mark.parametrize("bad", [1, "yes", None])
+def test_inline_must_be_a_bool(bad: Any) -> None:
+    def f() -> str:
+        """F."""
+        return ""
+
+    with pytest.raises(ToolDefinitionError, match="inline must be True or False"):
+        Tool(f, inline=bad)
+
+
+def test_inline_is_refused_for_a_coroutine_function() -> None:
+    async def f() -> str:
+        """F."""
+        return ""
+
+    with pytest.raises(ToolDefinitionError, match="inline is for sync functions"):
+        tool(inline=True)(f)
