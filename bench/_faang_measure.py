@@ -83,19 +83,19 @@ def worker(kind: str, runs: int, k: int, latency_ms: float, rounds: int) -> dict
     out: dict[str, Any] = {"config": kind, "import_s": round(time.perf_counter() - t_import, 3)}
     tmpdir = tempfile.mkdtemp(prefix="podium_bench_")
     durability = "process" if kind == "sqlite-process" else "full"
-    read_only = kind != "sqlite-full-ahead"  # (that one: its tools undeclared, every tool round written ahead)
+    declared = not kind.endswith("-undeclared")  # (those: tools on tool threads, each round written ahead at full)
     try:
         path = os.path.join(tmpdir, "bench.db")
 
         def store() -> Any:
-            return MemoryStore() if kind == "memory" else SQLiteStore(path, durability=durability)  # type: ignore[arg-type]
+            return MemoryStore() if kind.startswith("memory") else SQLiteStore(path, durability=durability)  # type: ignore[arg-type]
 
         async def phases() -> None:
             backend = store()
             runtime = Runtime(backend)
-            agent = build(read_only=read_only)
+            agent = build(declared=declared)
             await run_one(runtime, agent)
-            if kind != "memory":
+            if not kind.startswith("memory"):
                 out["durability"] = durability
                 out["fsync_ms"] = fsync_ms(tmpdir)
                 out["fsync_growing_ms"] = fsync_ms(tmpdir, in_place=False)
@@ -115,12 +115,14 @@ def worker(kind: str, runs: int, k: int, latency_ms: float, rounds: int) -> dict
             for _ in range(5):
                 await run_one(runtime, agent)
             times = []
-            waited = backend.disk_seconds if kind != "memory" else 0.0
+            waited = backend.disk_seconds if not kind.startswith("memory") else 0.0
             for _ in range(runs):
                 t = time.perf_counter()
                 await run_one(runtime, agent)
                 times.append(time.perf_counter() - t)
-            if kind != "memory":  # the fsynced commits' own time, as it happened (the disk's share of a run)
+            if not kind.startswith(
+                "memory"
+            ):  # the fsynced commits' own time, as it happened (the disk's share of a run)
                 out["disk_ms_per_run"] = round((backend.disk_seconds - waited) / runs * 1000, 3)
             if kind.startswith("sqlite-full"):  # the disk again, after the runs: the floor takes the quicker reading
                 again = fsync_ms(tmpdir)
@@ -131,7 +133,7 @@ def worker(kind: str, runs: int, k: int, latency_ms: float, rounds: int) -> dict
             out["ms_per_run_mean"] = round(statistics.mean(times) * 1000, 3)
             out["ms_per_run_p95"] = round(pct(times, 95) * 1000, 3)
 
-            slow = build(latency_s=latency_ms / 1000, read_only=read_only)
+            slow = build(latency_s=latency_ms / 1000, declared=declared)
             t = time.perf_counter()
             await run_one(runtime, slow)
             out["single_run_with_latency_ms"] = round((time.perf_counter() - t) * 1000, 1)

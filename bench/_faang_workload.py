@@ -189,10 +189,11 @@ def scripted_reply(messages: list[Any], request: Any) -> Any:
     raise RuntimeError(f"unknown caller with tools {sorted(names)}")
 
 
-def build(latency_s: float = 0.0, *, read_only: bool = True, **options: Any) -> Any:
+def build(latency_s: float = 0.0, *, declared: bool = True, **options: Any) -> Any:
     """The FAANG supervisor around the scripted model (``options`` go to ``create_supervisor``). Its three tools
-    change nothing (a search and two sums), and say so (``read_only``: their calls are not written ahead of them);
-    ``read_only=False`` leaves them undeclared, as any tool is by default."""
+    change nothing and never wait (a canned search and two sums), and say so: ``read_only`` (their calls are not
+    written ahead of them) and ``inline`` (they run on the event loop's thread, not a tool thread);
+    ``declared=False`` leaves them undeclared, as any tool is by default."""
     from podium import ReactAgent, tool
     from podium.orchestration.supervisor import create_supervisor
     from podium.testing import FunctionModel
@@ -219,9 +220,9 @@ def build(latency_s: float = 0.0, *, read_only: bool = True, **options: Any) -> 
         """Search the web for information."""
         return SEARCH_RESULT
 
-    declared = tool(read_only=read_only)
-    math_agent = ReactAgent("math_expert", model, [declared(add), declared(multiply)], prompt=MATH_PROMPT)
-    research_agent = ReactAgent("research_expert", model, [declared(web_search)], prompt=RESEARCH_PROMPT)
+    as_tool = tool(read_only=declared, inline=declared)
+    math_agent = ReactAgent("math_expert", model, [as_tool(add), as_tool(multiply)], prompt=MATH_PROMPT)
+    research_agent = ReactAgent("research_expert", model, [as_tool(web_search)], prompt=RESEARCH_PROMPT)
     return create_supervisor([research_agent, math_agent], model=model, prompt=SUPERVISOR_PROMPT, **options)
 
 
