@@ -7,7 +7,8 @@ of one run (tracemalloc peak), the memory left behind by many runs, and the impo
     python bench/tasks.py [--quick] [--json FILE]
 
 Reference (measured on this machine): Langroid 0.69 takes 69 ms per run reusing tasks, 235 ms rebuilding them, 2.0-2.5 s to
-import. Goal: at most 1 ms per run.
+import. Goal: at most 1 ms per run. The same runs with the worker's tool declared ``@tool(inline=True)`` (no hand-over
+to a tool thread) are reported beside them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import time
 import tracemalloc
 from typing import Any
 
-from podium import AIMessage, HumanMessage, Message, ModelRequest, ToolMessage
+from podium import AIMessage, HumanMessage, Message, ModelRequest, ToolMessage, tool
 from podium.orchestration.tasks import ResponderAgent, Task
 from podium.testing import FunctionModel, tool_call
 
@@ -51,9 +52,11 @@ def script(messages: list[Message], request: ModelRequest) -> AIMessage | str:
     return "TO[worker]: multiply 6 by 7"
 
 
-def build(model: FunctionModel) -> Task:
-    """The parent task with its worker sub-task."""
-    worker = Task(ResponderAgent("worker", model, prompt="Multiply with the tool.", tools=[multiply]))
+def build(model: FunctionModel, inline: bool = False) -> Task:
+    """The parent task with its worker sub-task; ``inline``: the worker's tool declared ``@tool(inline=True)`` (run on
+    the event loop's thread; by default a sync tool runs on a tool thread)."""
+    worker_tool = tool(inline=True)(multiply) if inline else multiply
+    worker = Task(ResponderAgent("worker", model, prompt="Multiply with the tool.", tools=[worker_tool]))
     return Task(ResponderAgent("parent", model, prompt="Delegate arithmetic to the worker."), sub_tasks=[worker])
 
 
@@ -64,22 +67,22 @@ async def one_run(task: Task, model: FunctionModel) -> None:
         raise AssertionError(f"unexpected result: {result}")
 
 
-async def timed(runs: int, rebuild: bool) -> list[float]:
+async def timed(runs: int, rebuild: bool, inline: bool = False) -> list[float]:
     model = FunctionModel(script, name="zero-latency")
-    task = build(model)
+    task = build(model, inline)
     times: list[float] = []
     for _ in range(runs):
         start = time.perf_counter()
         if rebuild:
-            task = build(model)
+            task = build(model, inline)
         await one_run(task, model)
         times.append(time.perf_counter() - start)
     return times
 
 
-async def memory(runs: int) -> dict[str, float]:
+async def memory(runs: int, inline: bool = False) -> dict[str, float]:
     model = FunctionModel(script, name="zero-latency")
-    task = build(model)
+    task = build(model, inline)
     for _ in range(50):
         await one_run(task, model)
     gc.collect()
@@ -116,12 +119,17 @@ async def main(quick: bool) -> dict[str, Any]:
     reuse = await timed(runs, rebuild=False)
     rebuild = await timed(max(runs // 3, 100), rebuild=True)
     mem = await memory(200 if quick else 1000)
+    await timed(50, rebuild=False, inline=True)
+    reuse_inline = await timed(runs, rebuild=False, inline=True)
+    mem_inline = await memory(200 if quick else 1000, inline=True)
     return {
         "runs": runs,
         "median_ms_reusing_tasks": statistics.median(reuse) * 1000,
         "p90_ms_reusing_tasks": statistics.quantiles(reuse, n=10)[-1] * 1000,
         "median_ms_rebuilding_tasks": statistics.median(rebuild) * 1000,
         **mem,
+        "median_ms_reusing_inline_tool": statistics.median(reuse_inline) * 1000,
+        "peak_kib_per_run_inline_tool": mem_inline["peak_kib_per_run"],
         "import_seconds": import_seconds(),
     }
 
