@@ -225,7 +225,7 @@ async def _execute_tool(
     except ToolArgumentsError as exc:
         return error(str(exc))
     context: ToolCallContext | None = None
-    if tool.approval or tool.takes_context or type(tool) is not Tool:  # a plain tool taking none never sees one
+    if tool.approval or tool.takes_context or type(tool).run is not Tool.run:  # a plain tool taking none sees none
         context = tool_context(call, key)
     edited = ""
     if context is not None and tool.approval:
