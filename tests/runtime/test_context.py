@@ -87,3 +87,41 @@ async def test_a_step_takes_a_plain_function_and_runs_it_off_the_event_loop(stor
     done = await runtime.resume(agent, "t", "yes")
     assert done.output == "rolled 4"
     assert len(seen) == 1 and seen[0].startswith("podium-tool")  # once, on a tool thread, not on the loop
+
+
+async def test_a_tool_subclass_gets_its_context_and_a_plain_tool_runs_without_one(store: Store) -> None:
+    """A plain tool taking no context is run without one (none is made for it); a ``Tool`` subclass whose ``run``
+    reads the context, and a function declaring one, get the context of their call."""
+    from podium import Tool
+
+    seen: list[tuple[str, ...]] = []
+
+    class PathTool(Tool):
+        async def run(self, ctx: Any, kwargs: dict[str, Any]) -> Any:
+            seen.append(ctx.path)
+            return await super().run(ctx, kwargs)
+
+    def plain(word: str) -> str:
+        """Echo a word."""
+        return word
+
+    async def with_context(ctx: RunContext[Any], word: str) -> str:
+        """Echo a word, noting the path."""
+        seen.append(ctx.path)
+        return word.upper()
+
+    def model(messages: list[Message], request: ModelRequest) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):
+            return AIMessage(content=" ".join(m.content for m in messages if isinstance(m, ToolMessage)))
+        return AIMessage(
+            tool_calls=[
+                tool_call("plain", {"word": "a"}, id="c1"),
+                tool_call("echo", {"word": "b"}, id="c2"),
+                tool_call("with_context", {"word": "c"}, id="c3"),
+            ]
+        )
+
+    agent = ReactAgent("agent", FunctionModel(model), [plain, PathTool(plain, name="echo"), with_context])
+    result = await Runtime(store).run(agent, "go")
+    assert result.output == "a b C"
+    assert sorted(seen) == [("agent", "c2"), ("agent", "c3")]

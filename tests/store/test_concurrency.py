@@ -172,3 +172,21 @@ def test_postgres_pool_size_must_be_positive() -> None:
 
     with pytest.raises(UsageError, match="max_connections must be at least 1"):
         PostgresStore("postgresql://podium@127.0.0.1:1/db", max_connections=0)
+
+
+async def test_the_memory_store_copies_values_that_are_not_json_data_too() -> None:
+    """Results and state that JSON cannot hold (a tuple, a set, nesting deeper than the plain copy goes) are copied
+    all the same in memory: nothing read shares anything mutable with what was written."""
+    store = MemoryStore()
+    await store.create_thread("t")
+    deep: Any = ["leaf"]
+    for _ in range(100):
+        deep = [deep]
+    value = {"pair": (1, [2]), "set": {3}, "deep": deep}
+    await store.put_state("t", "s", value)
+    read = await store.get_state("t", "s")
+    assert read == value and read["pair"][1] is not value["pair"][1] and read["set"] is not value["set"]
+    inner_read, inner_value = read["deep"], value["deep"]
+    while isinstance(inner_read[0], list):
+        inner_read, inner_value = inner_read[0], inner_value[0]
+    assert inner_read == ["leaf"] and inner_read is not inner_value

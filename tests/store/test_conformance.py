@@ -132,6 +132,24 @@ async def test_runs_record_status_and_result(store: Store) -> None:
         await store.create_run(RunRecord(id="r1", thread_id="t"))
 
 
+async def test_stored_results_and_state_share_nothing_with_the_callers_values(store: Store) -> None:
+    await store.create_thread("t")
+    await store.create_run(RunRecord(id="r1", thread_id="t", agent="a"))
+    result = {"status": "completed", "interrupts": [{"id": "k", "data": {"n": [1, 2.5, None, True]}}]}
+    await store.update_run("r1", "completed", result)
+    value = {"slots": [{"a": "x"}], "deep": [[[["y"]]]]}
+    await store.put_state("t", "s", value)
+    expected_result, expected_value = repr(result), repr(value)
+    result["interrupts"][0]["data"]["n"].append("changed")  # the caller's values change after they were stored
+    value["slots"][0]["a"] = "changed"
+    run = await store.get_run("r1")
+    assert run is not None and repr(run.result) == expected_result
+    read = await store.get_state("t", "s")
+    assert repr(read) == expected_value
+    read["deep"][0][0][0].append("changed")  # and what was read changes
+    assert repr(await store.get_state("t", "s")) == expected_value
+
+
 async def test_deleting_the_newest_run_drops_what_it_stored(store: Store) -> None:
     await store.create_thread("t")
     await store.create_run(RunRecord(id="r1", thread_id="t", agent="a"))

@@ -84,16 +84,30 @@ def cut_off(message: AIMessage) -> bool:
 
 def estimate_usage(request: ModelRequest, reply: AIMessage) -> Usage:
     """A deterministic estimate of one call's usage, at four characters a token: for the test models, and for a
-    provider that reports none while a token limit needs a count."""
-    chars = sum(len(_text_of(m)) + 16 for m in request.messages)  # a few tokens of framing per message
-    chars += sum(len(t.name) + len(t.description) + 24 * len(t.parameters.get("properties", ())) for t in request.tools)
-    return Usage((chars + 3) // 4, (len(_text_of(reply)) + 3) // 4, 1)
+    provider that reports none while a token limit needs a count.
+
+    The characters counted are each message's text and its tool calls' names and arguments, a few tokens of framing
+    per message, and the tools' names, descriptions and parameters. It runs at every call of a test model, over the
+    whole history: one plain loop, no text joined.
+    """
+    messages = request.messages
+    chars = 16 * len(messages)  # a few tokens of framing per message
+    for message in messages:  # (what _chars_of counts, inline: it runs for every message of every call)
+        chars += len(message.content)
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                chars += len(call.name) + len(call.arguments)
+    for tool in request.tools:
+        chars += len(tool.name) + len(tool.description) + 24 * len(tool.parameters.get("properties", ()))
+    return Usage((chars + 3) // 4, (_chars_of(reply) + 3) // 4, 1)
 
 
-def _text_of(message: Message) -> str:
-    if isinstance(message, AIMessage) and message.tool_calls:
-        return message.content + "".join(c.name + c.arguments for c in message.tool_calls)
-    return message.content
+def _chars_of(message: Message) -> int:
+    chars = len(message.content)
+    if isinstance(message, AIMessage):
+        for call in message.tool_calls:
+            chars += len(call.name) + len(call.arguments)
+    return chars
 
 
 @dataclass(slots=True, frozen=True)

@@ -154,9 +154,11 @@ async def call_tools(
     """
     # the model's reply that asked for them is stored before they run: synced first, unless no call can change
     # anything (read-only tools, or names of no tool): then committed, its sync running beside them
-    await state.flush(wait=not all(getattr(tools.get(call.name), "read_only", True) for call in calls))
     if len(calls) == 1:  # the common case: no tasks to spawn
-        return [await _call_tool(state, tools, calls[0], keys[0], path, namespace, tool_context, handle_errors)]
+        call = calls[0]
+        await state.flush(wait=not getattr(tools.get(call.name), "read_only", True))
+        return [await _call_tool(state, tools, call, keys[0], path, namespace, tool_context, handle_errors)]
+    await state.flush(wait=not all(getattr(tools.get(call.name), "read_only", True) for call in calls))
     running = len(calls)
 
     async def one(call: ToolCall, key: str) -> ToolMessage:
@@ -222,9 +224,11 @@ async def _execute_tool(
         kwargs = tool.validate(call.arguments)
     except ToolArgumentsError as exc:
         return error(str(exc))
-    context = tool_context(call, key)
+    context: ToolCallContext | None = None
+    if tool.approval or tool.takes_context or type(tool).run is not Tool.run:  # a plain tool taking none sees none
+        context = tool_context(call, key)
     edited = ""
-    if tool.approval:
+    if context is not None and tool.approval:
         decided = await approval(context, tool, json.loads(call.arguments.strip() or "{}"))  # (valid: checked)
         if isinstance(decided, str):
             return ToolMessage(content=decided, tool_call_id=call.id, name=call.name, metadata={"approval": "rejected"})

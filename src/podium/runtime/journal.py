@@ -184,17 +184,16 @@ class RunState:
             LeaseLost: another process took the thread over; nothing was written.
             StoreError: the store kept failing.
         """
-        while self._busy:  # one flush at a time, so events are stored and published in order
-            if self._idle is None:
-                self._idle = asyncio.get_running_loop().create_future()
-            await asyncio.wait((self._idle,))  # (a waiter cancelled here leaves the shared future alone)
-        if not self.pending:
+        if self._busy:
+            await self._idle_wait()
+        batch = self.pending
+        if not batch:
             assert outcome is None, "a run's outcome goes with its recorded end"
             return  # nothing recorded since the last flush, or a flush under way stored it meanwhile
         if self.lost_to is not None:
             raise LeaseLost(self.thread_id, self.owner, self.lost_to)
         self._busy = True
-        batch, self.pending = self.pending, []
+        self.pending = []
         try:
             writing: asyncio.Future[None] | None = None
             try:
@@ -213,14 +212,19 @@ class RunState:
                 self.store_fault = exc
                 raise
             self.stored += batch
-            last = batch[-1].seq
-            count = 0
-            for event in self.unpublished:
-                if event.seq > last:
-                    break
-                count += 1
-            ready, self.unpublished = self.unpublished[:count], self.unpublished[count:]
-            if self.bus is not None and not self.bus.quiet(self.thread_id):
+            unpublished = self.unpublished
+            if unpublished and unpublished[-1] is batch[-1]:  # the common case: nothing recorded or streamed behind it
+                ready, self.unpublished = unpublished, []
+            else:
+                last = batch[-1].seq
+                count = 0
+                for event in unpublished:
+                    if event.seq > last:
+                        break
+                    count += 1
+                ready, self.unpublished = unpublished[:count], unpublished[count:]
+            bus = self.bus
+            if bus is not None and not bus.quiet(self.thread_id):
                 for event in ready:
                     await self._to_bus(event)
         finally:
@@ -228,6 +232,13 @@ class RunState:
             if self._idle is not None:
                 idle, self._idle = self._idle, None
                 idle.set_result(None)
+
+    async def _idle_wait(self) -> None:
+        """Wait until no flush is under way: one flush at a time, so events are stored and published in order."""
+        while self._busy:
+            if self._idle is None:
+                self._idle = asyncio.get_running_loop().create_future()
+            await asyncio.wait((self._idle,))  # (a waiter cancelled here leaves the shared future alone)
 
     def _write(self, batch: list[Event], outcome: RunOutcome | None, wait: bool) -> asyncio.Future[None] | None:
         """Store ``batch`` (see :meth:`flush`): ``None`` once stored, or a task storing it that cannot be cancelled.
