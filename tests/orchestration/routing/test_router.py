@@ -19,6 +19,7 @@ from podium.orchestration.master.routing import (
     is_capability_question,
     looks_like_request,
 )
+from podium.orchestration.master.routing.scoring import SemanticIndex
 from podium.orchestration.master.routing.text import TfIdfIndex, features, stem
 
 CATALOG = build().catalog
@@ -268,6 +269,27 @@ def test_text_features_and_index() -> None:
     assert scores["b"] > 0.9 and scores.get("a", 0.0) == 0.0
     assert index.scores("hire a car", labels=["a"]) == {}
     assert index.scores("") == {}
+
+
+def test_the_documents_a_query_hits_score_as_in_the_whole_vector() -> None:
+    documents = [(p.name, text) for p in many_tools().profiles for text in (p.description, *p.examples)]
+    index = TfIdfIndex(documents)
+    lexical_only = SemanticIndex(documents)
+    for text in ("I want to craft a declined letter.", "check the parking status", "book a train", "zzz", ""):
+        dense = index.doc_scores(text)
+        hits = index.doc_hits(text)
+        assert hits == {doc: score for doc, score in enumerate(dense) if score > 0}
+        by_label: dict[str, float] = {}
+        for (label, _), score in zip(documents, dense, strict=True):
+            by_label[label] = max(by_label.get(label, 0.0), score)  # the best document of each label, exactly
+        assert lexical_only._label_scores(text) == list(by_label.values())
+
+
+def test_the_verbs_a_message_begins_are_found_as_by_prefix() -> None:
+    from podium.orchestration.master.routing.router import _VERBS, _verbs_begun
+
+    for roots in ({"approving", "lett"}, {"clos", "open"}, {"unsubscrib", "stop"}, {"ap", "a"}, set()):
+        assert _verbs_begun(roots) == [verb for verb in _VERBS if any(root.startswith(verb) for root in roots)]
 
 
 def test_decisions_round_trip_as_json() -> None:

@@ -83,6 +83,16 @@ _OPPOSITES = [
 ]  # fmt: skip
 _VERBS = tuple(dict.fromkeys(verb for pair in _OPPOSITES for verb in pair))
 """The word roots of :data:`_OPPOSITES`, each once."""
+_VERB_LENGTHS = frozenset(map(len, _VERBS))
+
+
+def _verbs_begun(roots: Iterable[str]) -> list[str]:
+    """The verbs of :data:`_VERBS` that begin one of ``roots``, in the order of :data:`_VERBS` (a verb begins a root
+    when the root's first letters, as many as the verb has, are the verb: one set lookup per verb)."""
+    starts = {root[:size] for root in roots for size in _VERB_LENGTHS}
+    return [verb for verb in _VERBS if verb in starts]
+
+
 INTENT_MIN = 0.3
 """The score an intent ("what can you do?", "never mind") needs, besides beating every tool (by 0.1 below 0.5)."""
 OPTION_MIN = 0.35
@@ -119,8 +129,7 @@ def _quote(text: str, limit: int = 80) -> str:
 def _opposed(texts: Iterable[str]) -> tuple[str, ...]:
     """The verbs (roots of :data:`_OPPOSITES`) that contradict a tool, in the order of :data:`_OPPOSITES`: their
     opposite begins a word root of its description and examples (``texts``) and they begin none."""
-    roots = {stem(w) for text in texts for w in words(text)}
-    found = {verb for verb in _VERBS if any(root.startswith(verb) for root in roots)}
+    found = set(_verbs_begun({stem(w) for text in texts for w in words(text)}))
     pairs = [pair for first, second in _OPPOSITES for pair in ((first, second), (second, first))]
     return tuple(dict.fromkeys(mine for mine, theirs in pairs if theirs in found and mine not in found))
 
@@ -210,8 +219,7 @@ def _with_opposites(text: str) -> str:
     you close?" asks what opening hours tell."""
     if not _ASKING_INFO.match(text):
         return text
-    roots = {stem(w) for w in words(text)}
-    found = [verb for verb in _VERBS if any(root.startswith(verb) for root in roots)]
+    found = _verbs_begun({stem(w) for w in words(text)})
     extra = [b if a == verb else a for verb in found for a, b in _OPPOSITES if verb in (a, b)]
     return f"{text} {' '.join(dict.fromkeys(extra))}" if extra else text
 

@@ -112,16 +112,26 @@ class SemanticIndex:
         self._groups: dict[str, list[int]] = {}
         for doc, label in enumerate(self.labels):
             self._groups.setdefault(label, []).append(doc)
+        numbers = {label: number for number, label in enumerate(self._groups)}
+        self._label_of = [numbers[label] for label in self.labels]
+        """Each document's label, as its place in :attr:`_groups`."""
         self._runs: tuple[Any, Any] | None = _runs(self._groups.values()) if embedder is not None else None
 
     def _label_scores(self, text: str) -> list[float]:
-        """Each label's best document score for ``text``, labels in the order of their first document."""
+        """Each label's best document score for ``text``, labels in the order of their first document.
+
+        Lexically, only the documents sharing a feature with ``text`` score above 0, so only those are visited.
+        """
         if not self._groups:
             return []
-        lexical = self.lexical.doc_scores(text)
         if self.embedder is None or self._runs is None:
-            return [max(map(lexical.__getitem__, docs)) for docs in self._groups.values()]
-        blended = _blend(lexical, self._vectors @ self.embedder.embed_one(text))
+            best = [0.0] * len(self._groups)  # scores are positive: a label none of whose documents is hit has 0
+            label_of = self._label_of
+            for doc, score in self.lexical.doc_hits(text).items():
+                if score > best[label_of[doc]]:
+                    best[label_of[doc]] = score
+            return best
+        blended = _blend(self.lexical.doc_scores(text), self._vectors @ self.embedder.embed_one(text))
         return _best_per_run(blended, self._runs)
 
     def scores(self, text: str, labels: Iterable[str] | None = None) -> dict[str, float]:

@@ -173,6 +173,18 @@ class TfIdfIndex:
         """Each document's cosine similarity with ``text`` (0 to 1), by document number."""
         return self._similarities(self._unit(features(text, stopwords=self._stopwords), self._idf, self._default_idf))
 
+    def doc_hits(self, text: str) -> dict[int, float]:
+        """:meth:`doc_scores` of the documents sharing a feature with ``text`` (the others score 0), by document
+        number: a query touches a few of many documents, and a reader of the best scores needs only those."""
+        hits: dict[int, float] = {}
+        postings = self._postings
+        for key, q in self._unit(features(text, stopwords=self._stopwords), self._idf, self._default_idf):
+            for doc, weight in postings.get(key, ()):
+                hits[doc] = hits.get(doc, 0.0) + q * weight
+        if hits and max(hits.values()) > 1.0:
+            return {doc: min(score, 1.0) for doc, score in hits.items()}
+        return hits
+
     def doc_scores_of(self, number: int) -> list[float]:
         """Each document's cosine similarity with document ``number``: :meth:`doc_scores` of its text."""
         return self._similarities(self._units[number])
