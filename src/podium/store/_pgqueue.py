@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from podium.errors import StoreError
+from podium.store._rows import job_from_row
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -100,7 +101,13 @@ _OTHERS = "SELECT 1 FROM run_queue o WHERE o.thread_id = r.thread_id AND o.run_i
 
 def _queued(row: tuple[Any, ...]) -> QueuedRun:
     return QueuedRun(
-        run_id=row[0], thread_id=row[1], job=json.loads(row[2]), state=row[3], owner=row[4], stop=row[5], claims=row[6]
+        run_id=row[0],
+        thread_id=row[1],
+        job=job_from_row(row[0], row[2]),
+        state=row[3],
+        owner=row[4],
+        stop=row[5],
+        claims=row[6],
     )
 
 

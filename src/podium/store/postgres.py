@@ -22,7 +22,6 @@ with :class:`StoreCorrupt`. ``schema=`` keeps several Podium stores apart in one
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -44,6 +43,8 @@ from podium.store._rows import (
     message_from_row,
     run_from_row,
     run_row,
+    state_from_row,
+    thread_from_row,
 )
 from podium.store.base import ApiKey, Durability, RunRecord, RunStatus, Store, ThreadInfo, listing_limit, owner_is_alive
 
@@ -289,19 +290,19 @@ class PostgresStore(Store):
                 raise StoreError(f"PostgreSQL {self.description}: thread {thread_id!r} vanished")
             if row[0]:
                 return info
-            return ThreadInfo(id=thread_id, created=row[1], metadata=json.loads(row[2]))
+            return thread_from_row(thread_id, row[1], row[2])
 
         return await self._run(work)
 
     async def get_thread(self, thread_id: str) -> ThreadInfo | None:
         rows = await self._rows("SELECT created, metadata FROM threads WHERE id=%s", (thread_id,))
-        return ThreadInfo(id=thread_id, created=rows[0][0], metadata=json.loads(rows[0][1])) if rows else None
+        return thread_from_row(thread_id, rows[0][0], rows[0][1]) if rows else None
 
     async def list_threads(self, limit: int = 100) -> list[ThreadInfo]:
         rows = await self._rows(
             "SELECT id, created, metadata FROM threads ORDER BY created DESC LIMIT %s", (listing_limit(limit),)
         )
-        return [ThreadInfo(id=r[0], created=r[1], metadata=json.loads(r[2])) for r in rows]
+        return [thread_from_row(*r) for r in rows]
 
     # events
     async def append_events(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
@@ -516,9 +517,10 @@ class PostgresStore(Store):
 
     async def get_state(self, thread_id: str, key: str) -> Any:
         rows = await self._rows(
-            "SELECT value FROM state WHERE thread_id=%s AND key=%s ORDER BY version DESC LIMIT 1", (thread_id, key)
+            "SELECT version, value FROM state WHERE thread_id=%s AND key=%s ORDER BY version DESC LIMIT 1",
+            (thread_id, key),
         )
-        return json.loads(rows[0][0]) if rows else None
+        return state_from_row(thread_id, key, rows[0][0], rows[0][1]) if rows else None
 
     # API keys
     async def add_api_key(self, key: ApiKey) -> None:

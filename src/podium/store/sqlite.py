@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import sqlite3
 import time
@@ -51,9 +50,13 @@ from podium.store._rows import (
     dumps,
     event_from_row,
     event_row,
+    lease_from_row,
+    log_head_from_row,
     message_from_row,
     run_from_row,
     run_row,
+    state_from_row,
+    thread_from_row,
 )
 from podium.store._syncer import Syncer
 from podium.store._writer import Writer
@@ -273,7 +276,7 @@ class SQLiteStore(Calls, Store):
         def work(c: sqlite3.Connection) -> ThreadInfo:
             row = c.execute("SELECT created, metadata FROM threads WHERE id=?", (thread_id,)).fetchone()
             if row:
-                return ThreadInfo(id=thread_id, created=row[0], metadata=json.loads(row[1]))
+                return thread_from_row(thread_id, row[0], row[1])
             c.execute("INSERT INTO threads VALUES (?,?,?)", (thread_id, info.created, dumps(info.metadata)))
             return info
 
@@ -281,13 +284,13 @@ class SQLiteStore(Calls, Store):
 
     async def get_thread(self, thread_id: str) -> ThreadInfo | None:
         rows = await self._query("SELECT created, metadata FROM threads WHERE id=?", (thread_id,))
-        return ThreadInfo(id=thread_id, created=rows[0][0], metadata=json.loads(rows[0][1])) if rows else None
+        return thread_from_row(thread_id, rows[0][0], rows[0][1]) if rows else None
 
     async def list_threads(self, limit: int = 100) -> list[ThreadInfo]:
         rows = await self._query(
             "SELECT id, created, metadata FROM threads ORDER BY created DESC LIMIT ?", (listing_limit(limit),)
         )
-        return [ThreadInfo(id=r[0], created=r[1], metadata=json.loads(r[2])) for r in rows]
+        return [thread_from_row(*r) for r in rows]
 
     # events
     async def append_events(self, thread_id: str, events: list[Event], *, owner: str | None = None) -> None:
@@ -336,11 +339,11 @@ class SQLiteStore(Calls, Store):
 
     async def last_seq(self, thread_id: str) -> int:
         rows = await self._query("SELECT max(seq) FROM events WHERE thread_id=?", (thread_id,))
-        return int(rows[0][0] or 0)
+        return log_head_from_row(thread_id, rows[0])[0]
 
     async def log_head(self, thread_id: str) -> tuple[int, str]:
         rows = await self._query(_LOG_HEAD, (thread_id,))
-        return (int(rows[0][0]), str(rows[0][1])) if rows else (0, "")
+        return log_head_from_row(thread_id, rows[0] if rows else None)
 
     async def load_messages(
         self, thread_id: str, namespace: str = "", *, exclude_run: str | None = None
@@ -436,7 +439,7 @@ class SQLiteStore(Calls, Store):
             return Claim(
                 holder=None,
                 last_run=run_from_row(last) if last else None,
-                head=(int(head[0]), str(head[1])) if head else (0, ""),
+                head=log_head_from_row(thread_id, head),
             )
 
         return await self._tx(work, durable=False)  # the run's first events sync the thread along
@@ -456,9 +459,10 @@ class SQLiteStore(Calls, Store):
 
     async def get_state(self, thread_id: str, key: str) -> Any:
         rows = await self._query(
-            "SELECT value FROM state WHERE thread_id=? AND key=? ORDER BY version DESC LIMIT 1", (thread_id, key)
+            "SELECT version, value FROM state WHERE thread_id=? AND key=? ORDER BY version DESC LIMIT 1",
+            (thread_id, key),
         )
-        return json.loads(rows[0][0]) if rows else None
+        return state_from_row(thread_id, key, rows[0][0], rows[0][1]) if rows else None
 
     # API keys
     async def add_api_key(self, key: ApiKey) -> None:
@@ -588,7 +592,9 @@ def _take_lease(c: sqlite3.Connection, thread_id: str, owner: str, ttl: float) -
     """Take or renew the thread's lease inside a write transaction; the live holder's name if another has it."""
     now = time.time()
     row = c.execute("SELECT owner, expires FROM leases WHERE thread_id=?", (thread_id,)).fetchone()
-    if row is not None and row[0] != owner and row[1] > now and owner_is_alive(row[0]):
-        return str(row[0])
+    if row is not None:
+        holder, expires = lease_from_row(thread_id, row[0], row[1])
+        if holder != owner and expires > now and owner_is_alive(holder):
+            return holder
     c.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?)", (thread_id, owner, now + ttl))
     return None
