@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -72,10 +73,11 @@ def test_a_store_that_is_not_text_or_a_path_is_refused_before_anything_is_made(
     settings = Settings(data_dir=tmp_path / "d")
     with pytest.raises(UsageError, match=f"the store must be text or a path .*not {type(store).__name__}"):
         open_store(store, settings=settings)  # type: ignore[arg-type]
-    with pytest.raises(UsageError, match="the store setting must be text or a path"):
-        open_store(settings=Settings(store=store, data_dir=tmp_path / "d"))  # type: ignore[arg-type]
-    with pytest.raises(UsageError, match="the data_dir setting must be text or a path"):
-        open_store(settings=Settings(data_dir=store))  # type: ignore[arg-type]
+    # settings refuse it when made, as Settings.load() does
+    with pytest.raises(UsageError, match=f"bad setting store: expected text or a path, not {type(store).__name__}"):
+        Settings(store=store, data_dir=tmp_path / "d")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=f"bad setting data_dir: expected text or a path, not {type(store).__name__}"):
+        Settings(data_dir=store)  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []  # no file named 5 (or anything else)
 
 
@@ -139,3 +141,86 @@ async def test_a_file_named_by_a_number_is_still_reachable(tmp_path: Path) -> No
         store = open_store(spec, settings=Settings())
         assert isinstance(store, SQLiteStore)
         await store.close()
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"timeout": -1}, "bad setting timeout: -1 is out of range"),
+        ({"timeout": 0}, "bad setting timeout: 0 is out of range"),
+        ({"timeout": float("nan")}, "bad setting timeout: nan is out of range"),
+        ({"timeout": "60"}, "bad setting timeout: expected a number, not str '60'"),
+        ({"timeout": True}, "bad setting timeout: expected a number, not bool"),
+        ({"max_tokens": 0}, "bad setting max_tokens: 0 is out of range"),
+        ({"max_tokens": 2.5}, "bad setting max_tokens: 2.5 is not a whole number"),
+        ({"max_retries": -3}, "bad setting max_retries: -3 is out of range"),
+        ({"durability": "bogus"}, "bad setting durability: 'bogus'; choose full or process"),
+        ({"tool_format": "xml"}, "bad setting tool_format: 'xml'; choose native or text"),
+        ({"classifier": "smart"}, "bad setting classifier: 'smart'; choose router, llm or hybrid"),
+        ({"store": 5}, "bad setting store: expected text or a path, not int 5"),
+        ({"data_dir": None}, "bad setting data_dir: expected text or a path, not NoneType"),
+        ({"model": " "}, "bad setting model: ' ' is blank"),
+        ({"model": 5}, "bad setting model: expected text, not int 5"),
+        ({"base_url": "localhost:11434/v1"}, "bad setting base_url: 'localhost:11434/v1' is not an http"),
+    ],
+)
+def test_settings_made_directly_are_checked_as_loaded_ones(fields: dict[str, object], message: str) -> None:
+    import dataclasses
+
+    with pytest.raises(UsageError, match=re.escape(message)):
+        Settings(**fields)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=re.escape(message)):
+        dataclasses.replace(Settings(), **fields)
+
+
+def test_settings_made_directly_take_what_load_takes() -> None:
+    made = Settings(timeout=5, max_tokens=3, max_retries=0, data_dir="/srv/podium", durability="process")  # type: ignore[arg-type]
+    assert (made.timeout, made.data_dir, made.durability) == (5, Path("/srv/podium"), "process")
+    loaded = Settings.load(
+        env={
+            "PODIUM_TIMEOUT": "5",
+            "PODIUM_MAX_TOKENS": "3",
+            "PODIUM_MAX_RETRIES": "0",
+            "PODIUM_DATA_DIR": "/srv/podium",
+            "PODIUM_DURABILITY": "process",
+        }
+    )
+    assert loaded == made
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {"PODIUM_TIMEOUT": "-1"},
+        {"PODIUM_MAX_RETRIES": "many"},
+        {"PODIUM_MAX_TOKENS": "0"},
+        {"PODIUM_MODEL": " "},
+        {"PODIUM_BASE_URL": "notaurl"},
+        {"PODIUM_CLASSIFIER": "smart"},
+        {"PODIUM_TOOL_FORMAT": "xml"},
+        {"PODIUM_DATA_DIR": " "},
+    ],
+)
+async def test_opening_a_store_reads_only_the_settings_it_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]
+) -> None:
+    for variable, value in variables.items():
+        monkeypatch.setenv(variable, value)
+    assert isinstance(open_store("memory"), MemoryStore)
+    store = open_store(tmp_path / "explicit.db")
+    assert isinstance(store, SQLiteStore)
+    await store.close()
+    with pytest.raises(UsageError, match="bad setting"):  # the podium command and Settings.load() check them all
+        Settings.load()
+
+
+def test_opening_a_store_checks_the_settings_it_uses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PODIUM_DURABILITY", "fast")
+    assert isinstance(open_store("memory"), MemoryStore)  # a memory store has no durability
+    with pytest.raises(UsageError, match="bad setting durability: 'fast'"):
+        open_store(tmp_path / "x.db")
+    monkeypatch.delenv("PODIUM_DURABILITY")
+    monkeypatch.setenv("PODIUM_STORE", "5")
+    with pytest.raises(UsageError, match="the store setting is a bare number"):
+        open_store()
+    assert list(tmp_path.iterdir()) == []

@@ -220,10 +220,11 @@ def _with_store(spec: str | None, work: Callable[[Store], Awaitable[None]], *, i
 
     ``inspect``: ``work`` only reads, so the store is opened read-only (a read-only file or folder can be inspected,
     and a missing file is reported, not created) and checked whole first (a damaged file is reported, not half-read).
+    Every setting is read and checked first, as every command does: a bad one is refused before anything is opened.
     """
 
     async def go() -> None:
-        opened = open_store(spec, read_only=inspect)
+        opened = open_store(spec, settings=Settings.load(), read_only=inspect)
         try:
             if inspect:
                 await opened.check()

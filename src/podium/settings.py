@@ -27,13 +27,17 @@ variable                    meaning                                          def
 ``PODIUM_DURABILITY``       ``full`` (commits survive a power cut) or        ``full``
                             ``process`` (they survive a process crash)
 ==========================  ===============================================  ======================
+
+``Settings(...)`` made directly is checked as ``Settings.load()`` checks what it reads (wrong types, blank values,
+numbers out of range, unknown choices, endpoints that are not http(s) URLs are a ``UsageError``).
+:func:`open_store` without settings reads and checks only the settings the store uses.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,43 +101,31 @@ class Settings:
     """What a committed write survives: ``full`` (fsync at every commit: a power cut) or ``process`` (a crash of
     the process; a power cut may lose the last commits). See :class:`~podium.store.sqlite.SQLiteStore`."""
 
+    def __post_init__(self) -> None:
+        """Check every field as :meth:`load` checks what it reads (the one place settings are checked).
+
+        Raises:
+            UsageError: a value of the wrong type (``store=5``, ``timeout="60"``), a blank one (``model=" "``), one
+                out of range (a timeout of zero or less, a negative retry count), an unknown choice
+                (``durability="fast"``), or an endpoint that is not an http(s) URL.
+        """
+        for name in _FIELDS:
+            setattr(self, name, _checked(name, getattr(self, name), "", text=False))
+
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, file: str | os.PathLike[str] | None = None) -> Settings:
         """Read ``podium.toml`` (``[podium]`` table; ``PODIUM_SETTINGS`` names another file), then the environment.
 
         A file named by ``file`` or ``PODIUM_SETTINGS`` must exist; ``podium.toml`` in the current folder is read
-        when present.
+        when present. Numbers are read from text (``PODIUM_TIMEOUT=30``); every value is then checked as
+        ``Settings(...)`` checks it.
 
         Raises:
             UsageError: a named settings file that is missing or unreadable, a file that is not valid TOML, an
                 unknown key, a value of the wrong type (``store = 5``), a blank value (``PODIUM_MODEL=' '``), an
                 endpoint that is not an http(s) URL, or a value out of range (a negative timeout or retry count).
         """
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        named = file or env.get("PODIUM_SETTINGS")
-        path = Path(named or "podium.toml")
-        if named or path.is_file():
-            values.update(_read_file(path, "the caller" if file else "PODIUM_SETTINGS" if named else ""))
-        for name, variables in _FIELDS.items():
-            for variable in variables:
-                if env.get(variable):
-                    values[name] = env[variable]
-                    break
-        for name, value in values.items():
-            values[name] = _coerce(name, value)
-        if values.get("classifier") not in (None, "router", "llm", "hybrid"):
-            raise UsageError(f"bad setting classifier: {values['classifier']!r}; choose router, llm or hybrid")
-        if values.get("durability", "full") not in ("full", "process"):
-            raise UsageError(f"bad setting: durability must be 'full' or 'process', not {values['durability']!r}")
-        if values.get("tool_format", "native") not in ("native", "text"):
-            raise UsageError(f"bad setting tool_format: {values['tool_format']!r}; choose native or text")
-        for name in ("base_url", "azure_endpoint"):
-            if values.get(name) is not None:
-                _check_url(name, values[name])
-        if "data_dir" in values:
-            values["data_dir"] = Path(values["data_dir"])
-        return cls(**values)
+        return cls(**_read(env, file, tuple(_FIELDS)))
 
     def model_or_none(self) -> Model | None:
         """The configured real model, or ``None`` when no ``model`` is set."""
@@ -180,23 +172,67 @@ def _read_file(path: Path, named_by: str) -> dict[str, Any]:
     unknown = sorted(set(table) - set(_FIELDS))
     if unknown:
         raise UsageError(f"settings file {path}: unknown keys {', '.join(unknown)}; known: {', '.join(_FIELDS)}")
-    return {key: (value, path) for key, value in table.items()}
+    return table
 
 
-def _coerce(name: str, value: Any) -> Any:
-    """``value`` (text from the environment, or ``(value, file)`` from a settings file) as setting ``name`` wants."""
-    where = ""
-    if isinstance(value, tuple):
-        value, file = value
-        where = f" (in {file})"
-    kind = _NUMBERS.get(name, str)
-    if kind is str:
+def _read(env: Mapping[str, str] | None, file: str | os.PathLike[str] | None, names: tuple[str, ...]) -> dict[str, Any]:
+    """The settings ``names`` from the settings file and the environment (which wins), read and checked; the others
+    are neither read nor checked (opening a store needs its own settings only, whatever the model's are).
+
+    Raises:
+        UsageError: as :meth:`Settings.load` says, for the settings named.
+    """
+    env = os.environ if env is None else env
+    found: dict[str, Any] = {}
+    named = file or env.get("PODIUM_SETTINGS")
+    path = Path(named or "podium.toml")
+    if named or path.is_file():
+        table = _read_file(path, "the caller" if file else "PODIUM_SETTINGS" if named else "")
+        found.update({key: (value, f" (in {path})") for key, value in table.items() if key in names})
+    for name in names:
+        for variable in _FIELDS[name]:
+            if env.get(variable):
+                found[name] = (env[variable], "")
+                break
+    return {name: _checked(name, value, where, text=True) for name, (value, where) in found.items()}
+
+
+def _checked(name: str, value: Any, where: str, *, text: bool) -> Any:
+    """``value`` as setting ``name`` holds it, checked; ``text``: a number may be given as text (read from the
+    environment or a file) and is converted. ``where`` says where the value came from, for the message.
+
+    Raises:
+        UsageError: the value does not fit the setting.
+    """
+    if name in ("store", "data_dir"):
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if value is None and name == "store":
+            return None
         if not isinstance(value, str):
-            raise UsageError(f"bad setting {name}{where}: expected text, not {type(value).__name__} {value!r}")
-        if value and not value.strip():  # a variable set to a space: a mistake, not a name (unset it instead)
-            raise UsageError(f"bad setting {name}{where}: {value!r} is blank; give a value, or leave it unset")
-        return value
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise UsageError(
+                f"bad setting {name}{where}: expected text or a path, not {type(value).__name__} {value!r}"
+            )
+    kind = _NUMBERS.get(name, str)
+    if kind is not str:
+        return _number(name, value, where, kind, text=text)
+    if value is None and name not in ("tool_format", "durability", "data_dir"):
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f"bad setting {name}{where}: expected text, not {type(value).__name__} {value!r}")
+    if value and not value.strip():  # a variable set to a space: a mistake, not a name (unset it instead)
+        raise UsageError(f"bad setting {name}{where}: {value!r} is blank; give a value, or leave it unset")
+    if name in _CHOICES and value not in _CHOICES[name]:
+        words = _CHOICES[name]
+        raise UsageError(f"bad setting {name}{where}: {value!r}; choose {', '.join(words[:-1])} or {words[-1]}")
+    if name in ("base_url", "azure_endpoint"):
+        _check_url(name, value)
+    return Path(value) if name == "data_dir" else value
+
+
+def _number(name: str, value: Any, where: str, kind: type, *, text: bool) -> Any:
+    """``value`` as the number setting ``name`` holds (``kind``: int or float), in its range."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float) if text else (int, float)):
         raise UsageError(f"bad setting {name}{where}: expected a number, not {type(value).__name__} {value!r}")
     try:
         number = kind(value)
@@ -208,6 +244,14 @@ def _coerce(name: str, value: Any) -> Any:
     if not math.isfinite(number) or number < least or (strict and number == least):
         raise UsageError(f"bad setting {name}{where}: {value!r} is out of range; {_RANGES[name]}")
     return number
+
+
+_CHOICES = {
+    "classifier": ("router", "llm", "hybrid"),
+    "tool_format": ("native", "text"),
+    "durability": ("full", "process"),
+}
+"""The settings that take one of a few words, and the words (as a message lists them)."""
 
 
 def _check_url(name: str, value: str) -> None:
@@ -251,14 +295,23 @@ def open_store(
     ``read_only`` opens an existing SQLite file for reading only (see :class:`~podium.store.sqlite.SQLiteStore`); it
     changes nothing for the other stores.
 
+    Without ``settings``, only the settings the store needs are read and checked: ``store`` and ``data_dir`` when
+    no ``spec`` is given, ``durability`` for a SQLite or PostgreSQL store. A bad model setting in the environment
+    (``PODIUM_TIMEOUT=-1``) is reported by what uses it, not by opening a store.
+
     Raises:
         UsageError: a store that is neither text nor a path (``open_store(5)``; nothing is created), a bare number
             (``PODIUM_STORE=5``, ``--store 5``: write ``./5`` for a file of that name), an unsupported URL scheme, or
-            an empty path.
+            an empty path; a bad ``store``, ``data_dir`` or ``durability`` setting (when read).
         StoreError: a malformed ``postgresql://`` URL, or (``read_only``) no SQLite file at the path.
     """
-    settings = settings or Settings.load()
-    target = _store_target(spec, settings)
+
+    def setting(name: str) -> Any:
+        if settings is not None:
+            return getattr(settings, name)
+        return getattr(Settings(**_read(None, None, (name,))), name)
+
+    target = _store_target(spec, setting)
     if target == "memory":
         from podium.store.memory import MemoryStore
 
@@ -266,7 +319,7 @@ def open_store(
     if target.startswith("postgresql://"):
         from podium.store.postgres import PostgresStore
 
-        return PostgresStore(target, durability=settings.durability)  # connects on first use
+        return PostgresStore(target, durability=setting("durability"))  # connects on first use
     if "://" in target:
         scheme, _, rest = target.partition("://")
         if scheme != "sqlite":
@@ -278,20 +331,20 @@ def open_store(
         raise UsageError("the store path is empty: use 'memory', a file path, sqlite:///path or postgresql://...")
     from podium.store.sqlite import SQLiteStore
 
-    return SQLiteStore(Path(target).expanduser(), durability=settings.durability, read_only=read_only)
+    return SQLiteStore(Path(target).expanduser(), durability=setting("durability"), read_only=read_only)
 
 
-def _store_target(spec: object, settings: Settings) -> str:
+def _store_target(spec: object, setting: Callable[[str], Any]) -> str:
     """The store ``spec`` names as text, else the settings' store, else the data folder's ``podium.db``.
 
     Raises:
-        UsageError: ``spec``, ``settings.store`` or ``settings.data_dir`` is neither text nor a path (a number, say,
+        UsageError: ``spec``, the ``store`` or the ``data_dir`` setting is neither text nor a path (a number, say,
             which would otherwise become a file of that name).
     """
     if spec is None:
-        spec, named_by = settings.store, "the store setting"
+        spec, named_by = setting("store"), "the store setting"
         if spec is None:
-            folder = _as_text(settings.data_dir, "the data_dir setting", "a folder")
+            folder = _as_text(setting("data_dir"), "the data_dir setting", "a folder")
             return str(Path(folder).expanduser() / "podium.db")
     else:
         named_by = "the store"

@@ -39,7 +39,7 @@ async def test_the_setting_reaches_the_stores(tmp_path: Path) -> None:
     store = open_store(settings=settings)
     assert isinstance(store, SQLiteStore) and _synchronous(store) == 1
     await store.close()
-    with pytest.raises(UsageError, match="durability must be 'full' or 'process', not 'none'"):
+    with pytest.raises(UsageError, match="bad setting durability: 'none'; choose full or process"):
         Settings.load(env={"PODIUM_DURABILITY": "none"})
     postgres = open_store("postgresql://u@localhost/db", settings=settings)
     assert isinstance(postgres, PostgresStore) and postgres.durability == "process"
