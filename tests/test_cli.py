@@ -145,3 +145,48 @@ def test_serve_on_a_taken_port_stops_before_it_opens_its_store(tmp_path: Path) -
     assert served.returncode == 2
     assert served.stderr.strip().endswith(f"error: cannot listen on 127.0.0.1:{port}: Address already in use")
     assert not store.exists()  # nothing opened, nothing resumed
+
+
+def _read_jsonl(stdout: str) -> tuple[str, list[Any]]:
+    """The documented reading of ``chat --jsonl``: the first line names the thread, every other line is an event."""
+    from podium import event_from_dict, event_to_dict
+
+    first, *rest = [json.loads(line) for line in stdout.splitlines()]
+    assert first == {"kind": "thread", "thread_id": first["thread_id"]}
+    events = [event_from_dict(data) for data in rest]
+    assert [event_to_dict(e) for e in events] == rest  # read back exactly
+    return first["thread_id"], events
+
+
+def test_chat_jsonl_prints_the_thread_line_then_only_events(tmp_path: Path) -> None:
+    # a welcome, blank lines ignored, a reply, an interrupt: the notes for a person go to stderr
+    done = podium("chat", "trip", "--jsonl", stdin="\n   \nCompare Paris and Oslo\nSave a note: x\n", data=tmp_path)
+    assert done.returncode == 0, done.stderr
+    thread, events = _read_jsonl(done.stdout)
+    assert [e.kind for e in events if e.kind == "run_ended"] == ["run_ended"] * 2
+    assert done.stderr.count("empty message ignored") == 2 and "Trip helper:" in done.stderr
+    # continuing the thread (the pending question answered): the thread line first again
+    again = podium("chat", "trip", "--jsonl", "--thread", thread, stdin="yes\n\n", data=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert _read_jsonl(again.stdout)[0] == thread
+
+
+def test_chat_jsonl_names_the_thread_before_the_events_of_a_run_it_finishes(tmp_path: Path) -> None:
+    import asyncio
+
+    from podium import HumanMessage, SQLiteStore, message_to_dict
+    from podium.store.base import RunRecord
+
+    async def unfinished() -> None:  # a run its process left running (it stopped)
+        store = SQLiteStore(tmp_path / "data" / "podium.db")
+        await store.create_thread("t")
+        message = message_to_dict(HumanMessage(content="What's the weather in Lisbon?"))
+        await store.create_run(RunRecord(id="r1", thread_id="t", input=message, agent="trip_helper"))
+        await store.close()
+
+    asyncio.run(unfinished())
+    done = podium("chat", "trip", "--jsonl", "--thread", "t", data=tmp_path / "data")
+    assert done.returncode == 0, done.stderr
+    thread, events = _read_jsonl(done.stdout)
+    assert thread == "t" and events[0].kind == "run_started" and events[-1].kind == "run_ended"
+    assert "finishing the unfinished run of thread t" in done.stderr

@@ -47,7 +47,7 @@ def test_app_by_file_path_and_bad_store(runner: CliRunner, tmp_path: Path) -> No
         cli, ["chat", "examples/trip.py", "--jsonl", "--store", "memory"], input="Compare Paris and Oslo\n"
     )
     assert ok.exit_code == 0
-    assert any(json.loads(line).get("output", "").startswith("Side by side") for line in ok.output.splitlines())
+    assert any(json.loads(line).get("output", "").startswith("Side by side") for line in ok.stdout.splitlines())
     bad = runner.invoke(cli, ["threads", "--store", "mysql://x"])
     assert bad.exit_code == 2 and "unsupported store" in bad.output
 

@@ -61,7 +61,8 @@ _MOST = 2**63 - 1
 
 
 class _Printer:
-    """Shows events for a person (or as JSON lines for scripts, every event as it is).
+    """Shows events for a person, or as JSON lines for scripts (``jsonl``: every event as it is, on stdout, and the
+    notes for a person on stderr, so that every stdout line after the first, the thread's, is an event).
 
     For a person, a reply is what an agent says in the thread's history (``namespace`` ""), under its own path:
     the top-level agent, or the swarm agent the conversation was handed to; it is printed as ``name> text``. A
@@ -82,8 +83,8 @@ class _Printer:
         sys.stdout.flush()
 
     def note(self, text: str) -> None:
-        if self.jsonl:
-            self.line({"kind": "note", "text": text})
+        if self.jsonl:  # for a person: stdout holds the thread line and events only
+            print(text, file=sys.stderr, flush=True)
         else:
             self.console.print(f"[dim]{text}[/dim]", markup=True)
 
@@ -165,21 +166,22 @@ async def _chat(app_name: str, thread: str | None, jsonl: bool, store_spec: str 
             failures += 1
 
     try:
-        if thread is not None:
-            status, _ = await runtime.pending(thread)
-            if status == "running":
-                printer.note(f"finishing the unfinished run of thread {thread}")
-                report(await runtime.resume(agent, thread, on_event=printer))
-        else:
+        new = thread is None
+        if thread is None:
             import uuid
 
             thread = uuid.uuid4().hex[:12]
             await store.get_thread(thread)  # the store is reached before the thread is named: it can be continued
-            if app.welcome:
-                printer.note(app.welcome) if jsonl else printer.console.print(app.welcome)
-        if jsonl:
+        if jsonl:  # the first line, before any event (of a resumed run too): the command's own, naming the thread
             printer.line({"kind": "thread", "thread_id": thread})
-        else:
+        if not new:
+            status, _ = await runtime.pending(thread)
+            if status == "running":
+                printer.note(f"finishing the unfinished run of thread {thread}")
+                report(await runtime.resume(agent, thread, on_event=printer))
+        elif app.welcome:
+            printer.note(app.welcome) if jsonl else printer.console.print(app.welcome)
+        if not jsonl:
             printer.note(f"thread {thread} (continue later with --thread {thread})")
         interactive = sys.stdin.isatty()
         for text in _read_lines(interactive):
@@ -199,12 +201,21 @@ async def _chat(app_name: str, thread: str | None, jsonl: bool, store_spec: str 
 def chat(
     app: Annotated[str, typer.Argument(help="An example name (e.g. 'trip'), a .py file, or module:attribute")],
     thread: Annotated[str | None, typer.Option("--thread", help="Continue this stored conversation")] = None,
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="Print every event as one JSON object per line")] = False,
+    jsonl: Annotated[
+        bool,
+        typer.Option(
+            "--jsonl",
+            help='JSON lines: first {"kind": "thread", "thread_id": ...}, then every event (notes go to stderr)',
+        ),
+    ] = False,
     store: StoreOption = None,
 ) -> None:
     """Chat with an app in the terminal (offline replay unless PODIUM_MODEL is set).
 
-    When stdin is not a terminal, each line is one human message.
+    When stdin is not a terminal, each line is one human message. With ``--jsonl`` stdout's first line is the
+    command's own, ``{"kind": "thread", "thread_id": ...}``; every line after it is one event (all but token
+    deltas) as :func:`podium.event_to_dict` writes it, which :func:`podium.event_from_dict` reads back. Notes for a
+    person (a welcome, an empty line ignored) go to stderr.
     """
     try:
         code = asyncio.run(_chat(app, thread, jsonl, store))
