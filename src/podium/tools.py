@@ -383,10 +383,11 @@ class Tool:
         Raises:
             ToolDefinitionError: ``function`` is not callable, or has no name of its own (a ``functools.partial``,
                 a callable object) and none is given; a parameter has no annotation, a type without a JSON
-                schema, or one that joins an injected type with another (``RunContext | int``); the name is not valid for a model API; or an option has the wrong type (the timeout not a
-                positive number, ``parameters`` not a dict, ``description`` not a string, ``approval``,
-                ``strict``, ``read_only`` or ``inline`` not a bool, ``metadata`` not a :class:`ToolMetadata`); or
-                ``inline`` is asked of a coroutine function (it runs on the event loop already).
+                schema, or one that joins an injected type with another (``RunContext | int``); the name is not
+                valid for a model API; or an option has the wrong type (the timeout not a positive number,
+                ``parameters`` not a dict, ``description`` not a string, ``approval``, ``strict``, ``read_only``
+                or ``inline`` not a bool, ``metadata`` not a :class:`ToolMetadata`); or ``inline`` is asked of a
+                coroutine function (it runs on the event loop already).
         """
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
