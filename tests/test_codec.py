@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import decimal
+import enum
 import inspect
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -20,6 +25,7 @@ from podium import (
     InterruptAnswered,
     InterruptRaised,
     InvalidData,
+    Message,
     MessageAdded,
     RunEnded,
     RunStarted,
@@ -114,6 +120,103 @@ def test_values_json_cannot_hold_are_written_as_text() -> None:
 
     message = ToolMessage(content="x", tool_call_id="c", artifact=Opaque())
     assert message_to_dict(message)["artifact"] == "opaque"
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+
+
+CONVERTED: list[tuple[Any, Any]] = [
+    ({1: "x"}, {"1": "x"}),
+    ({"a": {2: [3]}}, {"a": {"2": [3]}}),
+    ((1, 2), [1, 2]),
+    ({3}, [3]),
+    (frozenset({"a"}), ["a"]),
+    (datetime.datetime(2024, 1, 2, 3, 4), "2024-01-02T03:04:00"),
+    (datetime.date(2024, 1, 2), "2024-01-02"),
+    (float("nan"), None),
+    (float("-inf"), None),
+    (b"ab", "ab"),
+    (decimal.Decimal("1.5"), "1.5"),
+    (uuid.UUID(int=1), "00000000-0000-0000-0000-000000000001"),
+    (Color.RED, "red"),
+    (Point(1), {"x": 1}),
+]
+
+
+def _carrying(value: Any) -> list[tuple[Message | Event, Any]]:
+    """``value`` in each free-form field of a message or an event, and how to read it back."""
+    return [
+        (HumanMessage(content="m", metadata={"k": value}), lambda d: d["metadata"]["k"]),
+        (AIMessage(content="m", metadata={"k": value}), lambda d: d["metadata"]["k"]),
+        (ToolMessage(content="m", tool_call_id="c", value=value), lambda d: d["value"]),
+        (ToolMessage(content="m", tool_call_id="c", artifact=value), lambda d: d["artifact"]),
+        (StepRecorded(value=value, **COMMON), lambda d: d["value"]),
+        (Artifact(content=value, **COMMON), lambda d: d["content"]),
+        (
+            MessageAdded(message=SystemMessage(content="s", metadata={"k": value}), **COMMON),
+            lambda d: d["message"]["metadata"]["k"],
+        ),
+    ]
+
+
+@pytest.mark.parametrize(("value", "written"), CONVERTED)
+def test_free_form_values_json_cannot_hold_are_converted_by_one_rule_without_a_warning(
+    value: Any, written: Any
+) -> None:
+    for item, read in _carrying(value):  # warnings are errors in the tests: none may be given
+        for compact in (False, True):
+            data = (
+                message_to_dict(item, compact=compact)
+                if not isinstance(item, Event)
+                else event_to_dict(item, compact=compact)
+            )
+            assert read(data) == written
+            back = message_from_dict(data) if not isinstance(item, Event) else event_from_dict(data)
+            assert read(message_to_dict(back) if not isinstance(item, Event) else event_to_dict(back)) == written
+        if isinstance(item, Event):
+            assert read(json.loads(event_row("t", item)[-1])) == written  # a stored row: the same rule
+
+
+def test_metadata_keys_that_are_not_text_are_written_as_text_at_the_top_too() -> None:
+    assert message_to_dict(HumanMessage(content="m", metadata={1: "x", 2.5: "y"}))["metadata"] == {"1": "x", "2.5": "y"}  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(
+    ("item", "says"),
+    [
+        (HumanMessage(content=5), r"HumanMessage cannot be written as JSON: its human\.content holds int 5"),  # type: ignore[arg-type]
+        (SystemMessage(content=["a"]), r"its system\.content holds list \['a'\]"),  # type: ignore[arg-type]
+        (ToolMessage(content="x", tool_call_id=7), r"its tool\.tool_call_id holds int 7"),  # type: ignore[arg-type]
+        (AIMessage(content="x", tool_calls=["c1"]), r"its ai\.tool_calls\.0 holds str 'c1'"),  # type: ignore[list-item]
+        (
+            MessageAdded(message=HumanMessage(content=1.5), **COMMON),
+            r"MessageAdded cannot be written as JSON: its message\.message\.HumanMessage\.content holds float 1\.5",
+        ),  # type: ignore[arg-type]
+        (SideChannel(text=3, **COMMON), r"its side\.text holds int 3"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_fixed_field_holding_another_type_is_refused_naming_the_field(item: Any, says: str) -> None:
+    with pytest.raises(InvalidData, match=says):
+        message_to_dict(item) if not isinstance(item, Event) else event_to_dict(item)
+    if isinstance(item, Event):
+        with pytest.raises(InvalidData, match=says):  # never a stored row that cannot be read back
+            event_row("t", item)
+
+
+@pytest.mark.parametrize("field", ["metadata", "value", "artifact"])
+def test_bytes_that_are_not_utf8_are_refused_naming_where_they_are(field: str) -> None:
+    value = {"inner": [b"\xff\xfe"]}
+    message = ToolMessage(content="x", tool_call_id="c", **{field: value})
+    with pytest.raises(InvalidData, match=rf"at ToolMessage\.{field}\.inner\[0\] \(b'\\xff\\xfe'\); decode them"):
+        message_to_dict(message)
+    with pytest.raises(InvalidData, match=r"bytes that are not UTF-8 text at StepRecorded\.value"):
+        event_row("t", StepRecorded(value=b"\xff", **COMMON))
 
 
 def test_bad_data_is_invalid_data_naming_what_is_wrong() -> None:

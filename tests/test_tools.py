@@ -109,6 +109,27 @@ async def test_any_injectable_type_is_handed_what_the_context_provides() -> None
     assert ledger.entries == ["one"]
 
 
+async def test_an_optional_injectable_is_handed_what_the_context_provides_and_none_without_it() -> None:
+    def note(text: str, ledger: Ledger | None = None) -> str:
+        """Note a line, if there is a ledger."""
+        if ledger is None:
+            return "nowhere to note"
+        ledger.entries.append(text)
+        return "noted"
+
+    made = Tool(note)
+    assert list(made.parameters["properties"]) == ["text"] and made.takes(Ledger)
+    ledger = Ledger()
+
+    class Provider(Injectable):
+        def injected(self, kind: type[Injectable]) -> Injectable | None:
+            return ledger if kind is Ledger else None
+
+    assert await made.run(Provider(), made.validate({"text": "one"})) == "noted"
+    assert ledger.entries == ["one"]
+    assert await made.run(None, made.validate({"text": "two"})) == "nowhere to note"  # not Ledger.when_missing()
+
+
 async def test_sync_and_async_functions_both_run() -> None:
     async def slow(x: int) -> int:
         """Double."""

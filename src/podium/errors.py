@@ -4,6 +4,7 @@ Every failure the library raises derives from :class:`PodiumError`::
 
     PodiumError
     ├── UsageError               the caller must change something (bad option, bad argument)
+    │   └── ScriptMismatch       a test's ScriptedModel got more requests than replies, or fewer (podium.testing)
     ├── InvalidData              data is not a valid message or event (its JSON form)
     ├── ThreadNotFound           no conversation with that id in the store
     ├── ThreadBusy               another run holds the conversation (single writer)

@@ -442,10 +442,18 @@ EVENT_TYPES: tuple[type[Event], ...] = (
 def event_to_dict(event: Event, *, compact: bool = False, exclude: set[str] | None = None) -> dict[str, Any]:
     """The JSON form of ``event``, one flat object (as ``podium chat --jsonl`` prints it).
 
+    Free-form data (a message's metadata, a step's value, an artifact's content, an interrupt's data) is written by
+    the rule of :func:`podium.message_to_dict`: what JSON cannot hold exactly becomes what JSON reads back, without a
+    warning.
+
     Args:
         event: the event.
         compact: leave fields at their default out, as stored rows do.
         exclude: names of fields to leave out (a store keeps some in columns of their own).
+
+    Raises:
+        InvalidData: a field of a fixed type holds a value of another, or bytes are not UTF-8 text (so no stored row
+            is written that could not be read back); the message says which field.
     """
     return _codec.dump(event, _events(), compact=compact, exclude=exclude)
 

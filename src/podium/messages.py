@@ -210,9 +210,18 @@ def well_formed(text: str) -> str:
 def message_to_dict(message: Message, *, compact: bool = False) -> dict[str, Any]:
     """The JSON-ready form of ``message`` (round-trips through :func:`message_from_dict`).
 
+    Data in ``metadata``, ``value`` and ``artifact`` that JSON cannot hold exactly is written as JSON reads it back,
+    without a warning: a tuple or set as a list, a key that is not text as its text (``1`` as ``"1"``), a date or
+    time as ISO 8601 text, NaN and infinities as null, bytes as their UTF-8 text, a Decimal, UUID or path as its
+    text, an enum as its value, a dataclass or pydantic model as an object, and anything else as its ``str``.
+
     Args:
         message: the message.
         compact: leave fields at their default out, as stored rows do.
+
+    Raises:
+        InvalidData: a field of a fixed type holds a value of another (``content`` that is not text, a tool call
+            that is not a :class:`ToolCall`), or bytes are not UTF-8 text: the message says which field.
     """
     return _codec.dump(message, _messages(), compact=compact)
 

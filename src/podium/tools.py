@@ -3,11 +3,15 @@
 The JSON schema of the arguments comes from the signature, the description from the docstring (its first
 paragraph; Google-style ``Args:`` lines describe the parameters). A parameter annotated with
 a subclass of :class:`Injectable` receives a value of the run instead of a model argument: the run context for
-:class:`podium.RunContext`, or what the context provides for another type (a task agent's state). Injection is by
-annotation only, never by parameter name, context variable or rewritten signature.
+:class:`podium.RunContext`, or what the context provides for another type (a task agent's state). Annotated
+``X | None`` (``Optional[X]``), it is injected the same way, and receives ``None`` where the run provides no ``X``.
+Injection is by annotation only, never by parameter name, context variable or rewritten signature. Every other
+parameter needs an annotation with a JSON schema (what the model is told to pass); one without is refused with
+:class:`ToolDefinitionError` when the tool is made.
 
 Arguments from a model are validated before the function runs; what is wrong is reported with
-:class:`ToolArgumentsError`, whose text is written for the model to act on.
+:class:`ToolArgumentsError`, whose text is written for the model to act on. An argument the signature does not
+name is ignored, unless the tool is ``strict``: then it is refused, and the model is told so.
 
 A sync function runs in a thread of its own, off the event loop, so it neither stalls the other runs of the process
 nor escapes a run's timeout. Every call is bounded by the tool's ``timeout`` (:data:`DEFAULT_TOOL_TIMEOUT` unless
@@ -30,11 +34,22 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from types import FunctionType
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, get_origin, get_type_hints, overload
+from types import FunctionType, UnionType
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Protocol,
+    TypeVar,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+    overload,
+)
 
 from podium._eager import first_step
-from podium._tool_schema import arguments_model, parse_docstring
+from podium._tool_schema import arguments_model, parse_docstring, type_name, unsupported
 from podium._tool_thread import in_thread
 from podium.errors import ToolArgumentsError, ToolDefinitionError, ToolTimeout, UsageError
 
@@ -183,6 +198,10 @@ class _Derived:
     schema: dict[str, Any]
     positional: tuple[str, ...] = ()
     """Positional-only parameters, in order: the model names them, the call passes them by position."""
+    optional: frozenset[str] = frozenset()
+    """Injected parameters annotated ``X | None``: they receive ``None`` where the run provides no ``X``."""
+    renamed: dict[str, str] = field(default_factory=dict)
+    """Parameters the argument model knows by another name (a name pydantic keeps for itself), by that name."""
 
 
 _DERIVED: weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], _Derived]] = weakref.WeakKeyDictionary()
@@ -234,14 +253,18 @@ def _derive_now(function: Callable[..., Any], name: str, strict: bool) -> _Deriv
     fields: dict[str, Any] = {}
     injected: dict[str, type[Injectable]] = {}
     positional: list[str] = []
+    optional: list[str] = []
     for pname, param in inspect.signature(function).parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {name!r}: *args and **kwargs are not supported ({pname})")
         if param.kind is param.POSITIONAL_ONLY:
             positional.append(pname)
         annotation = hints.get(pname, inspect.Parameter.empty)
-        if is_injected(annotation):
-            injected[pname] = get_origin(annotation) or annotation
+        kind = _injected_kind(name, pname, annotation)
+        if kind is not None:
+            injected[pname] = kind
+            if kind is not annotation and get_origin(annotation) in _UNIONS:
+                optional.append(pname)
             continue
         if annotation is inspect.Parameter.empty:
             raise ToolDefinitionError(
@@ -249,32 +272,43 @@ def _derive_now(function: Callable[..., Any], name: str, strict: bool) -> _Deriv
             )
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[pname] = (annotation, default, doc_params.get(pname))
-    from pydantic import PydanticUserError
-
     try:
-        args_model, schema = arguments_model(name, fields, strict)
-    except PydanticUserError as exc:  # a type pydantic cannot validate or describe as JSON schema
-        raise ToolDefinitionError(f"tool {name!r}: {_unsupported(fields)}{_first_line(exc)}") from exc
-    return _Derived(description, is_async, injected, args_model, schema, tuple(positional))
+        args_model, schema, renamed = arguments_model(name, fields, strict)
+    except Exception as exc:  # a type pydantic cannot validate or describe as JSON schema
+        raise ToolDefinitionError(f"tool {name!r}: {unsupported(fields, exc)}") from exc
+    return _Derived(
+        description, is_async, injected, args_model, schema, tuple(positional), frozenset(optional), renamed
+    )
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+_UNIONS: tuple[Any, ...] = (Union, UnionType)
 
 
-def _unsupported(fields: dict[str, Any]) -> str:
-    """Which parameter's type has no JSON schema (``"parameter 'x': "``), found by trying each alone; ``""`` when
-    none fails alone."""
-    from pydantic import PydanticUserError, TypeAdapter
+def _injected_kind(tool: str, pname: str, annotation: Any) -> type[Injectable] | None:
+    """The :class:`Injectable` type a parameter annotated ``annotation`` receives, or ``None`` when the model gives
+    it. ``X`` and ``X | None`` (``Optional[X]``) are both injected as ``X``, generic or not.
 
-    for pname, (annotation, _default, _doc) in fields.items():
-        try:
-            TypeAdapter(annotation).json_schema()
-        except PydanticUserError:
-            return f"parameter {pname!r}: "
-        except Exception:  # another failure of that type alone: not the one asked about
-            continue
-    return ""
+    Raises:
+        ToolDefinitionError: the annotation joins an injected type with another (``RunContext | int``): a parameter
+            is either injected or given by the model.
+    """
+    if is_injected(annotation):
+        return cast("type[Injectable]", get_origin(annotation) or annotation)
+    if get_origin(annotation) not in _UNIONS:
+        return None
+    members = get_args(annotation)
+    kinds = [member for member in members if is_injected(member)]
+    if not kinds:
+        return None
+    others = [member for member in members if member is not type(None) and not is_injected(member)]
+    if len(kinds) > 1 or others:
+        raise ToolDefinitionError(
+            f"tool {tool!r}: parameter {pname!r} is annotated {type_name(annotation)}, which joins a value the run "
+            f"injects ({type_name(kinds[0])}) with {type_name((kinds[1:] + others)[0])}: a parameter is either "
+            f"injected or given by the model; annotate it {type_name(kinds[0])} (or {type_name(kinds[0])} | None), "
+            "and give the model's value a parameter of its own"
+        )
+    return cast("type[Injectable]", get_origin(kinds[0]) or kinds[0])
 
 
 class Tool:
@@ -289,8 +323,10 @@ class Tool:
         "_args_model",
         "_injected",
         "_is_async",
+        "_optional",
         "_parameters",
         "_positional",
+        "_renamed",
         "_schema",
         "approval",
         "description",
@@ -325,7 +361,8 @@ class Tool:
             description: for the model (default: the docstring's first part).
             metadata: how the tool presents itself to users and orchestrators.
             parameters: a JSON schema to advertise instead of the one derived from the signature.
-            strict: forbid arguments the signature does not name (default: ignore them).
+            strict: refuse arguments the signature does not name, telling the model (default: drop them silently;
+                a model that adds one gets its call run without it).
             timeout: seconds one call may take before it fails with :class:`ToolTimeout` (``None``: no bound).
             approval: ask the human before each call (an interrupt whose expectation is
                 :meth:`~podium.events.Expectation.approval`): approve it, edit its arguments, or reject it, the
@@ -345,11 +382,12 @@ class Tool:
 
         Raises:
             ToolDefinitionError: ``function`` is not callable, or has no name of its own (a ``functools.partial``,
-                a callable object) and none is given; a parameter has no annotation or a type without a JSON
-                schema; the name is not valid for a model API; or an option has the wrong type (the timeout not a
-                positive number, ``parameters`` not a dict, ``description`` not a string, ``approval``,
-                ``strict``, ``read_only`` or ``inline`` not a bool, ``metadata`` not a :class:`ToolMetadata`); or
-                ``inline`` is asked of a coroutine function (it runs on the event loop already).
+                a callable object) and none is given; a parameter has no annotation, a type without a JSON
+                schema, or one that joins an injected type with another (``RunContext | int``); the name is not
+                valid for a model API; or an option has the wrong type (the timeout not a positive number,
+                ``parameters`` not a dict, ``description`` not a string, ``approval``, ``strict``, ``read_only``
+                or ``inline`` not a bool, ``metadata`` not a :class:`ToolMetadata`); or ``inline`` is asked of a
+                coroutine function (it runs on the event loop already).
         """
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
@@ -393,6 +431,8 @@ class Tool:
         self._args_model = derived.args_model
         self._schema = derived.schema  # shared by every tool of this function: copied before anyone sees it
         self._positional = derived.positional
+        self._optional = derived.optional
+        self._renamed = derived.renamed
         self._parameters = parameters
 
     @property
@@ -454,13 +494,15 @@ class Tool:
             raise ToolArgumentsError(
                 f"{problem} Expected arguments matching this schema: {json.dumps(self.parameters)}", problem=problem
             ) from None
+        if self._renamed:
+            return {self._renamed.get(fname, fname): value for fname, value in model.__dict__.items()}
         return dict(model.__dict__)
 
     async def run(self, ctx: Injector | None, kwargs: dict[str, Any]) -> Any:
         """Call the function with validated ``kwargs`` and its injected parameters; return its result.
 
-        Each injected parameter gets what ``ctx`` holds for its annotation (:meth:`Injectable.injected`), else its
-        type's :meth:`Injectable.when_missing` value.
+        Each injected parameter gets what ``ctx`` holds for its annotation (:meth:`Injectable.injected`), else
+        ``None`` when it is annotated ``X | None``, else its type's :meth:`Injectable.when_missing` value.
 
         A sync function runs in a thread of its own (one declared :attr:`inline` on the event loop's thread); the
         call is bounded by :attr:`timeout` (an inline call is not).
@@ -473,7 +515,9 @@ class Tool:
             kwargs = dict(kwargs)
             for pname, kind in self._injected.items():
                 found = ctx.injected(kind) if ctx is not None else None
-                kwargs[pname] = found if found is not None else kind.when_missing()
+                if found is None:
+                    found = None if pname in self._optional else kind.when_missing()
+                kwargs[pname] = found
         function = self.function
         if self._positional:  # named by the model, passed by position (Python refuses them by keyword)
             kwargs = dict(kwargs)

@@ -4,12 +4,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from podium import AIMessage, CassetteError, HumanMessage, Message, ModelRequest, SystemMessage, Tool, UsageError
+from podium import (
+    AIMessage,
+    CassetteError,
+    HumanMessage,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    PodiumError,
+    ReactAgent,
+    Runtime,
+    SystemMessage,
+    Tool,
+    UsageError,
+)
 from podium.models.base import Done, TextDelta, ToolCallDelta
-from podium.testing import FunctionModel, RecordingModel, ReplayModel, ScriptedModel, tool_call
+from podium.testing import FunctionModel, RecordingModel, ReplayModel, ScriptedModel, ScriptMismatch, tool_call
 
 
 def search(query: str) -> str:
@@ -171,3 +185,93 @@ async def test_with_a_fallback_only_replies_no_earlier_history_can_change_are_re
     recorded = ModelRequest(messages=[*lisbon, HumanMessage(content="In Fahrenheit?")])
     assert (await helped.reply(recorded)).message.content == "4 messages, last In Fahrenheit?"
     assert helped.fallback_replies == 2
+
+
+def _returns(value: Any) -> Any:
+    def answer(messages: list[Message], req: ModelRequest) -> Any:
+        return value
+
+    return answer
+
+
+def _returns_later(value: Any) -> Any:
+    async def answer(messages: list[Message], req: ModelRequest) -> Any:
+        return value
+
+    return answer
+
+
+NOT_REPLIES = [42, None, {"content": "hi"}, ["hi"], b"hi", 1.5, HumanMessage(content="hi")]
+BAD_MESSAGES: list[tuple[Any, str]] = [
+    (AIMessage(content=None), "an AIMessage that has content NoneType None: the text of a reply is a str"),  # type: ignore[arg-type]
+    (AIMessage(content=5), "an AIMessage that has content int 5"),  # type: ignore[arg-type]
+    (AIMessage(tool_calls=[{"id": "c1", "name": "f"}]), "an AIMessage that has tool_calls .*: give a list of ToolCall"),  # type: ignore[list-item]
+    (ModelResponse(message="hi"), "a ModelResponse whose message is str 'hi', not an AIMessage"),  # type: ignore[arg-type]
+]
+
+
+@pytest.mark.parametrize("make", [_returns, _returns_later])
+@pytest.mark.parametrize("value", NOT_REPLIES)
+async def test_a_function_model_returning_something_else_fails_saying_what_it_may_return(make: Any, value: Any) -> None:
+    model = FunctionModel(make(value), name="f")
+    may = r"it may return a str \(the reply's text\), an AIMessage or a ModelResponse"
+    with pytest.raises(
+        UsageError, match=rf"^the function of FunctionModel 'f' returned {type(value).__name__} .*{may}"
+    ):
+        await model.reply(request("hi"))
+    with pytest.raises(UsageError, match=may):
+        [e async for e in model.stream(request("hi"))]
+
+
+@pytest.mark.parametrize(("value", "says"), BAD_MESSAGES)
+async def test_a_reply_message_a_model_could_not_give_fails_saying_what_is_wrong(value: Any, says: str) -> None:
+    with pytest.raises(UsageError, match=f"^the function of FunctionModel 'function' returned {says}"):
+        await FunctionModel(_returns(value)).reply(request("hi"))
+    with pytest.raises(UsageError, match=f"^the function of reply #1 of ScriptedModel 'scripted' returned {says}"):
+        await ScriptedModel([lambda r: value]).reply(request("hi"))
+    if isinstance(value, AIMessage | ModelResponse):
+        with pytest.raises(UsageError, match=f"^reply #1 of ScriptedModel 'scripted' is {says}"):
+            await ScriptedModel([value]).reply(request("hi"))
+
+
+@pytest.mark.parametrize("value", [*NOT_REPLIES[:2], BAD_MESSAGES[0][0]])
+async def test_a_run_whose_model_double_misbehaves_fails_with_a_podium_error(value: Any) -> None:
+    result = await Runtime().run(ReactAgent("a", FunctionModel(_returns(value))), "hi")
+    assert result.status == "failed" and isinstance(result.error, UsageError)
+    assert "FunctionModel 'function' returned" in str(result.error)
+
+
+async def test_an_exhausted_script_is_a_podium_error_and_an_assertion() -> None:
+    model = ScriptedModel(["one"])
+    runtime = Runtime()
+    assert (await runtime.run(ReactAgent("a", model), "hi")).output == "one"
+    result = await runtime.run(ReactAgent("a", model), "again")
+    assert result.status == "failed" and isinstance(result.error, ScriptMismatch)
+    assert isinstance(result.error, PodiumError) and isinstance(result.error, AssertionError)
+    assert str(result.error) == "ScriptedModel 'scripted' has no reply left for request #2 (it was given 1)"
+    unfinished = ScriptedModel(["a", "b"])
+    await unfinished.reply(request("hi"))
+    with pytest.raises(ScriptMismatch, match="1 of 2 replies were never requested"):
+        unfinished.assert_complete()
+
+
+@pytest.mark.parametrize(
+    ("replies", "says"),
+    [
+        ("hello", r"takes a list of replies, not str 'hello': write \[reply\]"),
+        (AIMessage(content="hi"), "takes a list of replies, not AIMessage"),
+        (5, "takes a list of replies, not int 5"),
+        (["ok", 42], r"reply #2 is int 42; a reply is a str .*, an exception to raise, or a function"),
+        ([None], r"reply #1 is NoneType None"),
+        ([{"content": "hi"}], r"reply #1 is dict"),
+    ],
+)
+def test_a_script_that_is_not_a_list_of_replies_is_refused_when_made(replies: Any, says: str) -> None:
+    with pytest.raises(UsageError, match=says):
+        ScriptedModel(replies)
+
+
+@pytest.mark.parametrize("function", [42, None, "answer"])
+def test_a_function_model_needs_a_function(function: Any) -> None:
+    with pytest.raises(UsageError, match=r"FunctionModel takes a function of \(messages, request\) returning a str"):
+        FunctionModel(function)
