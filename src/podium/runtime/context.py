@@ -36,6 +36,7 @@ from podium.events import (
 from podium.human import EMERGENCY_REPLY, declines, emergency, says_goodbye, yes_or_no
 from podium.messages import Message, ToolCall, ToolMessage, Usage, valid_history
 from podium.models.base import Model, ModelRequest, ModelResponse
+from podium.runtime._history import read_messages
 from podium.runtime.execution import call_model, call_tools
 from podium.runtime.journal import Budget, Limits, RunState
 from podium.tools import Injectable, Tool
@@ -303,7 +304,7 @@ class RunContext(Injectable, Generic[DepsT]):
         state = self._state
         if state.histories is not None:
             return await state.histories.history(state.store, state.thread_id, self.namespace, state.run_id, state.head)
-        messages = await state.store.load_messages(state.thread_id, self.namespace, exclude_run=state.run_id)
+        messages = await read_messages(state.store, state.thread_id, self.namespace, exclude_run=state.run_id)
         return valid_history(messages)
 
     async def add_message(self, message: Message) -> Message:
