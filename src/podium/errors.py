@@ -107,13 +107,18 @@ class ThreadNotFound(PodiumError):
 class ThreadBusy(PodiumError):
     """Another run is in progress on this conversation (one writer per thread)."""
 
-    def __init__(self, thread_id: str, owner: str) -> None:
+    def __init__(self, thread_id: str, owner: str, *, waited: float | None = None) -> None:
         super().__init__(
             f"thread {thread_id!r} is busy: a run held by {owner} is in progress; "
             "wait for it to end or pass if_busy='wait'"
+            if waited is None
+            else f"thread {thread_id!r} is still busy after waiting {waited:g} s (busy_timeout): a run held by "
+            f"{owner} is in progress; wait longer (a larger busy_timeout) or try again once it ends"
         )
         self.thread_id = thread_id
         self.owner = owner
+        self.waited = waited
+        """Seconds waited for the thread (``if_busy="wait"``), or ``None`` when the call did not wait."""
 
 
 class ThreadWaiting(PodiumError):

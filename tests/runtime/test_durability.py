@@ -320,17 +320,22 @@ async def test_parallel_questions_are_answered_together_by_id(store: Store) -> N
     assert done.output == "hat=yes, scarf=no"
 
 
-async def test_a_run_that_lost_its_lease_stops(store: Store) -> None:
+async def test_a_run_that_lost_its_lease_stops(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     from podium.store.base import new_owner
+
+    async def no_renewal(thread_id: str, owner: str, ttl: float) -> None:
+        return None  # (this process stalls: its lease is not renewed)
 
     async def slow_tool() -> str:
         """Wait while another process takes the thread."""
-        await store.acquire_thread("t", new_owner("intruder"), 60)
+        monkeypatch.setattr(store, "renew_thread", no_renewal)
+        await asyncio.sleep(0.06)  # the lease expires
+        assert await store.acquire_thread("t", new_owner("intruder"), 60) is None
         return "done"
 
     model = FunctionModel(
         lambda m, r: "ok" if isinstance(m[-1], ToolMessage) else AIMessage(tool_calls=[tool_call("slow_tool")])
     )
-    runtime = Runtime(store, lease_ttl=0.0)  # renew on every write, so the loss is seen at once
+    runtime = Runtime(store, lease_ttl=0.03)
     result = await runtime.run(ReactAgent("a", model, [slow_tool]), "go", thread_id="t")
     assert result.status == "failed" and "lost the write lease of thread 't'" in result.reason

@@ -97,7 +97,11 @@ async def _const(value: Any) -> Any:
 def test_the_json_check_walks_plain_values_and_writes_the_others_as_before() -> None:
     import enum
 
-    from podium.runtime.context import _check_exact_json, _plain_json
+    from podium.runtime._values import plain_json as _plain_json
+    from podium.runtime._values import storable
+
+    def _check_exact_json(value: Any, what: str) -> None:
+        storable(value, what)
 
     class Size(enum.IntEnum):
         SMALL = 1
@@ -107,8 +111,9 @@ def test_the_json_check_walks_plain_values_and_writes_the_others_as_before() -> 
         deep = [deep]
     cycle: list[Any] = []
     cycle.append(cycle)
-    plain = {"a": [1, -2.5, True, None, "\ud800"], "b": {"c": 2**62}}
+    plain = {"a": [1, -2.5, True, None, "caf\u00e9"], "b": {"c": 2**62}}
     assert _plain_json(plain)
+    assert not _plain_json(["\ud800"]) and not _plain_json({"\ud800": 1})  # stored with U+FFFD in its place
     for value in (plain, 2**70, deep, Size.SMALL, {"size": Size.SMALL}):  # come back equal: taken
         _check_exact_json(value, "the value")
     assert not _plain_json(2**70) and not _plain_json(deep) and not _plain_json(Size.SMALL)

@@ -54,6 +54,21 @@ class _History:
         return self.done + valid_history(tail)
 
 
+async def read_messages(
+    store: Store, thread_id: str, namespace: str = "", *, exclude_run: str | None = None
+) -> list[Message]:
+    """The messages of one history of the thread, in order, leaving out those of ``exclude_run``.
+
+    Read from the thread's whole log (:meth:`Store.read_events`), which the stores check (every event readable, no
+    gap): a damaged history raises :class:`~podium.errors.StoreCorrupt`, never comes back with a hole in it.
+    """
+    return [
+        event.message
+        for event in await store.read_events(thread_id)
+        if isinstance(event, MessageAdded) and event.namespace == namespace and event.run_id != exclude_run
+    ]
+
+
 class HistoryCache:
     """Message histories of recently used threads, read incrementally from a store."""
 

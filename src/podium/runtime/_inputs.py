@@ -12,6 +12,9 @@ import math
 
 from podium.errors import UsageError
 from podium.messages import HumanMessage, message_to_dict
+from podium.runtime.bus import EventBus
+from podium.runtime.journal import Limits
+from podium.store.base import Store
 
 __all__: list[str] = []
 
@@ -87,8 +90,57 @@ def check_call(thread_id: object, run_id: object, if_busy: object, busy_timeout:
         raise UsageError(f"busy_timeout must be a number of seconds, 0 or more, not {busy_timeout!r}")
 
 
-def check_runtime(lease_ttl: object, busy_poll: object) -> None:
-    """Refuse a lease or a polling interval that is not a number of seconds, 0 or more."""
-    for name, value in (("lease_ttl", lease_ttl), ("busy_poll", busy_poll)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
-            raise UsageError(f"{name} must be a number of seconds, 0 or more, not {value!r}")
+MIN_LEASE_TTL = 0.03
+"""The shortest write lease a runtime takes (seconds). A lease is renewed every third of its time to live, at most
+every 10 ms; one shorter than this expires between its renewals, and another writer takes the thread mid-run (the
+run then fails with ``LeaseLost``). Leases of seconds are what production wants; short ones are for tests."""
+
+MIN_BUSY_POLL = 0.001
+"""The shortest interval (seconds) between checks of a busy thread: a waiter polls at this pace, and 0 would spin
+a core for as long as it waits."""
+
+
+def check_runtime(store: object, bus: object, limits: object, lease_ttl: object, busy_poll: object) -> None:
+    """Refuse what ``Runtime(...)`` cannot work with: a store, bus or limits of the wrong type, a lease or a polling
+    interval that is not a number of seconds at least its minimum."""
+    if store is not None and not isinstance(store, Store):
+        hint = (
+            f"; pass open_store({store!r:.80}) to open a store by its name (or a store itself: MemoryStore(), "
+            "SQLiteStore(path))"
+            if isinstance(store, str)
+            else " (MemoryStore(), SQLiteStore(path), PostgresStore(url), or open_store())"
+        )
+        raise UsageError(f"the runtime's store must be a podium Store, not {type(store).__name__}{hint}")
+    if bus is not None and not isinstance(bus, EventBus):
+        raise UsageError(f"the runtime's bus must be a podium EventBus, not {type(bus).__name__} {bus!r:.80}")
+    _check_limits(limits)
+    for name, value, least, why in (
+        ("lease_ttl", lease_ttl, MIN_LEASE_TTL, "a shorter lease expires between its renewals"),
+        ("busy_poll", busy_poll, MIN_BUSY_POLL, "a shorter poll spins a core while waiting"),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not least <= value < math.inf:
+            raise UsageError(f"{name} must be a number of seconds, at least {least:g} ({why}), not {value!r}")
+
+
+def check_options(agent: object, limits: object, on_event: object) -> None:
+    """Refuse an ``agent`` that is not one, ``limits`` that are not :class:`Limits`, an ``on_event`` that cannot be
+    called (``run``, ``resume``, ``send``, ``stream``)."""
+    if not isinstance(getattr(agent, "name", None), str) or not callable(getattr(agent, "invoke", None)):
+        raise UsageError(
+            "agent must be an agent (a podium.Agent with a name and invoke(), such as ReactAgent(...)), not "
+            f"{type(agent).__name__} {agent!r:.80}"
+        )
+    _check_limits(limits)
+    if on_event is not None and not callable(on_event):
+        raise UsageError(
+            f"on_event must be a function called with each event (or None), not {type(on_event).__name__} "
+            f"{on_event!r:.80}"
+        )
+
+
+def _check_limits(limits: object) -> None:
+    if limits is not None and not isinstance(limits, Limits):
+        raise UsageError(
+            f"limits must be a podium Limits (Limits(max_model_calls=..., max_tokens=..., timeout=...)), not "
+            f"{type(limits).__name__} {limits!r:.80}"
+        )

@@ -30,7 +30,7 @@ from podium.runtime.journal import RunState
 from podium.store.base import RunRecord, RunStatus, Store
 
 if TYPE_CHECKING:
-    from podium.runtime.bus import EventBus
+    from podium.runtime.bus import Outlet
 
 _log = logging.getLogger("podium.runtime")
 _unreleased: dict[tuple[int, str], tuple[Store, str, asyncio.Task[None]]] = {}
@@ -255,7 +255,7 @@ async def finish_ended(state: RunState, record: RunRecord, end: RunEnded) -> Run
 
 
 async def restore_unstored(
-    store: Store, bus: EventBus, thread_id: str, journal: dict[str, Event], events: list[Event], owner: str
+    store: Store, bus: Outlet, thread_id: str, journal: dict[str, Event], events: list[Event], owner: str
 ) -> None:
     """Store what an execution of this process recorded but could not store (its store failed), into ``journal``.
 
@@ -269,7 +269,7 @@ async def restore_unstored(
         if event.key is not None:
             journal[event.key] = event
         try:
-            await bus.publish(thread_id, event)
+            bus.put(thread_id, event)
         except Exception:  # stored: a bus in trouble must not stop the resume
             _log.exception("publishing an event of thread %s failed; live followers may miss it", thread_id)
 

@@ -5,20 +5,29 @@ deltas, tool starts: ``seq`` 0) as it happens. A subscriber reads them from a bo
 subscriber never blocks or fails a run. When its queue overflows it is marked *lagged*, and its iterator raises
 :class:`~podium.errors.SubscriberLagged` so the consumer can re-read the stored events from the store by ``seq``.
 
-:class:`InProcessBus` (the default) serves subscribers of the same process.
+:class:`InProcessBus` (the default) serves subscribers of the same process. A bus of your own (one that forwards
+events over a network) is never awaited by a run: :class:`Outlet` hands it the events in order from a task of the
+runtime's, bounding each :meth:`EventBus.publish` by :attr:`EventBus.publish_timeout`, so a bus that stalls costs
+its followers events (they re-read the store by ``seq``), never a run its progress or its cancellation.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
+from typing import Any
 
+from podium._eager import first_step
 from podium.errors import SubscriberLagged, UsageError
 from podium.events import Event
 
 __all__ = ["EventBus", "InProcessBus", "Subscription"]
+
+_log = logging.getLogger("podium.runtime")
 
 
 class Subscription(ABC):
@@ -58,9 +67,25 @@ class Subscription(ABC):
 class EventBus(ABC):
     """Carries run events from the runtime to subscribers."""
 
+    publish_timeout: float = 5.0
+    """Seconds one :meth:`publish` call may take before the runtime gives it up (the event is dropped for this
+    bus, with a warning logged)."""
+    max_backlog: int = 1000
+    """Events the runtime keeps waiting for this bus while a :meth:`publish` is under way; more are dropped for it
+    (with a warning logged) until it catches up."""
+
     @abstractmethod
     async def publish(self, thread_id: str, event: Event) -> None:
-        """Hand ``event`` of ``thread_id`` to every matching subscriber. Never blocks on a subscriber."""
+        """Hand ``event`` of ``thread_id`` to every matching subscriber.
+
+        A run never waits on this: the runtime calls it for each event in order, and one call that has to wait
+        (a network send) is finished from a task of the runtime's while the run goes on, with the events that
+        follow queued behind it (at most :attr:`max_backlog`). A call that takes longer than
+        :attr:`publish_timeout` is cancelled and its event dropped for this bus; one that raises is logged. Either
+        way the events stay in the store, and a follower that misses some re-reads them there by ``seq``. The
+        events of one runtime reach the bus in the order they happened; one still being handed over when the
+        event loop stops is lost to the bus (not to the store).
+        """
 
     @abstractmethod
     def subscribe(self, thread_id: str | None = None) -> Subscription:
@@ -166,3 +191,96 @@ class InProcessBus(EventBus):
             subscribers.remove(subscription)
         if not subscribers:
             self._by_thread.pop(subscription.thread_id, None)
+
+
+class Outlet:
+    """How a runtime hands events to its bus: in order, and never making a run wait (see :meth:`EventBus.publish`).
+
+    :meth:`put` is the whole interface. For an :class:`InProcessBus` (whose ``publish`` never waits) it is the bus's
+    ``publish_nowait`` itself: no coroutine, no task, on the per-step path. For any other bus each call of its
+    ``publish`` runs at once in the caller until it first waits; one that finishes there costs nothing more, one
+    that waits is finished by a task of the outlet's (bounded by :attr:`EventBus.publish_timeout`), and the events
+    put meanwhile queue behind it (at most :attr:`EventBus.max_backlog`), so they reach the bus in order.
+    """
+
+    __slots__ = ("_backlog", "_dropped", "_task", "bus", "put", "quiet")
+
+    def __init__(self, bus: EventBus) -> None:
+        """Hand events to ``bus``."""
+        self.bus = bus
+        self.quiet = bus.quiet
+        """The bus's :meth:`EventBus.quiet`."""
+        self.put: Callable[[str, Event], None]
+        """Hand ``event`` of ``thread_id`` to the bus now or, behind events still under way, soon (never waits)."""
+        if isinstance(bus, InProcessBus) and type(bus).publish is InProcessBus.publish:
+            self.put = bus.publish_nowait
+        else:
+            self.put = self._put
+        self._backlog: deque[tuple[str, Event]] = deque()
+        self._task: asyncio.Task[None] | None = None
+        self._dropped = 0
+
+    def _put(self, thread_id: str, event: Event) -> None:
+        task = self._task
+        if task is not None and task.get_loop() is not asyncio.get_running_loop():  # left by a loop that ended
+            self._task = task = None
+            self._backlog.clear()
+        if task is not None:  # a publish is under way: queue behind it
+            if len(self._backlog) < self.bus.max_backlog:
+                self._backlog.append((thread_id, event))
+            else:
+                if not self._dropped:
+                    _log.warning(
+                        "the event bus %s is behind by %d events; dropping more until it catches up "
+                        "(followers re-read the store by seq)",
+                        type(self.bus).__name__,
+                        len(self._backlog),
+                    )
+                self._dropped += 1
+            return
+        going = self._start(thread_id, event)
+        if going is not None:
+            self._task = asyncio.get_running_loop().create_task(self._drain(going), name="podium-bus")
+
+    def _start(self, thread_id: str, event: Event) -> Awaitable[Any] | None:
+        """Run the bus's ``publish`` of ``event`` until it first waits: what goes on with it then, if anything."""
+        try:
+            finished, going = first_step(self.bus.publish(thread_id, event))
+        except Exception:
+            _log.exception("publishing an event of thread %s failed; live followers may miss it", thread_id)
+            return None
+        return None if finished else going
+
+    async def _drain(self, going: Awaitable[Any] | None) -> None:
+        """Finish the publish under way, then hand over the events queued behind it, one at a time."""
+        try:
+            while True:
+                if going is not None:
+                    await self._finish(going)
+                if not self._backlog:
+                    return
+                thread_id, event = self._backlog.popleft()
+                going = self._start(thread_id, event)
+        finally:
+            self._task = None
+            if self._backlog:  # the loop stops (the task was cancelled): what is left never reaches the bus
+                self._dropped += len(self._backlog)
+                self._backlog.clear()
+            if self._dropped:
+                _log.warning("the event bus %s missed %d events", type(self.bus).__name__, self._dropped)
+                self._dropped = 0
+
+    async def _finish(self, going: Awaitable[Any]) -> None:
+        timeout = self.bus.publish_timeout
+        try:
+            async with asyncio.timeout(timeout):
+                await going
+        except TimeoutError:
+            _log.warning(
+                "the event bus %s did not take an event within its publish_timeout of %s s; the event is dropped "
+                "for it (followers re-read the store by seq)",
+                type(self.bus).__name__,
+                timeout,
+            )
+        except Exception:
+            _log.exception("publishing an event failed; live followers may miss it")

@@ -15,8 +15,6 @@ executed by :mod:`podium.runtime.execution`.
 from __future__ import annotations
 
 import inspect
-import json
-import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar, overload
 
@@ -36,6 +34,9 @@ from podium.events import (
 from podium.human import EMERGENCY_REPLY, declines, emergency, says_goodbye, yes_or_no
 from podium.messages import Message, ToolCall, ToolMessage, Usage, valid_history
 from podium.models.base import Model, ModelRequest, ModelResponse
+from podium.runtime._history import read_messages
+from podium.runtime._values import storable
+from podium.runtime._values import text as _text
 from podium.runtime.execution import call_model, call_tools
 from podium.runtime.journal import Budget, Limits, RunState
 from podium.tools import Injectable, Tool
@@ -45,56 +46,6 @@ __all__ = ["AskHandler", "Limits", "RunContext"]
 DepsT = TypeVar("DepsT")
 T = TypeVar("T")
 _InjectableT = TypeVar("_InjectableT", bound=Injectable)
-
-
-_STRICT_JSON = json.JSONEncoder(allow_nan=False)
-"""What ``json.dumps(value, allow_nan=False)`` uses, made once (``dumps`` makes an encoder per call given options)."""
-
-
-_INT_BOUND = 2**63
-"""Ints within this bound are plain JSON for :func:`_plain_json` (a longer one may exceed the digits Python
-writes)."""
-
-
-def _plain_json(value: Any, depth: int = 0) -> bool:
-    """Whether ``value`` is made of plain JSON alone: dicts with text keys, lists, text, booleans, ``None``, ints
-    within :data:`_INT_BOUND` and finite floats (their exact types, nested at most 64 deep), which JSON gives back
-    exactly. The walk costs a fifth of writing the value and reading it back; ``False`` leaves that to be done."""
-    kind = type(value)
-    if kind is dict:
-        if depth > 64:
-            return False
-        for key, item in value.items():  # noqa: SIM110 - a loop, not all() over a generator: this is a hot path
-            if type(key) is not str or not _plain_json(item, depth + 1):
-                return False
-        return True
-    if kind is list:
-        if depth > 64:
-            return False
-        for item in value:  # noqa: SIM110 - (as above)
-            if not _plain_json(item, depth + 1):
-                return False
-        return True
-    if kind is str or kind is bool or value is None:
-        return True
-    if kind is int:
-        return bool(-_INT_BOUND < value < _INT_BOUND)
-    return kind is float and math.isfinite(value)
-
-
-def _check_exact_json(value: Any, what: str) -> None:
-    """Raise :class:`UsageError` unless ``value`` comes back from JSON exactly as it is."""
-    if _plain_json(value):
-        return
-    try:
-        same = json.loads(_STRICT_JSON.encode(value)) == value
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"{what} must be JSON data to be journaled; {exc}") from None
-    if not same:
-        raise UsageError(
-            f"{what} must be JSON data to be journaled: {value!r} would come back changed "
-            "(tuples become lists, dict keys become strings); convert it first"
-        )
 
 
 AskHandler = Callable[[Interrupt], Awaitable[str]]
@@ -259,7 +210,7 @@ class RunContext(Injectable, Generic[DepsT]):
             value = await in_thread(function, {}, "step")
             if inspect.isawaitable(value):  # a lambda handing back a coroutine
                 value = await value
-        _check_exact_json(value, "the result of a step")
+        value = storable(value, "the result of a step")
         await self._state.record(StepRecorded(value=value, key=key, path=self.path))
         return value
 
@@ -283,7 +234,7 @@ class RunContext(Injectable, Generic[DepsT]):
         step_key = self._next_key()
         if step_key in self._state.journal:
             return
-        _check_exact_json(value, f"the state saved under {key!r}")
+        value = storable(value, f"the state saved under {key!r}")
         state = self._state
         if state.lost_to is not None:
             raise LeaseLost(state.thread_id, state.owner, state.lost_to)
@@ -303,7 +254,7 @@ class RunContext(Injectable, Generic[DepsT]):
         state = self._state
         if state.histories is not None:
             return await state.histories.history(state.store, state.thread_id, self.namespace, state.run_id, state.head)
-        messages = await state.store.load_messages(state.thread_id, self.namespace, exclude_run=state.run_id)
+        messages = await read_messages(state.store, state.thread_id, self.namespace, exclude_run=state.run_id)
         return valid_history(messages)
 
     async def add_message(self, message: Message) -> Message:
@@ -325,16 +276,32 @@ class RunContext(Injectable, Generic[DepsT]):
         await self._state.record(event)
 
     async def progress(self, text: str) -> None:
-        """Tell the user what is happening, on the side channel (never shown to a model)."""
-        await self.emit(SideChannel(text=text, channel="progress"))
+        """Tell the user what is happening, on the side channel (never shown to a model).
+
+        Raises:
+            UsageError: ``text`` is not text.
+        """
+        await self.emit(SideChannel(text=_text(text, "a progress note"), channel="progress"))
 
     async def rationale(self, text: str) -> None:
-        """Tell the user why something was chosen, on the side channel."""
-        await self.emit(SideChannel(text=text, channel="rationale"))
+        """Tell the user why something was chosen, on the side channel.
+
+        Raises:
+            UsageError: ``text`` is not text.
+        """
+        await self.emit(SideChannel(text=_text(text, "a rationale"), channel="rationale"))
 
     async def artifact(self, content: Any, *, title: str = "") -> None:
-        """Send a result to the user interface's side panel, out of the chat."""
-        await self.emit(Artifact(content=content, title=title))
+        """Send a result to the user interface's side panel, out of the chat.
+
+        ``content`` is stored as JSON data and comes back the same from every store (see :meth:`step`).
+
+        Raises:
+            UsageError: ``content`` is not JSON data (a datetime, a set, a tuple, an object ...), or ``title`` is
+                not text.
+        """
+        content = storable(content, "an artifact's content")
+        await self.emit(Artifact(content=content, title=_text(title, "an artifact's title")))
 
     async def ask(self, prompt: str, *, expectation: Expectation | None = None, data: Any = None) -> str:
         """Ask the human and return the answer; the run suspends durably until it comes.
@@ -351,7 +318,12 @@ class RunContext(Injectable, Generic[DepsT]):
         :class:`~podium.errors.QuestionDeclined`, which ends the tool call and tells the model. An answer describing
         an emergency (:func:`podium.human.emergency`) is never taken: the question is asked again after
         :data:`podium.human.EMERGENCY_REPLY`.
+
+        Raises:
+            UsageError: ``prompt`` is not text, or ``data`` is not JSON data (it is stored with the question).
         """
+        prompt = _text(prompt, "the question asked")
+        data = storable(data, "the data of a question")
         key = self._next_key()
         if self._on_ask is not None:
             return await self._on_ask(

@@ -12,10 +12,11 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from podium.errors import ModelError, ModelRetry, Suspended
+from podium.errors import ModelError, ModelRetry, Suspended, UsageError
 from podium.events import Expectation, Interrupt, MessageAdded, TokenDelta, ToolStarted
 from podium.messages import AIMessage, ToolCall, ToolMessage, Usage, well_formed
 from podium.models.base import Done, Model, ModelRequest, ModelResponse, TextDelta, cut_off, estimate_usage
+from podium.runtime._values import storable
 from podium.tools import Injector, Tool, ToolArgumentsError, ToolReturn, bounded, result_to_text
 
 if TYPE_CHECKING:
@@ -64,14 +65,6 @@ def _cut_off_text(model: Model, request: ModelRequest) -> str:
         f"the reply of model {model.name!r} was cut off at its length limit{limit} (finish_reason 'length'), so it "
         "is no answer; raise the cap: PODIUM_MAX_TOKENS, or the agent's ModelSettings(max_tokens=...)"
     )
-
-
-def _storable(value: object) -> str:
-    """What the check of a tool's result makes of a value JSON has no form for: its text, as the store writes it;
-    bytes have none (the store cannot write them)."""
-    if isinstance(value, bytes | bytearray | memoryview):
-        raise TypeError(f"{type(value).__name__} cannot be stored; return text (or base64) instead")
-    return str(value)
 
 
 async def call_model(
@@ -243,23 +236,21 @@ async def _execute_tool(
         if not handle_errors:
             raise
         return error(f"Error: tool '{call.name}' failed with {type(exc).__name__}: {exc}")
-    try:  # a result that cannot be written (tuple keys, a cycle, bytes) is the tool's fault: the model hears of it
+    try:  # a result that cannot be stored as it is (a tuple key, a cycle, bytes, an object) is the tool's fault:
+        # the model hears of it, and no store keeps a value another store would give back changed
         if isinstance(value, ToolReturn):
-            message = ToolMessage(
-                content=bounded(well_formed(result_to_text(value.content))),
+            return ToolMessage(
+                content=edited + bounded(well_formed(result_to_text(value.content))),
                 tool_call_id=call.id,
                 name=call.name,
-                artifact=value.artifact,
-                value=value.value,
+                artifact=storable(value.artifact, "its artifact"),
+                value=storable(value.value, "its value"),
                 signal=value.signal,
-                metadata=dict(value.metadata),
+                metadata=storable(dict(value.metadata), "its metadata"),
             )
-            json.dumps([message.artifact, message.value, message.metadata], default=_storable)
-            message.content = edited + message.content
-            return message
         text = bounded(well_formed(result_to_text(value)))
         return ToolMessage(content=edited + text, tool_call_id=call.id, name=call.name)
-    except (TypeError, ValueError, RecursionError) as exc:  # (RecursionError: nested too deep for JSON)
+    except (UsageError, TypeError, ValueError, RecursionError) as exc:  # (RecursionError: nested too deep for JSON)
         return error(f"Error: tool '{call.name}' returned a result that cannot be serialised ({exc}).")
 
 

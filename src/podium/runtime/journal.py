@@ -7,8 +7,10 @@ round's events share one transaction. The store writes them only while the run h
 (fencing); :meth:`RunState.keep_lease` renews the lease on a timer while the run executes, so a long tool call keeps
 its thread, and a run whose lease another process took over all the same writes nothing more. The live callbacks get
 every event at once; the bus gets recorded ones once stored, and streamed-only ones (token deltas, tool starts) in
-their place among them. Neither can fail the run, and the bus never waits on a subscriber; a callback runs on the
-event loop, so slow work in one belongs in the awaitable it returns (run as a task of its own).
+their place among them. Neither can fail or stall the run: the bus is handed events through an
+:class:`~podium.runtime.bus.Outlet`, which never makes the run wait (a bus of your own whose ``publish`` waits is
+finished from a task of the runtime's, bounded in time); a callback runs on the event loop, so slow work in one
+belongs in the awaitable it returns (run as a task of its own).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import inspect
 import logging
 import math
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +31,7 @@ from podium.messages import Usage
 
 if TYPE_CHECKING:
     from podium.runtime._history import HistoryCache
-    from podium.runtime.bus import EventBus
+    from podium.runtime.bus import Outlet
     from podium.store.base import RunStatus, Store
 
     RunOutcome = tuple[RunStatus, dict[str, Any]]
@@ -114,7 +116,8 @@ class RunState:
     owner: str
     lease_ttl: float
     sinks: list[Callable[[Event], Any]] = field(default_factory=list)
-    bus: EventBus | None = None
+    bus: Outlet | None = None
+    """Where the run's events go for the bus (never awaited: see :class:`~podium.runtime.bus.Outlet`)."""
     usage: Usage = field(default_factory=Usage)
     model_calls: int = 0
     stream_tokens: bool = False
@@ -225,8 +228,7 @@ class RunState:
                 ready, self.unpublished = unpublished[:count], unpublished[count:]
             bus = self.bus
             if bus is not None and not bus.quiet(self.thread_id):
-                for event in ready:
-                    await self._to_bus(event)
+                self._to_bus(ready)
         finally:
             self._busy = False
             if self._idle is not None:
@@ -319,7 +321,7 @@ class RunState:
         if self.unpublished:
             self.unpublished.append(event)
         elif self.bus is not None and not self.bus.quiet(self.thread_id):
-            await self._to_bus(event)
+            self._to_bus((event,))
 
     def listened(self) -> bool:
         """Whether an event :meth:`publish` is handed now can reach anyone: an ``on_event`` callback, a subscriber
@@ -327,10 +329,13 @@ class RunState:
         skip building a streamed-only event nobody gets)."""
         return bool(self.sinks or self.unpublished) or (self.bus is not None and not self.bus.quiet(self.thread_id))
 
-    async def _to_bus(self, event: Event) -> None:
-        if self.bus is not None:
+    def _to_bus(self, events: Sequence[Event]) -> None:
+        """Hand ``events`` to the bus, in order, without waiting (see :class:`~podium.runtime.bus.Outlet`)."""
+        assert self.bus is not None
+        put, thread_id = self.bus.put, self.thread_id
+        for event in events:
             try:
-                await self.bus.publish(self.thread_id, event)
+                put(thread_id, event)
             except Exception:  # the event is stored (or streamed only): a bus in trouble must not fail the run
                 _log.exception("publishing an event of run %s failed; live followers may miss it", self.run_id)
 

@@ -1,6 +1,7 @@
 """The runtime: conversations (threads) with runs, one writer per thread, durable interrupts and crash recovery.
 
-A *run* processes one input on a thread until it completes, waits for the human, fails, or reaches a limit.
+A *run* processes one input on a thread until it completes, waits for the human, fails, reaches a limit, or is
+cancelled.
 :meth:`Runtime.run` starts one; :meth:`Runtime.resume` answers a waiting run, or finishes one whose process died.
 Both execute the agent from the run's input again: the journal (see :mod:`podium.runtime.journal`) replays the
 completed steps, so nothing is repeated and nothing is lost.
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from podium._ids import random_id
@@ -27,8 +29,8 @@ from podium.events import (
     Interrupt,
 )
 from podium.messages import HumanMessage, Message, message_to_dict, order_tool_results
-from podium.runtime._history import HistoryCache
-from podium.runtime._inputs import check_answer, check_call, check_input, check_runtime
+from podium.runtime._history import HistoryCache, read_messages
+from podium.runtime._inputs import check_answer, check_call, check_input, check_options, check_runtime
 from podium.runtime._run import (
     CANCEL_KEY,
     ENDED,
@@ -46,7 +48,8 @@ from podium.runtime._run import (
     release,
     restore_unstored,
 )
-from podium.runtime.bus import EventBus, InProcessBus
+from podium.runtime._stream import RunStream
+from podium.runtime.bus import EventBus, InProcessBus, Outlet
 from podium.runtime.journal import Limits, RunState
 from podium.store.base import Claim, RunRecord, RunStatus, Store, new_owner
 
@@ -72,30 +75,41 @@ class Runtime:
         """Use ``store`` (default: an in-memory store).
 
         Args:
-            store: where conversations live; see :func:`podium.open_store` for the SQLite default.
+            store: where conversations live, a :class:`~podium.store.Store` (``open_store("memory")``,
+                ``MemoryStore()``, ``SQLiteStore(path)``...); see :func:`podium.open_store` for the SQLite default.
             bus: where every event of every run is published after it is stored (default: an
-                :class:`~podium.runtime.bus.InProcessBus`).
+                :class:`~podium.runtime.bus.InProcessBus`). A run never waits on it (see
+                :meth:`EventBus.publish <podium.runtime.bus.EventBus.publish>`).
             limits: default limits of every run.
-            lease_ttl: seconds a run's write lease lasts without renewal; it is renewed every third of this while a
-                run executes. A process that crashed releases its threads after this, or at once when its end is
-                seen on this machine (see docs/architecture.md, "Single writer").
-            busy_poll: seconds between checks when waiting for a busy thread.
+            lease_ttl: seconds a run's write lease lasts without renewal, at least
+                :data:`~podium.runtime._inputs.MIN_LEASE_TTL`; it is renewed every third of this while a run
+                executes. A process that crashed releases its threads after this, or at once when its end is seen
+                on this machine (see docs/architecture.md, "Single writer").
+            busy_poll: seconds between checks when waiting for a busy thread, at least
+                :data:`~podium.runtime._inputs.MIN_BUSY_POLL`.
 
         Raises:
-            UsageError: a ``lease_ttl`` or ``busy_poll`` that is not a number of seconds, 0 or more.
+            UsageError: a ``store`` that is not a :class:`~podium.store.Store` (a name such as ``"memory"``: open it
+                with :func:`podium.open_store`), a ``bus`` that is not an :class:`EventBus`, ``limits`` that are not
+                :class:`Limits`, or a ``lease_ttl`` or ``busy_poll`` that is not a number of seconds at least its
+                minimum (a lease that expires between its renewals hands the thread to another writer mid-run; a
+                poll of 0 spins a core).
         """
-        check_runtime(lease_ttl, busy_poll)
+        check_runtime(store, bus, limits, lease_ttl, busy_poll)
         if store is None:
             from podium.store.memory import MemoryStore
 
             store = MemoryStore()
         self.store = store
         self.bus: EventBus = bus if bus is not None else InProcessBus()
+        self._outlet = Outlet(self.bus)
         self.limits = limits or Limits()
         self.lease_ttl = lease_ttl
         self.busy_poll = busy_poll
         self._histories = HistoryCache()
         self._executing: dict[str, asyncio.Task[Any]] = {}
+        self._on_thread: dict[str, tuple[str, asyncio.Task[Any]]] = {}
+        """The run executing here on each thread, and its task."""
         self._cancelling: set[str] = set()
         self._unstored: dict[str, list[Event]] = {}
         """Events of runs whose store failed, recorded but not stored (see :func:`restore_unstored`)."""
@@ -134,12 +148,14 @@ class Runtime:
             ThreadBusy: another run holds the thread.
             ThreadWaiting: the thread waits for an answer (use :meth:`resume` or :meth:`send`) or has an
                 unfinished run.
-            UsageError: empty or non-text input (or text that cannot be stored: a lone surrogate), an unknown
-                ``if_busy``, a negative ``busy_timeout``, an empty id, or a ``run_id`` already used. Input is
-                checked before anything is created: a refused call leaves no thread behind.
+            UsageError: an ``agent`` that is not an agent, empty or non-text input (or text that cannot be stored:
+                a lone surrogate), ``limits`` that are not :class:`Limits`, an ``on_event`` that is not callable, an
+                unknown ``if_busy``, a negative ``busy_timeout``, an empty id, or a ``run_id`` already used. Input
+                is checked before anything is created: a refused call leaves no thread behind.
         """
         message = check_input(input)
         check_call(thread_id, run_id, if_busy, busy_timeout)
+        check_options(agent, limits, on_event)
         if run_id is not None and await self.store.get_run(run_id) is not None:
             raise UsageError(f"run id {run_id!r} is already used; pass a new one or none")
         thread_id = thread_id or random_id()
@@ -153,8 +169,9 @@ class Runtime:
                     raise ThreadWaiting(
                         thread_id,
                         pending,
-                        message=f"thread {thread_id!r} has an unfinished run {last.id!r} (its process stopped); "
-                        "call Runtime.resume() to finish it first",
+                        message=f"thread {thread_id!r} has an unfinished run {last.id!r} (its process stopped, or "
+                        f"it was left running); finish it first with Runtime.resume(agent, {thread_id!r}), or end it "
+                        f"with Runtime.cancel({last.id!r})",
                     )
                 raise ThreadWaiting(thread_id, pending)
             record = RunRecord(
@@ -201,10 +218,11 @@ class Runtime:
         Raises:
             ThreadNotFound: no such thread.
             UsageError: nothing to resume, another agent or run than the last one's, a missing answer, an answer
-                that is not text, or an answer to an unknown interrupt.
+                that is not text, an answer to an unknown interrupt, or options refused as by :meth:`run`.
         """
         check_answer(answer)
         check_call(thread_id, run_id, if_busy, busy_timeout)
+        check_options(agent, limits, on_event)
         if await self.store.get_thread(thread_id) is None:
             raise ThreadNotFound(thread_id)
         owner, claim = await self._acquire(thread_id, if_busy, busy_timeout)
@@ -223,7 +241,7 @@ class Runtime:
             journal = await self.store.journal(record.id)
             if answer is None:  # an answer given again replaces what was not stored
                 unstored = self._unstored.get(record.id, [])
-                await restore_unstored(self.store, self.bus, thread_id, journal, unstored, owner)
+                await restore_unstored(self.store, self._bus_outlet(), thread_id, journal, unstored, owner)
             self._unstored.pop(record.id, None)  # stored now, or replaced (kept while the store still fails)
             cancelled = CANCEL_KEY in journal  # its status not stored: no answer revives a cancelled run
             answers = {} if cancelled else answers_by_id(record, pending_interrupts(journal), answer)
@@ -261,6 +279,7 @@ class Runtime:
                 what :meth:`run` and :meth:`resume` raise.
         """
         check_call(thread_id, run_id, if_busy, busy_timeout)
+        check_options(agent, limits, on_event)
         if thread_id is not None and await self.store.get_thread(thread_id) is not None:
             last = await self.store.last_run(thread_id)
             if last is not None and last.status in ("interrupted", "running"):
@@ -329,7 +348,7 @@ class Runtime:
             await release(self.store, thread_id, owner, self.lease_ttl)
         return Cancelled(run_id=run_id, thread_id=thread_id, status="cancelled")
 
-    async def stream(
+    def stream(
         self,
         agent: _Agent,
         input: str | HumanMessage,
@@ -340,39 +359,46 @@ class Runtime:
         limits: Limits | None = None,
         if_busy: IfBusy = "fail",
         busy_timeout: float = 30.0,
-    ) -> AsyncIterator[Event]:
-        """Run like :meth:`run` and yield its events as they happen, ending with :class:`RunEnded`."""
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        task = asyncio.create_task(
-            self.run(
-                agent,
-                input,
-                thread_id=thread_id,
-                run_id=run_id,
-                deps=deps,
-                limits=limits,
-                if_busy=if_busy,
-                busy_timeout=busy_timeout,
-                on_event=queue.put_nowait,
-            )
+    ) -> RunStream:
+        """Run like :meth:`run` and yield its events as they happen, ending with :class:`RunEnded`.
+
+        The run starts when the stream is first read. Closing the stream before the run ends (``await
+        stream.aclose()``, leaving ``async with runtime.stream(...) as stream``, or a ``break`` out of ``async for``
+        that drops it) cancels the run, which ends ``cancelled`` as with :meth:`cancel`: ``aclose`` returns once
+        its end is recorded and the thread is free, and after a ``break`` the runtime's next call on the thread
+        waits for that end instead of finding the thread busy.
+
+        Raises:
+            UsageError: as :meth:`run` (its arguments are checked here, before anything starts).
+        """
+        check_input(input)
+        check_call(thread_id, run_id, if_busy, busy_timeout)
+        check_options(agent, limits, None)
+        start = partial(
+            self.run,
+            agent,
+            input,
+            thread_id=thread_id,
+            run_id=run_id,
+            deps=deps,
+            limits=limits,
+            if_busy=if_busy,
+            busy_timeout=busy_timeout,
         )
-        task.add_done_callback(lambda _: queue.put_nowait(None))
-        try:
-            while (event := await queue.get()) is not None:
-                yield event
-            await task
-        finally:
-            if not task.done():
-                task.cancel()
+        return RunStream(lambda on_event: start(on_event=on_event), self._stop_stream, self._abandon_stream)
 
     async def messages(self, thread_id: str, namespace: str = "") -> list[Message]:
         """The thread's message history.
 
+        Read from the thread's whole log, checked as :meth:`events` checks it: a damaged history is reported, never
+        half-read.
+
         Raises:
             ThreadNotFound: no such thread.
+            StoreCorrupt: an event of the thread cannot be read (an unknown kind, a damaged body, a gap).
         """
         await self._require(thread_id)
-        return order_tool_results(await self.store.load_messages(thread_id, namespace))
+        return order_tool_results(await read_messages(self.store, thread_id, namespace))
 
     async def events(self, thread_id: str, *, after: int = 0) -> list[Event]:
         """The thread's stored events after sequence number ``after``.
@@ -410,14 +436,56 @@ class Runtime:
         deadline = time.monotonic() + busy_timeout
         try:
             while (claim := await self.store.claim_thread(thread_id, owner, self.lease_ttl, metadata)).holder:
-                if if_busy == "fail" or time.monotonic() >= deadline:
+                if self._ending(thread_id):  # a run of ours being cancelled: its end comes at its next await
+                    await asyncio.sleep(self.busy_poll)
+                    continue
+                if if_busy == "fail":
                     raise ThreadBusy(thread_id, claim.holder)
+                if time.monotonic() >= deadline:
+                    raise ThreadBusy(thread_id, claim.holder, waited=busy_timeout)
                 await asyncio.sleep(self.busy_poll)
         except StoreError:
             if adopted:  # still ours and still left behind: go on trying to release it
                 await release(self.store, thread_id, adopted, self.lease_ttl)
             raise
         return owner, claim
+
+    def _ending(self, thread_id: str) -> bool:
+        """Whether the run executing here on ``thread_id`` is being cancelled (it ends at its next await)."""
+        executing = self._on_thread.get(thread_id)
+        if executing is None:
+            return False
+        run_id, task = executing
+        return run_id in self._cancelling or task.cancelling() > 0
+
+    def _bus_outlet(self) -> Outlet:
+        """How runs hand events to :attr:`bus` (made again if the attribute was set to another bus)."""
+        outlet = self._outlet
+        if outlet.bus is not self.bus:
+            outlet = self._outlet = Outlet(self.bus)
+        return outlet
+
+    def _running_in(self, task: asyncio.Task[Any]) -> str | None:
+        """The run executing here in ``task``, if any."""
+        return next((run_id for run_id, executing in self._executing.items() if executing is task), None)
+
+    async def _stop_stream(self, task: asyncio.Task[Any]) -> None:
+        """End the run of a stream that was closed, as :meth:`cancel` does, and wait for its task."""
+        run_id = self._running_in(task)
+        if run_id is not None:
+            await self.cancel(run_id)
+        else:  # not executing yet (waiting for its thread), or ending: nothing of it to record
+            task.cancel()
+        await asyncio.wait({task})
+
+    def _abandon_stream(self, task: asyncio.Task[Any]) -> None:
+        """Cancel the run of a stream nobody reads any more, as :meth:`cancel` does, without waiting."""
+        run_id = self._running_in(task)
+        if run_id is not None:
+            if run_id in self._cancelling:
+                return
+            self._cancelling.add(run_id)
+        task.cancel()
 
     async def _state(
         self,
@@ -441,7 +509,7 @@ class Runtime:
             owner=owner,
             lease_ttl=self.lease_ttl,
             sinks=[on_event] if on_event is not None else [],
-            bus=self.bus,
+            bus=self._bus_outlet(),
             stream_tokens=on_event is not None,
             histories=self._histories,
         )
@@ -463,6 +531,7 @@ class Runtime:
         task = asyncio.current_task()
         assert task is not None
         self._executing[record.id] = task
+        self._on_thread[record.thread_id] = (record.id, task)
         stop_keeping: Callable[[], Awaitable[None]] | None = None
         state: RunState | None = None
         try:
@@ -479,4 +548,6 @@ class Runtime:
             if state is not None and state.store_fault is not None and state.pending:
                 self._unstored[record.id] = state.pending
             del self._executing[record.id]
+            if self._on_thread.get(record.thread_id, (None,))[0] == record.id:
+                del self._on_thread[record.thread_id]
             self._cancelling.discard(record.id)
