@@ -160,6 +160,8 @@ async def test_a_file_named_by_a_number_is_still_reachable(tmp_path: Path) -> No
         ({"store": 5}, "bad setting store: expected text or a path, not int 5"),
         ({"data_dir": None}, "bad setting data_dir: expected text or a path, not NoneType"),
         ({"model": " "}, "bad setting model: ' ' is blank"),
+        ({"model": ""}, "bad setting model: '' is blank"),
+        ({"store": ""}, "bad setting store: '' is blank"),
         ({"model": 5}, "bad setting model: expected text, not int 5"),
         ({"base_url": "localhost:11434/v1"}, "bad setting base_url: 'localhost:11434/v1' is not an http"),
     ],
@@ -171,6 +173,21 @@ def test_settings_made_directly_are_checked_as_loaded_ones(fields: dict[str, obj
         Settings(**fields)  # type: ignore[arg-type]
     with pytest.raises(UsageError, match=re.escape(message)):
         dataclasses.replace(Settings(), **fields)
+
+
+def test_a_field_set_afterwards_is_checked_too() -> None:
+    settings = Settings(timeout=5)
+    with pytest.raises(UsageError, match="bad setting timeout: expected a number, not str 'soon'"):
+        settings.timeout = "soon"  # type: ignore[assignment]
+    with pytest.raises(UsageError, match="bad setting store: expected text or a path, not int 5"):
+        settings.store = 5  # type: ignore[assignment]
+    assert settings.timeout == 5 and settings.store is None  # nothing was set
+    settings.data_dir = "/srv/podium"  # type: ignore[assignment]
+    assert settings.data_dir == Path("/srv/podium")  # converted as when made
+
+
+def test_an_empty_variable_is_unset_not_blank() -> None:
+    assert Settings.load(env={"PODIUM_STORE": "", "PODIUM_MODEL": ""}).store is None
 
 
 def test_settings_made_directly_take_what_load_takes() -> None:

@@ -101,16 +101,18 @@ class Settings:
     """What a committed write survives: ``full`` (fsync at every commit: a power cut) or ``process`` (a crash of
     the process; a power cut may lose the last commits). See :class:`~podium.store.sqlite.SQLiteStore`."""
 
-    def __post_init__(self) -> None:
-        """Check every field as :meth:`load` checks what it reads (the one place settings are checked).
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Check a field's value as :meth:`load` checks what it reads (the one place settings are checked), when the
+        settings are made (``Settings(...)``, ``dataclasses.replace``) and whenever a field is set afterwards.
 
         Raises:
-            UsageError: a value of the wrong type (``store=5``, ``timeout="60"``), a blank one (``model=" "``), one
-                out of range (a timeout of zero or less, a negative retry count), an unknown choice
-                (``durability="fast"``), or an endpoint that is not an http(s) URL.
+            UsageError: a value of the wrong type (``store=5``, ``timeout="60"``), a blank one (``model=" "``,
+                ``store=""``), one out of range (a timeout of zero or less, a negative retry count), an unknown
+                choice (``durability="fast"``), or an endpoint that is not an http(s) URL.
         """
-        for name in _FIELDS:
-            setattr(self, name, _checked(name, getattr(self, name), "", text=False))
+        if name in _FIELDS:
+            value = _checked(name, value, "", text=False)
+        object.__setattr__(self, name, value)
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, file: str | os.PathLike[str] | None = None) -> Settings:
@@ -220,7 +222,7 @@ def _checked(name: str, value: Any, where: str, *, text: bool) -> Any:
         return None
     if not isinstance(value, str):
         raise UsageError(f"bad setting {name}{where}: expected text, not {type(value).__name__} {value!r}")
-    if value and not value.strip():  # a variable set to a space: a mistake, not a name (unset it instead)
+    if not value.strip():  # empty, or a space: a mistake, not a name (unset it instead; an empty variable is unset)
         raise UsageError(f"bad setting {name}{where}: {value!r} is blank; give a value, or leave it unset")
     if name in _CHOICES and value not in _CHOICES[name]:
         words = _CHOICES[name]
