@@ -242,3 +242,23 @@ def test_a_tagged_type_without_a_kind_field_is_refused_when_its_codec_is_built()
 
     with pytest.raises(TypeError, match="Untagged: a tagged value must be a dataclass with a 'kind' field"):
         adapter(Untagged)
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        ({"kind": "message", "message": {"kind": "ai", "content": "", "tool_calls": 5}}, "AIMessage.tool_calls"),
+        ({"kind": "message", "message": {"kind": "human", "content": 5}}, "HumanMessage.content"),
+        (
+            {"kind": "message", "message": {"kind": "tool", "content": "x", "tool_call_id": 7}},
+            "ToolMessage.tool_call_id",
+        ),
+    ],
+)
+def test_a_damaged_message_is_reported_at_its_own_field_not_another_variants_tag(data: dict, says: str) -> None:
+    from podium import InvalidData, event_from_dict
+
+    with pytest.raises(InvalidData) as caught:
+        event_from_dict(data)
+    text = str(caught.value)
+    assert says in text and ".kind" not in text and len(text) < 200  # the field itself, briefly

@@ -130,10 +130,7 @@ def _dump_checked(value: Any, codec: TypeAdapter[Any], compact: bool, exclude: s
     except UnicodeDecodeError:
         raise InvalidData(_bad_bytes(value)) from None
     except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        # in a union of tagged variants, every other variant reports its tag as wrong: the value's own says what is
-        others = [e["loc"][:-1] for e in errors if e["loc"][-1:] == ("kind",) and e["type"] == "literal_error"]
-        error = next((e for e in errors if not any(e["loc"][: len(o)] == o for o in others)), errors[0])
+        error = _telling(exc.errors(include_url=False))
         where = ".".join(str(part) for part in error["loc"])
         raise InvalidData(
             f"{type(value).__name__} cannot be written as JSON: its {where} holds {type(error['input']).__name__} "
@@ -178,6 +175,13 @@ def _bytes_path(value: Any, path: str) -> tuple[str, bytes] | None:
     return None
 
 
+def _telling(errors: list[Any]) -> Any:
+    """The error that says what is wrong: in a union of tagged variants every other variant reports its tag as
+    wrong (``kind`` is not ``"system"``), and the value's own variant names the field that is."""
+    others = [e["loc"][:-1] for e in errors if e["loc"][-1:] == ("kind",) and e["type"] == "literal_error"]
+    return next((e for e in errors if not any(e["loc"][: len(o)] == o for o in others)), errors[0])
+
+
 def load(data: Any, codec: TypeAdapter[T], what: str) -> T:
     """Read a value from its JSON form (``what`` names it in the error).
 
@@ -189,12 +193,12 @@ def load(data: Any, codec: TypeAdapter[T], what: str) -> T:
     try:
         value: T = codec.validate_python(data)
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
+        error = _telling(exc.errors(include_url=False))
         if error["type"] == "union_tag_invalid":
             raise InvalidData(f"unknown {what} kind {error['ctx']['tag']!r}") from None
         where = ".".join(str(p) for p in error["loc"])
         article = "an" if what[0] in "aeiou" else "a"
         raise InvalidData(
-            f"not {article} {what}: {where + ': ' if where else ''}{error['msg']} in {data!r:.200}"
+            f"not {article} {what}: {where + ': ' if where else ''}{error['msg']} (found {error['input']!r:.80})"
         ) from None
     return value
