@@ -44,7 +44,7 @@ from podium.events import Event
 from podium.messages import Message
 from podium.store._calls import Calls
 from podium.store._direct import Direct
-from podium.store._files import connect_read_only, make_folder, writable
+from podium.store._files import connect_read_only, lock_for_serving, make_folder, writable
 from podium.store._group import GroupCommit
 from podium.store._integrity import quick_check, read_log
 from podium.store._rows import (
@@ -156,6 +156,8 @@ class SQLiteStore(Calls, Store):
             raise UsageError(f"durability must be 'full' or 'process', not {durability!r}")
         self.path = str(path)
         self._file: int | None = None
+        self._serving: int | None = None
+        """The descriptor holding the serving lock (see :meth:`lock_for_serving`)."""
         """The inode of the file opened (``None``: not known, or ``:memory:``)."""
         self.durability: Durability = durability
         """What a committed write survives: ``"full"`` (a power cut) or ``"process"`` (a process crash)."""
@@ -535,8 +537,25 @@ class SQLiteStore(Calls, Store):
         """
         await self._call(lambda c: quick_check(c, self.path))
 
+    def lock_for_serving(self) -> None:
+        """Mark this process as the one serving the file, and refuse if another one does (``podium serve`` calls
+        it: on SQLite the server is one process, whose runs and leases no other server sees).
+
+        An exclusive advisory lock on the file ``<database>-serve.lock`` beside it, held until :meth:`close` or
+        the end of the process (however it ends: a killed server leaves no stale lock). Only servers take it:
+        other processes (scripts, ``podium threads``, ``podium keys``) open and use the file as before.
+
+        Raises:
+            StoreError: another process serves the file (the message names it), or the lock file cannot be made.
+        """
+        if self.path != ":memory:" and self._serving is None:
+            self._serving = lock_for_serving(self.path)
+
     async def close(self) -> None:
         """Close the connections and stop the store's thread; the store cannot be used afterwards."""
+        serving, self._serving = self._serving, None
+        if serving is not None:
+            os.close(serving)
         if self._direct is not None:
             self._direct.close()
         if self._syncer is not None:
