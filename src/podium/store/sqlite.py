@@ -216,7 +216,7 @@ class SQLiteStore(Calls, Store):
             raise StoreError(f"{self.path}: {exc}") from None
         except sqlite3.OperationalError as exc:
             text = str(exc)
-            if self._syncer is not None and exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_IOERR:
+            if self._syncer is not None and getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_IOERR:
                 # SQLite's own write or sync of the file failed: count the log as not synced either
                 self._syncer.fail(OSError(errno.EIO, text))
             if "locked" in text or "busy" in text:
