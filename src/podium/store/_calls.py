@@ -168,10 +168,10 @@ class Calls:
     def _unrepaired(self, failure: OSError) -> StoreError:
         why = f"; the last try: {self._repair_failure}" if self._repair_failure else ""
         return StoreError(
-            f"{self.path} takes no writes: a sync of its write-ahead log failed ({failure.strerror or failure}), so "
-            "what it held may not be on disk; the store copies the log into the database file and syncs it before "
-            f"it takes writes again, tried at the next write or health check (at most every {REPAIR_EVERY:g} s)"
-            f"{why}; if the disk keeps failing, check it and restart"
+            f"{self.path} takes no writes: a write or sync of its write-ahead log failed "
+            f"({failure.strerror or failure}), so what it held may not be on disk; the store copies the log into "
+            "the database file and syncs it before it takes writes again, tried at the next write or health check "
+            f"(at most every {REPAIR_EVERY:g} s){why}; if the disk keeps failing, check it and restart"
         )
 
     async def _read(self, work: Callable[[sqlite3.Connection], T]) -> T:
