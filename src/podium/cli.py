@@ -27,6 +27,7 @@ from podium.messages import AIMessage, ToolMessage
 from podium.runtime.runtime import RunResult, Runtime
 from podium.settings import Settings, open_store
 from podium.store.base import Store
+from podium.store.sqlite import SQLiteStore
 
 cli = typer.Typer(help="Podium: multi-agent apps with a durable runtime.", no_args_is_help=True, add_completion=False)
 
@@ -417,8 +418,10 @@ def serve(
             log.info(said)
 
         listening = _listen(host, port)  # before anything is opened or recovered: a taken port ends it here
-        _with_store(store, decide)
+        _with_store(store, decide)  # (every setting checked first, before any file is made)
         opened = open_store(store)
+        if isinstance(opened, SQLiteStore):  # one process serves a SQLite file: refused before it resumes anything
+            opened.lock_for_serving()
     except BaseException as exc:  # (a refusal of _with_store's comes as typer.Exit)
         if listening is not None:
             listening.close()

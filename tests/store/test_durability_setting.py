@@ -156,36 +156,6 @@ async def test_a_lease_change_joins_a_pending_transaction_without_waiting_for_it
     await store.close()
 
 
-async def test_a_failed_sync_fails_the_write_and_every_later_one(tmp_path: Path) -> None:
-    """After a failed fsync nothing is known of what reached the disk: writes fail clearly until reopened."""
-    import os
-
-    store = SQLiteStore(tmp_path / "s.db")
-    await store.create_thread("t")
-    real = os.fdatasync
-
-    def failing(fd: int) -> None:
-        raise OSError(5, "Input/output error")
-
-    os.fdatasync = failing  # the disk fails under the store
-    try:
-        from podium.store import _syncer
-
-        _syncer._data_sync = failing
-        with pytest.raises(StoreError, match="syncing the write-ahead log failed: Input/output error"):
-            await store.append_events("t", [_note(1, "lost?")])
-        _syncer._data_sync = real
-        with pytest.raises(StoreError, match="Input/output error"):  # the disk works again; the store still refuses
-            await store.append_events("t", [_note(2, "after")])
-    finally:
-        os.fdatasync = real
-        _syncer._data_sync = real
-    await store.close()
-    reopened = SQLiteStore(tmp_path / "s.db")
-    await reopened.append_events("t", [_note(3, "reopened")])
-    await reopened.close()
-
-
 async def test_lease_changes_commit_without_a_sync_of_their_own(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "l.db")
     await store.create_thread("t")

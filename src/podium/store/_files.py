@@ -50,3 +50,36 @@ def writable(path: str) -> bool:
     """Whether this process may write the file at ``path`` and create files beside it (SQLite's log)."""
     file = Path(path)
     return os.access(file.parent, os.W_OK) and (not file.exists() or os.access(file, os.W_OK))
+
+
+def lock_for_serving(path: str) -> int | None:
+    """Take the advisory lock of the one process serving the database at ``path``: an exclusive ``flock`` on the
+    file ``path + "-serve.lock"`` (which keeps the holder's process id), held while the descriptor returned is
+    open (the operating system releases it when the process ends, however it ends). ``None`` where there is no
+    ``flock`` (Windows).
+
+    Raises:
+        StoreError: another process holds it (the message names that process), or the lock file cannot be made.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        return None
+    lock = path + "-serve.lock"
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise StoreError(f"cannot create {lock}, which marks the process serving {path}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.read(fd, 32).decode(errors="replace").strip()
+        os.close(fd)
+        who = f"process {holder}" if holder.isdigit() else "another process"
+        raise StoreError(
+            f"{who} serves {path} already (it holds {lock}): on SQLite one process serves a database; stop that "
+            "server first, or serve another file (--store), or use PostgreSQL for several processes"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd

@@ -187,7 +187,14 @@ class GroupCommit:
             self.synced_commits += 1
         for future, (value, _) in durable:
             if failure is not None:  # committed, but nothing says it reached the disk
-                _settle(future, None, StoreError(f"{self._path}: {failure}"))
+                _settle(
+                    future,
+                    None,
+                    StoreError(
+                        f"{self._path}: {failure} (the write is not acknowledged: the store "
+                        "takes no writes until it has made its file durable again)"
+                    ),
+                )
             else:
                 _settle(future, value, None)
 

@@ -4,7 +4,9 @@ In WAL mode, what ``synchronous=FULL`` adds to ``NORMAL`` is one sync of the log
 sync the same way at both settings). Commits made at ``NORMAL`` on the event loop's connection
 (:mod:`podium.store._group`) are made durable by :meth:`Syncer.sync_then`: this module's thread syncs the log file's
 data and answers every caller that asked before that sync began, so concurrent commits share one. A failed sync
-leaves nothing known about what reached the disk: it fails its callers and every later one (reopen the store).
+leaves nothing known about what reached the disk: it fails its callers and every later one until
+:meth:`Syncer.repaired`, which the store calls once it has copied the whole log into the database file and synced
+it (see :mod:`podium.store._calls`).
 
 The answer usually goes back through the event loop (``call_soon_threadsafe``: the loop wakes from its ``epoll``
 through its self-pipe). When the loop has nothing else to run, :meth:`Syncer.wait_quickly` instead waits on the
@@ -65,6 +67,8 @@ class Syncer:
         self._handoffs: dict[asyncio.AbstractEventLoop, Handoff] = {}
         """The loops whose thread waits for the next answer (see :meth:`wait_quickly`)."""
         self._broken: OSError | None = None
+        self.failures = 0
+        """Failed syncs (and failures :meth:`fail` was told of) so far."""
         self._requested = False
         """A sync is asked for that nobody waits for (:meth:`request`)."""
         self._closed = False
@@ -101,6 +105,27 @@ class Syncer:
             self._requested = True
         if first:
             self._wake.put(None)
+
+    @property
+    def broken(self) -> OSError | None:
+        """The error of the sync that failed, while nothing says what of the log reached the disk (``None``: no sync
+        failed since the last :meth:`repaired`)."""
+        return self._broken
+
+    def fail(self, error: OSError) -> None:
+        """Count the log as not synced, as a failed sync of its own would: SQLite's own sync of the same file failed
+        (the kernel reports a lost write once, to whichever sync comes first, so this thread's next one may succeed
+        with that write lost)."""
+        with self._lock:
+            self._broken = self._broken or error
+            self.failures += 1
+
+    def repaired(self) -> None:
+        """Sync again for the callers from now on: everything the log held is in the database file, synced (a
+        checkpoint that truncated the log), so nothing committed rests on the failed sync any more."""
+        with self._lock:
+            self._broken = None
+            self._synced_inode = None  # the log is written anew: sync its name in the folder again too
 
     def would_wait(self, loop: asyncio.AbstractEventLoop) -> bool:
         """Whether :meth:`wait_quickly` called now on ``loop`` would wait (the loop is idle and the disk quick)."""
@@ -155,13 +180,16 @@ class Syncer:
                 return
 
     def _answer(self, batch: list[tuple[asyncio.AbstractEventLoop, Waiter]]) -> None:
+        with self._lock:
+            broken = self._broken
         began = time.perf_counter()
-        error = self._broken or self._sync()
+        error = broken or self._sync()
         took = time.perf_counter() - began
         self.seconds += took
         self.typical += (took - self.typical) / 8
         self.syncs += error is None
-        self._broken = error
+        if error is not None and broken is None:  # a new failure (a repair made meanwhile does not clear it)
+            self.fail(error)
         by_loop: dict[asyncio.AbstractEventLoop, list[Waiter]] = {}
         for loop, future in batch:
             by_loop.setdefault(loop, []).append(future)

@@ -14,6 +14,8 @@ calls that need it, never the event loop.
   shared sync above on the event loop's connection), so a write whose call returned survives a power cut or an
   operating-system crash. Another reader may see a commit a moment before its sync ends.
   :meth:`~podium.store.Store.append_events_soon` returns at its commit, with its sync started (not waited for).
+  A sync that fails fails its callers, and the store takes no write until it has made its whole file durable again
+  (tried at the next write or :meth:`~SQLiteStore.ping`; see :mod:`podium.store._calls`): no restart is needed.
 * ``"process"``: ``synchronous=NORMAL``, fsync only at checkpoints: a write survives the crash or kill of the
   process (SIGKILL), but a power cut may drop the last commits (never corrupting the file).
 
@@ -27,6 +29,7 @@ cut short (see :mod:`podium.store._integrity`); :meth:`SQLiteStore.check` runs `
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import sqlite3
@@ -41,7 +44,7 @@ from podium.events import Event
 from podium.messages import Message
 from podium.store._calls import Calls
 from podium.store._direct import Direct
-from podium.store._files import connect_read_only, make_folder, writable
+from podium.store._files import connect_read_only, lock_for_serving, make_folder, writable
 from podium.store._group import GroupCommit
 from podium.store._integrity import quick_check, read_log
 from podium.store._rows import (
@@ -153,6 +156,8 @@ class SQLiteStore(Calls, Store):
             raise UsageError(f"durability must be 'full' or 'process', not {durability!r}")
         self.path = str(path)
         self._file: int | None = None
+        self._serving: int | None = None
+        """The descriptor holding the serving lock (see :meth:`lock_for_serving`)."""
         """The inode of the file opened (``None``: not known, or ``:memory:``)."""
         self.durability: Durability = durability
         """What a committed write survives: ``"full"`` (a power cut) or ``"process"`` (a process crash)."""
@@ -211,6 +216,9 @@ class SQLiteStore(Calls, Store):
             raise StoreError(f"{self.path}: {exc}") from None
         except sqlite3.OperationalError as exc:
             text = str(exc)
+            if self._syncer is not None and getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_IOERR:
+                # SQLite's own write or sync of the file failed: count the log as not synced either
+                self._syncer.fail(OSError(errno.EIO, text))
             if "locked" in text or "busy" in text:
                 raise StoreLocked(
                     f"database {self.path} is locked by another connection ({text}); "
@@ -272,6 +280,8 @@ class SQLiteStore(Calls, Store):
         existing = await self.get_thread(thread_id)  # a read (no write transaction, no fsync) for a known thread
         if existing is not None:
             return existing
+
+        self._same_file()
 
         def work(c: sqlite3.Connection) -> ThreadInfo:
             row = c.execute("SELECT created, metadata FROM threads WHERE id=?", (thread_id,)).fetchone()
@@ -371,6 +381,7 @@ class SQLiteStore(Calls, Store):
         await self._insert_run(run, durable=False)  # the run's first events sync it along
 
     async def _insert_run(self, run: RunRecord, *, durable: bool) -> None:
+        self._same_file()
         row = run_row(run)
         await self._tx(
             lambda c: c.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?)", row), durable=durable, single=True
@@ -419,6 +430,7 @@ class SQLiteStore(Calls, Store):
     # leases
     async def acquire_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
         # a power cut ends every holder: no fsync needed
+        self._same_file()
         return await self._tx(lambda c: _take_lease(c, thread_id, owner, ttl), durable=False)
 
     async def renew_thread(self, thread_id: str, owner: str, ttl: float) -> str | None:
@@ -427,6 +439,7 @@ class SQLiteStore(Calls, Store):
     async def claim_thread(
         self, thread_id: str, owner: str, ttl: float, metadata: dict[str, Any] | None = None
     ) -> Claim:
+        self._same_file()  # once per run: a run's writes must go where the next open finds them
         new_thread = (thread_id, time.time(), dumps(metadata or {}))
 
         def work(c: sqlite3.Connection) -> Claim:  # one transaction, where the reads cost no snapshot of their own
@@ -485,22 +498,36 @@ class SQLiteStore(Calls, Store):
 
     async def ping(self) -> None:
         """Answer if the store can be used now: its file is still the one it opened (a file removed or replaced
-        while in use keeps taking writes that no later open sees), and a read works.
+        while in use keeps taking writes that no later open sees), writes are not held off after a failed sync of
+        the log (a repair is tried here, see :mod:`podium.store._calls`), and a read works.
 
         Raises:
-            StoreError: it cannot.
+            StoreError: it cannot (the message says why).
         """
-        if self._file is not None:
-            try:
-                same = os.stat(self.path).st_ino == self._file
-            except OSError:
-                same = False
-            if not same:
-                raise StoreError(
-                    f"the database file {self.path} was removed or replaced while in use: what is written now is not "
-                    "in it; restart with the file back in place"
-                )
+        self._same_file()
+        if self._syncer is not None and self._syncer.broken is not None:
+            await self._repair(self._syncer)
         await super().ping()
+
+    def _same_file(self) -> None:
+        """Check that the file at :attr:`path` is still the one this store opened: writes to a file removed or
+        replaced while in use go where no later open finds them. (An ``os.stat``: run once per run's start, not
+        per write.)
+
+        Raises:
+            StoreError: the file was removed or replaced.
+        """
+        if self._file is None:
+            return
+        try:
+            same = os.stat(self.path).st_ino == self._file
+        except OSError:
+            same = False
+        if not same:
+            raise StoreError(
+                f"the database file {self.path} was removed or replaced while in use: what is written now is not "
+                "in it, so the store takes no more runs; restart with the file back in place"
+            )
 
     async def check(self) -> None:
         """Check the whole file with SQLite's ``PRAGMA quick_check`` (time grows with the file's size).
@@ -510,8 +537,25 @@ class SQLiteStore(Calls, Store):
         """
         await self._call(lambda c: quick_check(c, self.path))
 
+    def lock_for_serving(self) -> None:
+        """Mark this process as the one serving the file, and refuse if another one does (``podium serve`` calls
+        it: on SQLite the server is one process, whose runs and leases no other server sees).
+
+        An exclusive advisory lock on the file ``<database>-serve.lock`` beside it, held until :meth:`close` or
+        the end of the process (however it ends: a killed server leaves no stale lock). Only servers take it:
+        other processes (scripts, ``podium threads``, ``podium keys``) open and use the file as before.
+
+        Raises:
+            StoreError: another process serves the file (the message names it), or the lock file cannot be made.
+        """
+        if self.path != ":memory:" and self._serving is None:
+            self._serving = lock_for_serving(self.path)
+
     async def close(self) -> None:
         """Close the connections and stop the store's thread; the store cannot be used afterwards."""
+        serving, self._serving = self._serving, None
+        if serving is not None:
+            os.close(serving)
         if self._direct is not None:
             self._direct.close()
         if self._syncer is not None:
@@ -552,9 +596,26 @@ def _insert_events(c: sqlite3.Connection, thread_id: str, rows: list[tuple[Any, 
     its own transaction when the caller has none). More rows are inserted in the caller's write transaction, where
     the lease is read once: nobody can change it before the commit.
 
+    Rows stored already, identical, count as written and the others are inserted: a write is tried again when its
+    caller was told it failed though it was committed (its sync failed). Only a failed insert looks for them.
+
     Raises:
         LeaseLost: ``owner`` does not hold the lease; nothing was inserted.
+        sqlite3.IntegrityError: a row's place in the log (or its journal key) holds another event.
     """
+    try:
+        _insert_rows(c, thread_id, rows, owner)
+    except sqlite3.IntegrityError:
+        missing = _not_stored(c, thread_id, rows)
+        if missing is None:  # the conflict is with other events
+            raise
+        if missing:
+            _insert_rows(c, thread_id, missing, owner)
+        elif owner is not None and (holder := _lease_holder(c, thread_id)) != owner:
+            raise LeaseLost(thread_id, owner, holder) from None
+
+
+def _insert_rows(c: sqlite3.Connection, thread_id: str, rows: list[tuple[Any, ...]], owner: str | None) -> None:
     if len(rows) > ONE_STATEMENT_ROWS:
         if owner is not None and (holder := _lease_holder(c, thread_id)) != owner:
             raise LeaseLost(thread_id, owner, holder)
@@ -565,6 +626,27 @@ def _insert_events(c: sqlite3.Connection, thread_id: str, rows: list[tuple[Any, 
         c.execute(_insert_sql(len(rows), False), params)
     elif c.execute(_insert_sql(len(rows), True), (*params, thread_id, owner)).rowcount != len(rows):
         raise LeaseLost(thread_id, owner, _lease_holder(c, thread_id))
+
+
+def _not_stored(c: sqlite3.Connection, thread_id: str, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]] | None:
+    """The ``rows`` not stored yet, when the others are stored exactly so, before them (what a write committed
+    before its caller was told it failed); ``None`` otherwise (the first row is not stored, or a row's place in the
+    log holds another event)."""
+    seqs = [row[1] for row in rows]
+    stored = {
+        found[1]: found
+        for found in c.execute(
+            "SELECT thread_id, seq, run_id, kind, key, ns, body FROM events WHERE thread_id=? AND seq BETWEEN ? AND ?",
+            (thread_id, min(seqs), max(seqs)),
+        )
+    }
+    for at, row in enumerate(rows):
+        found = stored.get(row[1])
+        if found is None:  # the stored ones come first (written before), the rest after them
+            return rows[at:] if at and not any(later[1] in stored for later in rows[at:]) else None
+        if tuple(found) != tuple(row):
+            return None
+    return []
 
 
 def _lease_holder(c: sqlite3.Connection, thread_id: str) -> str | None:
