@@ -10,9 +10,10 @@ strings holding ``\\u0000`` that tool output may contain.
 
 One store holds a pool of connections (``psycopg_pool``, up to ``max_connections``): calls of different runs go
 over different connections at once, and a run's own calls, awaited one after the other, commit in its sequence
-order. Leases are taken in one transaction with ``SELECT ... FOR UPDATE`` and expire by the *server's* clock, so
-hosts with skewed clocks agree on them. A lost connection fails the call in progress with :class:`StoreError`; the
-pool replaces it (and any idle one the server dropped too) for the next call.
+order. A call waits at most ``wait_timeout`` (5 s) for a connection, so that while the server is down its callers
+get their :class:`StoreError` in seconds. Leases are taken in one transaction with ``SELECT ... FOR UPDATE`` and
+expire by the *server's* clock, so hosts with skewed clocks agree on them. A lost connection fails the call in
+progress with :class:`StoreError`; the pool replaces it (and any idle one the server dropped too) for the next call.
 
 The schema is versioned in the table ``podium_schema`` and migrated forward on open (one migrator at a time, under
 an advisory lock); a schema from a newer Podium, or one that holds other tables named like Podium's, is refused
@@ -25,6 +26,7 @@ import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable
+from math import inf
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from podium.errors import LeaseLost, StoreError, UsageError
@@ -89,7 +91,7 @@ class PostgresStore(Store):
         schema: str | None = None,
         connect_timeout: float = 10.0,
         max_connections: int = 10,
-        wait_timeout: float = 30.0,
+        wait_timeout: float = 5.0,
         durability: Durability = "full",
     ) -> None:
         """Describe the database; nothing connects until the first call or :meth:`open`.
@@ -100,14 +102,17 @@ class PostgresStore(Store):
                 ``search_path`` (normally ``public``).
             connect_timeout: seconds to wait for the server when connecting (unless the URL sets one).
             max_connections: the most connections the pool opens; calls beyond that many at once wait for one.
-            wait_timeout: seconds a call waits for a free connection before :class:`StoreError`.
+            wait_timeout: seconds a call waits for a connection (a free one, or a new one while the server is
+                unreachable) before it fails with :class:`StoreError`. Short, so that while the database is down
+                a caller (an API request) gets its error in seconds; a run's own writes are tried again on their
+                own schedule (its journal's retries, then its resumption), not by waiting here.
             durability: ``"full"`` (the server's ``synchronous_commit``: a commit is flushed to its disk before the
                 call returns) or ``"process"`` (``synchronous_commit=off``: a commit survives a crash of this
                 process, but a crash of the server may lose its last fraction of a second of commits).
 
         Raises:
-            UsageError: psycopg or psycopg_pool is not installed, ``max_connections`` is below 1, or an unknown
-                ``durability``.
+            UsageError: psycopg or psycopg_pool is not installed, ``max_connections`` is below 1,
+                ``wait_timeout`` is not a number of seconds above zero, or an unknown ``durability``.
             StoreError: ``url`` is not a valid connection string.
         """
         psycopg = _psycopg()
@@ -116,6 +121,8 @@ class PostgresStore(Store):
             raise UsageError(f"max_connections must be at least 1, not {max_connections}")
         if durability not in ("full", "process"):
             raise UsageError(f"durability must be 'full' or 'process', not {durability!r}")
+        if isinstance(wait_timeout, bool) or not isinstance(wait_timeout, int | float) or not 0 < wait_timeout < inf:
+            raise UsageError(f"wait_timeout must be a number of seconds above zero, not {wait_timeout!r}")
         self.durability: Durability = durability
         """What a committed write survives: ``"full"`` (a crash of the server) or ``"process"`` (of this process)."""
         try:
@@ -134,22 +141,38 @@ class PostgresStore(Store):
         """The schema of Podium's tables, or ``None`` for the connection's default."""
         self.max_connections = max_connections
         """The most connections the store holds at once."""
-        self._wait_timeout = wait_timeout
+        self._wait_timeout = float(wait_timeout)
         self._pool: AsyncConnectionPool[Any] | None = None
         self._opening = asyncio.Lock()
         self._closed = False
 
     @classmethod
     async def connect(
-        cls, url: str, *, schema: str | None = None, connect_timeout: float = 10.0, max_connections: int = 10
+        cls,
+        url: str,
+        *,
+        schema: str | None = None,
+        connect_timeout: float = 10.0,
+        max_connections: int = 10,
+        wait_timeout: float = 5.0,
+        durability: Durability = "full",
     ) -> PostgresStore:
-        """Create a store and open it now, so a wrong URL or an unreachable server fails here.
+        """Create a store (the arguments are the constructor's) and open it now, so a wrong URL or an unreachable
+        server fails here.
 
         Raises:
+            UsageError: as the constructor.
             StoreError: the server cannot be reached or refuses the login.
             StoreCorrupt: the schema belongs to a newer Podium, or is not a Podium one.
         """
-        store = cls(url, schema=schema, connect_timeout=connect_timeout, max_connections=max_connections)
+        store = cls(
+            url,
+            schema=schema,
+            connect_timeout=connect_timeout,
+            max_connections=max_connections,
+            wait_timeout=wait_timeout,
+            durability=durability,
+        )
         await store.open()
         return store
 
@@ -234,9 +257,18 @@ class PostgresStore(Store):
         """
         psycopg = _psycopg()
         pool = await self._ready()
+        pool_errors = _psycopg_pool()
         try:
             async with pool.connection() as conn:
                 return await work(conn)
+        except pool_errors.PoolTimeout:  # (an OperationalError too: before that branch, which checks the pool)
+            raise StoreError(
+                f"PostgreSQL {self.description}: no connection within {self._wait_timeout:g} s (wait_timeout): the "
+                f"server does not answer (down, restarting or unreachable), or all {self.max_connections} connections "
+                "are busy; try again shortly"
+            ) from None
+        except pool_errors.PoolClosed:
+            raise StoreError(f"the PostgreSQL store {self.description} is closed") from None
         except psycopg.errors.IntegrityError as exc:
             raise StoreError(f"PostgreSQL {self.description}: {str(exc).strip()}") from None
         except psycopg.OperationalError as exc:
@@ -245,13 +277,6 @@ class PostgresStore(Store):
             raise StoreError(f"PostgreSQL {self.description} failed (will reconnect): {reason}") from None
         except psycopg.Error as exc:
             raise StoreError(f"PostgreSQL {self.description}: {str(exc).strip()}") from None
-        except _psycopg_pool().PoolTimeout:
-            raise StoreError(
-                f"PostgreSQL {self.description}: no connection free or reachable within {self._wait_timeout} s "
-                f"({self.max_connections} at most)"
-            ) from None
-        except _psycopg_pool().PoolClosed:
-            raise StoreError(f"the PostgreSQL store {self.description} is closed") from None
         except UnicodeEncodeError as exc:
             raise StoreError(f"PostgreSQL {self.description}: text that is not valid Unicode: {exc}") from None
 
