@@ -15,6 +15,11 @@ get their :class:`StoreError` in seconds. Leases are taken in one transaction wi
 expire by the *server's* clock, so hosts with skewed clocks agree on them. A lost connection fails the call in
 progress with :class:`StoreError`; the pool replaces it (and any idle one the server dropped too) for the next call.
 
+An event is inserted only right after the thread's last one, checked in the inserting statement itself (beside the
+lease, for a run's writes): a writer whose last commits the server lost (a crash at durability ``process``) is
+refused with :class:`StoreError` instead of leaving a hole in the middle of the log; a run then goes on from what is
+stored (see :func:`_not_next`).
+
 The schema is versioned in the table ``podium_schema`` and migrated forward on open (one migrator at a time, under
 an advisory lock); a schema from a newer Podium, or one that holds other tables named like Podium's, is refused
 with :class:`StoreCorrupt`. ``schema=`` keeps several Podium stores apart in one database.
@@ -29,7 +34,7 @@ from collections.abc import Awaitable, Callable
 from math import inf
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from podium.errors import LeaseLost, StoreError, UsageError
+from podium.errors import LeaseLost, PodiumError, StoreError, UsageError
 from podium.events import Event
 from podium.messages import Message
 from podium.store._pgschema import load_psycopg as _psycopg
@@ -335,13 +340,16 @@ class PostgresStore(Store):
 
         async def work(conn: AsyncConnection[Any]) -> None:
             if len(rows) == 1:  # one statement commits by itself: no BEGIN/COMMIT round trips
+                seq = rows[0][1]
                 if owner is None:
-                    await conn.execute(_INSERT_EVENT, rows[0])
-                elif (await conn.execute(_FENCED_EVENT, (*rows[0], thread_id, owner))).rowcount != 1:
-                    raise await _lost(conn, thread_id, owner)
+                    inserted = await conn.execute(_NEXT_EVENT, (*rows[0], thread_id, seq - 1))
+                else:
+                    inserted = await conn.execute(_FENCED_EVENT, (*rows[0], thread_id, owner, thread_id, seq - 1))
+                if inserted.rowcount != 1:
+                    raise await _refused(conn, self.description, thread_id, owner, seq)
                 return
             async with conn.transaction():
-                await _insert_events(conn, thread_id, rows, owner)
+                await _insert_events(conn, self.description, thread_id, rows, owner)
 
         await self._run(work)
 
@@ -360,7 +368,7 @@ class PostgresStore(Store):
 
         async def work(conn: AsyncConnection[Any]) -> None:  # one transaction: the run's end and its status
             async with conn.transaction():
-                await _insert_events(conn, thread_id, rows, owner)
+                await _insert_events(conn, self.description, thread_id, rows, owner)
                 cursor = await conn.execute(_UPDATE_RUN, (status, time.time(), dumps(result), run_id))
                 if cursor.rowcount == 0:
                     raise StoreError(f"no run {run_id!r}")
@@ -566,25 +574,81 @@ class PostgresStore(Store):
 
 
 _INSERT_EVENT = "INSERT INTO events VALUES (%s,%s,%s,%s,%s,%s,%s)"
-_FENCED_EVENT = (  # inserted only if the owner's lease row exists, locked against a takeover meanwhile
-    "INSERT INTO events SELECT %s, %s::bigint, %s, %s, %s, %s, %s FROM leases WHERE thread_id=%s AND owner=%s FOR SHARE"
+_HEAD = "(SELECT coalesce(max(seq), 0) FROM events WHERE thread_id=%s)"
+"""The thread's last sequence number (one probe of the primary key, from its end)."""
+_NEXT_EVENT = (  # inserted only right after the thread's last event (the last parameter)
+    f"INSERT INTO events SELECT %s, %s::bigint, %s, %s, %s, %s, %s WHERE {_HEAD} = %s::bigint"
+)
+_FENCED_EVENT = (  # the same, and only if the owner's lease row exists, locked against a takeover meanwhile
+    "INSERT INTO events SELECT %s, %s::bigint, %s, %s, %s, %s, %s FROM leases WHERE thread_id=%s AND owner=%s "
+    f"AND {_HEAD} = %s::bigint FOR SHARE"
 )
 _UPDATE_RUN = "UPDATE runs SET status=%s, updated=%s, result=coalesce(%s, result) WHERE id=%s"
 _RELEASE = "DELETE FROM leases WHERE thread_id=%s AND owner=%s"
 
 
-async def _insert_events(conn: AsyncConnection[Any], thread_id: str, rows: list[Any], owner: str | None) -> None:
-    """Insert event rows inside the caller's transaction; with an ``owner``, only while it holds the lease.
+async def _insert_events(
+    conn: AsyncConnection[Any], where: str, thread_id: str, rows: list[Any], owner: str | None
+) -> None:
+    """Insert event rows inside the caller's transaction, right after the thread's last event; with an ``owner``,
+    only while it holds the lease (the lease and the head are read in one statement).
 
     Raises:
         LeaseLost: ``owner`` does not hold the lease.
+        StoreError: the rows are not numbered on from the thread's last event (see :func:`_not_next`).
     """
+    if not rows:
+        return
+    first = rows[0][1]
+    if any(row[1] != first + offset for offset, row in enumerate(rows)):
+        numbers = ", ".join(str(row[1]) for row in rows)
+        raise StoreError(
+            f"PostgreSQL {where}: the events of one append must be numbered one after the other, not {numbers}"
+        )
     async with conn.cursor() as cursor:
-        if owner is not None:
-            held = "SELECT 1 FROM leases WHERE thread_id=%s AND owner=%s FOR SHARE"
-            if await (await cursor.execute(held, (thread_id, owner))).fetchone() is None:
+        if owner is None:
+            found = await (await cursor.execute(f"SELECT {_HEAD}", (thread_id,))).fetchone()
+        else:
+            held = f"SELECT {_HEAD} FROM leases WHERE thread_id=%s AND owner=%s FOR SHARE"
+            found = await (await cursor.execute(held, (thread_id, thread_id, owner))).fetchone()
+            if found is None:
                 raise await _lost(conn, thread_id, owner)
+        assert found is not None
+        if found[0] != first - 1:
+            raise _not_next(where, thread_id, first, found[0])
         await cursor.executemany(_INSERT_EVENT, rows)
+
+
+def _not_next(where: str, thread_id: str, seq: int, head: int) -> StoreError:
+    """The error of an append numbered ``seq`` on a thread whose last event is ``head`` (not ``seq - 1``).
+
+    A writer under the lease numbers its events on from the head it last wrote. A head below that means commits it
+    was told of are gone: a crash of the database server at durability ``process`` (``synchronous_commit=off``) or
+    a failover to a standby that had not received them. Writing on would leave a hole in the middle of the log (a
+    tool result whose call is lost), so nothing is written and the writer must read the log again: a run stops,
+    unfinished, and goes on from its stored journal, making again the steps whose records were lost.
+    """
+    if head >= seq:
+        return StoreError(
+            f"PostgreSQL {where}: event {seq} of thread {thread_id!r} is already taken (its log ends at "
+            f"{head}); nothing was written"
+        )
+    return StoreError(
+        f"PostgreSQL {where}: the log of thread {thread_id!r} ends at event {head}, not {seq - 1} as its writer "
+        f"expected; nothing was written. Commits were lost (a crash of the database server at durability "
+        f"'process'?): the writer must read the log again (a run stops and goes on from its stored journal)"
+    )
+
+
+async def _refused(conn: AsyncConnection[Any], where: str, thread_id: str, owner: str | None, seq: int) -> PodiumError:
+    """Why a one-row append inserted nothing: the lease is not ``owner``'s, or ``seq`` does not follow the head."""
+    row = await (
+        await conn.execute(f"SELECT (SELECT owner FROM leases WHERE thread_id=%s), {_HEAD}", (thread_id, thread_id))
+    ).fetchone()
+    holder, head = row if row is not None else (None, 0)
+    if owner is not None and holder != owner:
+        return LeaseLost(thread_id, owner, holder)
+    return _not_next(where, thread_id, seq, int(head))
 
 
 async def _lost(conn: AsyncConnection[Any], thread_id: str, owner: str) -> LeaseLost:
