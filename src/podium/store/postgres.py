@@ -225,6 +225,9 @@ class PostgresStore(Store):
                     open=False,
                     configure=self._configure,
                     timeout=self._wait_timeout,
+                    # a reconnection tried while the server is down gives up within a call's wait, so the next call
+                    # starts a new one at once instead of after the pool's growing backoff (up to minutes)
+                    reconnect_timeout=self._wait_timeout,
                     name=f"podium {self.description}",
                 )
                 await pool.open()
