@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from collections import Counter
 from typing import Any
 from urllib.parse import quote
@@ -27,6 +28,7 @@ from podium import (
     StoreError,
     ThreadBusy,
     ToolMessage,
+    UsageError,
     open_store,
 )
 from podium.store._pgschema import MIGRATIONS
@@ -298,3 +300,90 @@ async def test_a_short_password_leaves_the_connection_error_readable() -> None:
     await store.close()
     assert str(info.value).startswith("cannot connect to PostgreSQL at podium@127.0.0.1:1/podiumdb: ")
     assert "***" not in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), True, "5", None])
+def test_a_wait_timeout_that_is_not_a_positive_number_of_seconds_is_refused(bad: Any) -> None:
+    with pytest.raises(UsageError, match="wait_timeout must be a number of seconds above zero"):
+        PostgresStore("postgresql://podium@127.0.0.1:1/podiumdb", wait_timeout=bad)
+
+
+class _Proxy:
+    """A TCP relay to the test server that can be taken down (its connections cut, new ones refused) and back up:
+    the database as the store sees it while it is down."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._streams: list[asyncio.StreamWriter] = []
+
+    async def up(self) -> None:
+        self._server = await asyncio.start_server(self._relay, "127.0.0.1", self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def down(self) -> None:
+        assert self._server is not None
+        self._server.close()
+        for writer in self._streams:
+            writer.transport.abort()
+        self._streams.clear()
+        await self._server.wait_closed()
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection(*self.target)
+        self._streams += [writer, up_writer]
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            try:
+                while data := await source.read(65536):
+                    sink.write(data)
+                    await sink.drain()
+            except OSError:
+                pass
+            finally:
+                sink.transport.abort()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+
+@pytest.mark.parametrize("wait_timeout", [None, 1.0])
+async def test_calls_fail_within_the_wait_timeout_while_the_server_is_down_then_work_again(
+    postgres_schema: Schema, wait_timeout: float | None
+) -> None:
+    """While the database cannot be reached a call fails with a clear StoreError after ``wait_timeout`` (5 s by
+    default), not half a minute later; once it is back, calls work again at once (the pool does not wait out a
+    reconnection backoff grown during the outage)."""
+    url, schema = postgres_schema
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    proxy = _Proxy(str(info.get("host") or "127.0.0.1"), int(info.get("port") or 5432))
+    await proxy.up()
+    through = psycopg.conninfo.make_conninfo(url, host="127.0.0.1", port=proxy.port)
+    options = {} if wait_timeout is None else {"wait_timeout": wait_timeout}
+    store = await PostgresStore.connect(through, schema=schema, **options)
+    await store.create_thread("t")
+    await proxy.down()
+    went_down = time.monotonic()
+
+    errors: list[tuple[float, str]] = []
+    while not errors or "no connection within" not in errors[-1][1]:  # (a broken pooled connection fails at once)
+        began = time.monotonic()
+        with pytest.raises(StoreError) as failed:
+            await store.get_thread("t")
+        errors.append((time.monotonic() - began, str(failed.value)))
+        assert len(errors) < 5
+    took, message = errors[-1]
+    limit = wait_timeout or 5.0
+    assert limit - 0.1 < took < limit + 2
+    assert f"no connection within {limit:g} s (wait_timeout): the server does not answer" in message
+
+    while time.monotonic() - went_down < 10:  # a longer outage, with calls coming in
+        with pytest.raises(StoreError):
+            await store.get_thread("t")
+    await proxy.up()  # the same port: the pool reconnects
+    back = time.monotonic()
+    thread = await store.get_thread("t")
+    assert thread is not None and thread.id == "t"
+    assert time.monotonic() - back < 3
+    await store.close()
+    await proxy.down()

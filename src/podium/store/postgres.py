@@ -10,9 +10,15 @@ strings holding ``\\u0000`` that tool output may contain.
 
 One store holds a pool of connections (``psycopg_pool``, up to ``max_connections``): calls of different runs go
 over different connections at once, and a run's own calls, awaited one after the other, commit in its sequence
-order. Leases are taken in one transaction with ``SELECT ... FOR UPDATE`` and expire by the *server's* clock, so
-hosts with skewed clocks agree on them. A lost connection fails the call in progress with :class:`StoreError`; the
-pool replaces it (and any idle one the server dropped too) for the next call.
+order. A call waits at most ``wait_timeout`` (5 s) for a connection, so that while the server is down its callers
+get their :class:`StoreError` in seconds. Leases are taken in one transaction with ``SELECT ... FOR UPDATE`` and
+expire by the *server's* clock, so hosts with skewed clocks agree on them. A lost connection fails the call in
+progress with :class:`StoreError`; the pool replaces it (and any idle one the server dropped too) for the next call.
+
+An event is inserted only right after the thread's last one, checked in the inserting statement itself (beside the
+lease, for a run's writes): a writer whose last commits the server lost (a crash at durability ``process``) is
+refused with :class:`StoreError` instead of leaving a hole in the middle of the log; a run then goes on from what is
+stored (see :func:`_not_next`).
 
 The schema is versioned in the table ``podium_schema`` and migrated forward on open (one migrator at a time, under
 an advisory lock); a schema from a newer Podium, or one that holds other tables named like Podium's, is refused
@@ -25,9 +31,10 @@ import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable
+from math import inf
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from podium.errors import LeaseLost, StoreError, UsageError
+from podium.errors import LeaseLost, PodiumError, StoreError, UsageError
 from podium.events import Event
 from podium.messages import Message
 from podium.store._pgschema import load_psycopg as _psycopg
@@ -89,7 +96,7 @@ class PostgresStore(Store):
         schema: str | None = None,
         connect_timeout: float = 10.0,
         max_connections: int = 10,
-        wait_timeout: float = 30.0,
+        wait_timeout: float = 5.0,
         durability: Durability = "full",
     ) -> None:
         """Describe the database; nothing connects until the first call or :meth:`open`.
@@ -100,14 +107,17 @@ class PostgresStore(Store):
                 ``search_path`` (normally ``public``).
             connect_timeout: seconds to wait for the server when connecting (unless the URL sets one).
             max_connections: the most connections the pool opens; calls beyond that many at once wait for one.
-            wait_timeout: seconds a call waits for a free connection before :class:`StoreError`.
+            wait_timeout: seconds a call waits for a connection (a free one, or a new one while the server is
+                unreachable) before it fails with :class:`StoreError`. Short, so that while the database is down
+                a caller (an API request) gets its error in seconds; a run's own writes are tried again on their
+                own schedule (its journal's retries, then its resumption), not by waiting here.
             durability: ``"full"`` (the server's ``synchronous_commit``: a commit is flushed to its disk before the
                 call returns) or ``"process"`` (``synchronous_commit=off``: a commit survives a crash of this
                 process, but a crash of the server may lose its last fraction of a second of commits).
 
         Raises:
-            UsageError: psycopg or psycopg_pool is not installed, ``max_connections`` is below 1, or an unknown
-                ``durability``.
+            UsageError: psycopg or psycopg_pool is not installed, ``max_connections`` is below 1,
+                ``wait_timeout`` is not a number of seconds above zero, or an unknown ``durability``.
             StoreError: ``url`` is not a valid connection string.
         """
         psycopg = _psycopg()
@@ -116,6 +126,8 @@ class PostgresStore(Store):
             raise UsageError(f"max_connections must be at least 1, not {max_connections}")
         if durability not in ("full", "process"):
             raise UsageError(f"durability must be 'full' or 'process', not {durability!r}")
+        if isinstance(wait_timeout, bool) or not isinstance(wait_timeout, int | float) or not 0 < wait_timeout < inf:
+            raise UsageError(f"wait_timeout must be a number of seconds above zero, not {wait_timeout!r}")
         self.durability: Durability = durability
         """What a committed write survives: ``"full"`` (a crash of the server) or ``"process"`` (of this process)."""
         try:
@@ -134,22 +146,38 @@ class PostgresStore(Store):
         """The schema of Podium's tables, or ``None`` for the connection's default."""
         self.max_connections = max_connections
         """The most connections the store holds at once."""
-        self._wait_timeout = wait_timeout
+        self._wait_timeout = float(wait_timeout)
         self._pool: AsyncConnectionPool[Any] | None = None
         self._opening = asyncio.Lock()
         self._closed = False
 
     @classmethod
     async def connect(
-        cls, url: str, *, schema: str | None = None, connect_timeout: float = 10.0, max_connections: int = 10
+        cls,
+        url: str,
+        *,
+        schema: str | None = None,
+        connect_timeout: float = 10.0,
+        max_connections: int = 10,
+        wait_timeout: float = 5.0,
+        durability: Durability = "full",
     ) -> PostgresStore:
-        """Create a store and open it now, so a wrong URL or an unreachable server fails here.
+        """Create a store (the arguments are the constructor's) and open it now, so a wrong URL or an unreachable
+        server fails here.
 
         Raises:
+            UsageError: as the constructor.
             StoreError: the server cannot be reached or refuses the login.
             StoreCorrupt: the schema belongs to a newer Podium, or is not a Podium one.
         """
-        store = cls(url, schema=schema, connect_timeout=connect_timeout, max_connections=max_connections)
+        store = cls(
+            url,
+            schema=schema,
+            connect_timeout=connect_timeout,
+            max_connections=max_connections,
+            wait_timeout=wait_timeout,
+            durability=durability,
+        )
         await store.open()
         return store
 
@@ -197,6 +225,9 @@ class PostgresStore(Store):
                     open=False,
                     configure=self._configure,
                     timeout=self._wait_timeout,
+                    # a reconnection tried while the server is down gives up within a call's wait, so the next call
+                    # starts a new one at once instead of after the pool's growing backoff (up to minutes)
+                    reconnect_timeout=self._wait_timeout,
                     name=f"podium {self.description}",
                 )
                 await pool.open()
@@ -234,9 +265,18 @@ class PostgresStore(Store):
         """
         psycopg = _psycopg()
         pool = await self._ready()
+        pool_errors = _psycopg_pool()
         try:
             async with pool.connection() as conn:
                 return await work(conn)
+        except pool_errors.PoolTimeout:  # (an OperationalError too: before that branch, which checks the pool)
+            raise StoreError(
+                f"PostgreSQL {self.description}: no connection within {self._wait_timeout:g} s (wait_timeout): the "
+                f"server does not answer (down, restarting or unreachable), or all {self.max_connections} connections "
+                "are busy; try again shortly"
+            ) from None
+        except pool_errors.PoolClosed:
+            raise StoreError(f"the PostgreSQL store {self.description} is closed") from None
         except psycopg.errors.IntegrityError as exc:
             raise StoreError(f"PostgreSQL {self.description}: {str(exc).strip()}") from None
         except psycopg.OperationalError as exc:
@@ -245,13 +285,6 @@ class PostgresStore(Store):
             raise StoreError(f"PostgreSQL {self.description} failed (will reconnect): {reason}") from None
         except psycopg.Error as exc:
             raise StoreError(f"PostgreSQL {self.description}: {str(exc).strip()}") from None
-        except _psycopg_pool().PoolTimeout:
-            raise StoreError(
-                f"PostgreSQL {self.description}: no connection free or reachable within {self._wait_timeout} s "
-                f"({self.max_connections} at most)"
-            ) from None
-        except _psycopg_pool().PoolClosed:
-            raise StoreError(f"the PostgreSQL store {self.description} is closed") from None
         except UnicodeEncodeError as exc:
             raise StoreError(f"PostgreSQL {self.description}: text that is not valid Unicode: {exc}") from None
 
@@ -310,13 +343,16 @@ class PostgresStore(Store):
 
         async def work(conn: AsyncConnection[Any]) -> None:
             if len(rows) == 1:  # one statement commits by itself: no BEGIN/COMMIT round trips
+                seq = rows[0][1]
                 if owner is None:
-                    await conn.execute(_INSERT_EVENT, rows[0])
-                elif (await conn.execute(_FENCED_EVENT, (*rows[0], thread_id, owner))).rowcount != 1:
-                    raise await _lost(conn, thread_id, owner)
+                    inserted = await conn.execute(_NEXT_EVENT, (*rows[0], thread_id, seq - 1))
+                else:
+                    inserted = await conn.execute(_FENCED_EVENT, (*rows[0], thread_id, owner, thread_id, seq - 1))
+                if inserted.rowcount != 1:
+                    raise await _refused(conn, self.description, thread_id, owner, seq)
                 return
             async with conn.transaction():
-                await _insert_events(conn, thread_id, rows, owner)
+                await _insert_events(conn, self.description, thread_id, rows, owner)
 
         await self._run(work)
 
@@ -335,7 +371,7 @@ class PostgresStore(Store):
 
         async def work(conn: AsyncConnection[Any]) -> None:  # one transaction: the run's end and its status
             async with conn.transaction():
-                await _insert_events(conn, thread_id, rows, owner)
+                await _insert_events(conn, self.description, thread_id, rows, owner)
                 cursor = await conn.execute(_UPDATE_RUN, (status, time.time(), dumps(result), run_id))
                 if cursor.rowcount == 0:
                     raise StoreError(f"no run {run_id!r}")
@@ -541,25 +577,81 @@ class PostgresStore(Store):
 
 
 _INSERT_EVENT = "INSERT INTO events VALUES (%s,%s,%s,%s,%s,%s,%s)"
-_FENCED_EVENT = (  # inserted only if the owner's lease row exists, locked against a takeover meanwhile
-    "INSERT INTO events SELECT %s, %s::bigint, %s, %s, %s, %s, %s FROM leases WHERE thread_id=%s AND owner=%s FOR SHARE"
+_HEAD = "(SELECT coalesce(max(seq), 0) FROM events WHERE thread_id=%s)"
+"""The thread's last sequence number (one probe of the primary key, from its end)."""
+_NEXT_EVENT = (  # inserted only right after the thread's last event (the last parameter)
+    f"INSERT INTO events SELECT %s, %s::bigint, %s, %s, %s, %s, %s WHERE {_HEAD} = %s::bigint"
+)
+_FENCED_EVENT = (  # the same, and only if the owner's lease row exists, locked against a takeover meanwhile
+    "INSERT INTO events SELECT %s, %s::bigint, %s, %s, %s, %s, %s FROM leases WHERE thread_id=%s AND owner=%s "
+    f"AND {_HEAD} = %s::bigint FOR SHARE"
 )
 _UPDATE_RUN = "UPDATE runs SET status=%s, updated=%s, result=coalesce(%s, result) WHERE id=%s"
 _RELEASE = "DELETE FROM leases WHERE thread_id=%s AND owner=%s"
 
 
-async def _insert_events(conn: AsyncConnection[Any], thread_id: str, rows: list[Any], owner: str | None) -> None:
-    """Insert event rows inside the caller's transaction; with an ``owner``, only while it holds the lease.
+async def _insert_events(
+    conn: AsyncConnection[Any], where: str, thread_id: str, rows: list[Any], owner: str | None
+) -> None:
+    """Insert event rows inside the caller's transaction, right after the thread's last event; with an ``owner``,
+    only while it holds the lease (the lease and the head are read in one statement).
 
     Raises:
         LeaseLost: ``owner`` does not hold the lease.
+        StoreError: the rows are not numbered on from the thread's last event (see :func:`_not_next`).
     """
+    if not rows:
+        return
+    first = rows[0][1]
+    if any(row[1] != first + offset for offset, row in enumerate(rows)):
+        numbers = ", ".join(str(row[1]) for row in rows)
+        raise StoreError(
+            f"PostgreSQL {where}: the events of one append must be numbered one after the other, not {numbers}"
+        )
     async with conn.cursor() as cursor:
-        if owner is not None:
-            held = "SELECT 1 FROM leases WHERE thread_id=%s AND owner=%s FOR SHARE"
-            if await (await cursor.execute(held, (thread_id, owner))).fetchone() is None:
+        if owner is None:
+            found = await (await cursor.execute(f"SELECT {_HEAD}", (thread_id,))).fetchone()
+        else:
+            held = f"SELECT {_HEAD} FROM leases WHERE thread_id=%s AND owner=%s FOR SHARE"
+            found = await (await cursor.execute(held, (thread_id, thread_id, owner))).fetchone()
+            if found is None:
                 raise await _lost(conn, thread_id, owner)
+        assert found is not None
+        if found[0] != first - 1:
+            raise _not_next(where, thread_id, first, found[0])
         await cursor.executemany(_INSERT_EVENT, rows)
+
+
+def _not_next(where: str, thread_id: str, seq: int, head: int) -> StoreError:
+    """The error of an append numbered ``seq`` on a thread whose last event is ``head`` (not ``seq - 1``).
+
+    A writer under the lease numbers its events on from the head it last wrote. A head below that means commits it
+    was told of are gone: a crash of the database server at durability ``process`` (``synchronous_commit=off``) or
+    a failover to a standby that had not received them. Writing on would leave a hole in the middle of the log (a
+    tool result whose call is lost), so nothing is written and the writer must read the log again: a run stops,
+    unfinished, and goes on from its stored journal, making again the steps whose records were lost.
+    """
+    if head >= seq:
+        return StoreError(
+            f"PostgreSQL {where}: event {seq} of thread {thread_id!r} is already taken (its log ends at "
+            f"{head}); nothing was written"
+        )
+    return StoreError(
+        f"PostgreSQL {where}: the log of thread {thread_id!r} ends at event {head}, not {seq - 1} as its writer "
+        f"expected; nothing was written. Commits were lost (a crash of the database server at durability "
+        f"'process'?): the writer must read the log again (a run stops and goes on from its stored journal)"
+    )
+
+
+async def _refused(conn: AsyncConnection[Any], where: str, thread_id: str, owner: str | None, seq: int) -> PodiumError:
+    """Why a one-row append inserted nothing: the lease is not ``owner``'s, or ``seq`` does not follow the head."""
+    row = await (
+        await conn.execute(f"SELECT (SELECT owner FROM leases WHERE thread_id=%s), {_HEAD}", (thread_id, thread_id))
+    ).fetchone()
+    holder, head = row if row is not None else (None, 0)
+    if owner is not None and holder != owner:
+        return LeaseLost(thread_id, owner, holder)
+    return _not_next(where, thread_id, seq, int(head))
 
 
 async def _lost(conn: AsyncConnection[Any], thread_id: str, owner: str) -> LeaseLost:
