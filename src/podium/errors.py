@@ -107,13 +107,16 @@ class ThreadNotFound(PodiumError):
 class ThreadBusy(PodiumError):
     """Another run is in progress on this conversation (one writer per thread)."""
 
-    def __init__(self, thread_id: str, owner: str, *, waited: float | None = None) -> None:
+    def __init__(self, thread_id: str, owner: str, *, waited: float | None = None, note: str = "") -> None:
         super().__init__(
-            f"thread {thread_id!r} is busy: a run held by {owner} is in progress; "
-            "wait for it to end or pass if_busy='wait'"
-            if waited is None
-            else f"thread {thread_id!r} is still busy after waiting {waited:g} s (busy_timeout): a run held by "
-            f"{owner} is in progress; wait longer (a larger busy_timeout) or try again once it ends"
+            (
+                f"thread {thread_id!r} is busy: a run held by {owner} is in progress; "
+                "wait for it to end or pass if_busy='wait'"
+                if waited is None
+                else f"thread {thread_id!r} is still busy after waiting {waited:g} s (busy_timeout): a run held by "
+                f"{owner} is in progress; wait longer (a larger busy_timeout) or try again once it ends"
+            )
+            + (f"; {note}" if note else "")
         )
         self.thread_id = thread_id
         self.owner = owner

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import enum
+import logging
 from typing import Any
 
 import pytest
@@ -122,3 +123,24 @@ async def test_a_question_or_a_note_that_is_not_text_is_refused(store: Store, pr
     result = await Runtime(store).run(_agent(ask), "go", thread_id="t")
     assert result.output == "the question asked; a progress note; a rationale; the data of a question"
     assert not [e for e in await store.read_events("t") if isinstance(e, InterruptRaised | SideChannel)]
+
+
+@pytest.mark.parametrize("misuse", ["step", "artifact", "save_state", "result"])
+async def test_a_tools_misuse_of_podium_is_logged_as_a_warning_naming_the_tool(
+    store: Store, misuse: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def careless(ctx: RunContext[Any]) -> Any:
+        """Store something JSON cannot hold."""
+        if misuse == "step":
+            await ctx.step(lambda: {1, 2})
+        elif misuse == "artifact":
+            await ctx.artifact({1, 2}, title="x")
+        elif misuse == "save_state":
+            await ctx.save_state("k", {"at": datetime.date(2024, 1, 1)})
+        return ToolReturn(content="made", value={1, 2})
+
+    with caplog.at_level(logging.WARNING, logger="podium.runtime"):
+        result = await Runtime(store).run(_agent(careless), "go", thread_id="t")
+    assert result.status == "completed" and "Error: tool 'careless'" in (result.output or "")  # the model is told
+    [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert "tool 'careless'" in warning.getMessage() and "needs a fix" in warning.getMessage()

@@ -5,25 +5,28 @@ deltas, tool starts: ``seq`` 0) as it happens. A subscriber reads them from a bo
 subscriber never blocks or fails a run. When its queue overflows it is marked *lagged*, and its iterator raises
 :class:`~podium.errors.SubscriberLagged` so the consumer can re-read the stored events from the store by ``seq``.
 
-:class:`InProcessBus` (the default) serves subscribers of the same process. A bus of your own (one that forwards
-events over a network) is never awaited by a run: :class:`Outlet` hands it the events in order from a task of the
-runtime's, bounding each :meth:`EventBus.publish` by :attr:`EventBus.publish_timeout`, so a bus that stalls costs
-its followers events (they re-read the store by ``seq``), never a run its progress or its cancellation.
+:class:`InProcessBus` (the default) serves subscribers of the same process, called directly by the run. A bus of your
+own (one that forwards events over a network) is never awaited by a run, and its code never runs inside one:
+:class:`Outlet` hands it the events in order from a task of the runtime's, with a context of its own, bounding each
+:meth:`EventBus.publish` by :attr:`EventBus.publish_timeout` and the events waiting for it by
+:attr:`EventBus.max_backlog`. A bus that stalls costs its followers events (they re-read the store by ``seq``), never
+a run its progress or its cancellation; a timeout or a context variable it sets stays in the bus.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import inspect
 import logging
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import Any
 
-from podium._eager import first_step
 from podium.errors import SubscriberLagged, UsageError
-from podium.events import Event
+from podium.events import Event, RunEnded
 
 __all__ = ["EventBus", "InProcessBus", "Subscription"]
 
@@ -71,20 +74,26 @@ class EventBus(ABC):
     """Seconds one :meth:`publish` call may take before the runtime gives it up (the event is dropped for this
     bus, with a warning logged)."""
     max_backlog: int = 1000
-    """Events the runtime keeps waiting for this bus while a :meth:`publish` is under way; more are dropped for it
-    (with a warning logged) until it catches up."""
+    """Events the runtime keeps waiting for this bus while it is behind; more are dropped for it until it catches
+    up (a warning logged then says how many), apart from each run's ``RunEnded``, which always waits its turn."""
 
     @abstractmethod
     async def publish(self, thread_id: str, event: Event) -> None:
         """Hand ``event`` of ``thread_id`` to every matching subscriber.
 
-        A run never waits on this: the runtime calls it for each event in order, and one call that has to wait
-        (a network send) is finished from a task of the runtime's while the run goes on, with the events that
-        follow queued behind it (at most :attr:`max_backlog`). A call that takes longer than
-        :attr:`publish_timeout` is cancelled and its event dropped for this bus; one that raises is logged. Either
-        way the events stay in the store, and a follower that misses some re-reads them there by ``seq``. The
-        events of one runtime reach the bus in the order they happened; one still being handed over when the
-        event loop stops is lost to the bus (not to the store).
+        A run never waits on this, and this never runs inside a run: the runtime calls it for each event in order
+        from a task of its own, which runs in a copy of the context the :class:`~podium.runtime.Runtime` was made
+        in, so an ``asyncio.timeout`` or ``wait_for`` it sets bounds only the bus, and a context variable it sets
+        (a tracing span) is seen by neither the run's tools nor the caller of ``Runtime.run``. The events that come
+        while one call waits queue behind it (at most :attr:`max_backlog`; past it they are dropped for this bus
+        and a warning is logged with the count, except each run's ``RunEnded``, which is always queued, so a
+        follower waiting for a run's end gets it). A call that takes longer than :attr:`publish_timeout` is
+        cancelled and its event dropped for this bus; one that raises is logged. Either way the events stay in the
+        store, and a follower that sees a gap in ``seq`` re-reads them there (``Runtime.events(thread_id,
+        after=seq)``). An event still waiting when the event loop stops is lost to the bus (not to the store).
+
+        A plain ``def publish`` is accepted too: it is called in that task, on the event loop, so it must not
+        block (hand slow work to a task or a thread of its own).
         """
 
     @abstractmethod
@@ -197,16 +206,16 @@ class Outlet:
     """How a runtime hands events to its bus: in order, and never making a run wait (see :meth:`EventBus.publish`).
 
     :meth:`put` is the whole interface. For an :class:`InProcessBus` (whose ``publish`` never waits) it is the bus's
-    ``publish_nowait`` itself: no coroutine, no task, on the per-step path. For any other bus each call of its
-    ``publish`` runs at once in the caller until it first waits; one that finishes there costs nothing more, one
-    that waits is finished by a task of the outlet's (bounded by :attr:`EventBus.publish_timeout`), and the events
-    put meanwhile queue behind it (at most :attr:`EventBus.max_backlog`), so they reach the bus in order.
+    ``publish_nowait`` itself: no coroutine, no task, on the per-step path. Any other bus is handed the events by a
+    task of the outlet's, apart from every run: its code (even up to its first ``await``) never runs in a run's task
+    or context, so a timeout it sets or a context variable it changes stays in the bus. The task runs in a copy of
+    the context the outlet was made in (the runtime's), and lasts while events wait for the bus.
     """
 
-    __slots__ = ("_backlog", "_dropped", "_task", "bus", "put", "quiet")
+    __slots__ = ("_backlog", "_context", "_dropped", "_failed", "_task", "bus", "put", "quiet")
 
-    def __init__(self, bus: EventBus) -> None:
-        """Hand events to ``bus``."""
+    def __init__(self, bus: EventBus, context: contextvars.Context | None = None) -> None:
+        """Hand events to ``bus``, from a task running in a copy of ``context`` (default: the current one)."""
         self.bus = bus
         self.quiet = bus.quiet
         """The bus's :meth:`EventBus.quiet`."""
@@ -216,71 +225,112 @@ class Outlet:
             self.put = bus.publish_nowait
         else:
             self.put = self._put
+        self._context = context if context is not None else contextvars.copy_context()
         self._backlog: deque[tuple[str, Event]] = deque()
         self._task: asyncio.Task[None] | None = None
-        self._dropped = 0
+        self._dropped: dict[str, int] = {}
+        """Events dropped past the backlog since the bus last caught up, by thread."""
+        self._failed = 0
+        """Publishes that failed or timed out since one last succeeded."""
+
+    @property
+    def context(self) -> contextvars.Context:
+        """The context the bus's task runs a copy of."""
+        return self._context
 
     def _put(self, thread_id: str, event: Event) -> None:
         task = self._task
         if task is not None and task.get_loop() is not asyncio.get_running_loop():  # left by a loop that ended
             self._task = task = None
             self._backlog.clear()
-        if task is not None:  # a publish is under way: queue behind it
-            if len(self._backlog) < self.bus.max_backlog:
-                self._backlog.append((thread_id, event))
-            else:
-                if not self._dropped:
-                    _log.warning(
-                        "the event bus %s is behind by %d events; dropping more until it catches up "
-                        "(followers re-read the store by seq)",
-                        type(self.bus).__name__,
-                        len(self._backlog),
-                    )
-                self._dropped += 1
-            return
-        going = self._start(thread_id, event)
-        if going is not None:
-            self._task = asyncio.get_running_loop().create_task(self._drain(going), name="podium-bus")
+        if len(self._backlog) < self.bus.max_backlog or isinstance(event, RunEnded):
+            # (a run's end is kept past the backlog: a follower waiting for it is never left waiting for ever)
+            self._backlog.append((thread_id, event))
+        else:
+            self._dropped[thread_id] = self._dropped.get(thread_id, 0) + 1
+        if task is None:
+            self._task = asyncio.get_running_loop().create_task(
+                self._drain(), name="podium-bus", context=self._context.copy()
+            )
 
-    def _start(self, thread_id: str, event: Event) -> Awaitable[Any] | None:
-        """Run the bus's ``publish`` of ``event`` until it first waits: what goes on with it then, if anything."""
+    async def _drain(self) -> None:
+        """Hand the waiting events to the bus one at a time, in order, until none is left."""
+        backlog = self._backlog
         try:
-            finished, going = first_step(self.bus.publish(thread_id, event))
-        except Exception:
-            _log.exception("publishing an event of thread %s failed; live followers may miss it", thread_id)
-            return None
-        return None if finished else going
-
-    async def _drain(self, going: Awaitable[Any] | None) -> None:
-        """Finish the publish under way, then hand over the events queued behind it, one at a time."""
-        try:
-            while True:
-                if going is not None:
-                    await self._finish(going)
-                if not self._backlog:
-                    return
-                thread_id, event = self._backlog.popleft()
-                going = self._start(thread_id, event)
+            while backlog:
+                thread_id, event = backlog.popleft()
+                await self._publish(thread_id, event)
+                if not backlog and self._dropped:  # caught up
+                    self._report_dropped()
         finally:
             self._task = None
-            if self._backlog:  # the loop stops (the task was cancelled): what is left never reaches the bus
-                self._dropped += len(self._backlog)
-                self._backlog.clear()
             if self._dropped:
-                _log.warning("the event bus %s missed %d events", type(self.bus).__name__, self._dropped)
-                self._dropped = 0
+                self._report_dropped()
+            if backlog:  # the loop stops (the task was cancelled): what is left never reaches the bus
+                _log.warning(
+                    "the event bus %s missed the last %d events: they still waited for it when the event loop "
+                    "stopped (they are in the store)",
+                    type(self.bus).__name__,
+                    len(backlog),
+                )
+                backlog.clear()
 
-    async def _finish(self, going: Awaitable[Any]) -> None:
-        timeout = self.bus.publish_timeout
+    async def _publish(self, thread_id: str, event: Event) -> None:
+        bus = self.bus
+        limit = asyncio.timeout(bus.publish_timeout)
         try:
-            async with asyncio.timeout(timeout):
-                await going
+            async with limit:
+                outcome: Any = bus.publish(thread_id, event)
+                if inspect.isawaitable(outcome):  # (a plain ``def publish`` has done its work already)
+                    await outcome
         except TimeoutError:
-            _log.warning(
-                "the event bus %s did not take an event within its publish_timeout of %s s; the event is dropped "
-                "for it (followers re-read the store by seq)",
-                type(self.bus).__name__,
-                timeout,
-            )
+            if not limit.expired():
+                self._failure(thread_id, event, exc_info=True)
+            elif not self._failed:
+                self._failed = 1
+                _log.warning(
+                    "the event bus %s did not take event #%d of thread %s within its publish_timeout of %s s; the "
+                    "event is dropped for it (followers re-read the store by seq)",
+                    type(bus).__name__,
+                    event.seq,
+                    thread_id,
+                    bus.publish_timeout,
+                )
+            else:
+                self._failed += 1
         except Exception:
-            _log.exception("publishing an event failed; live followers may miss it")
+            self._failure(thread_id, event, exc_info=True)
+        else:
+            if self._failed > 1:
+                _log.warning(
+                    "the event bus %s takes events again, after %d more that failed or timed out",
+                    type(bus).__name__,
+                    self._failed - 1,
+                )
+            self._failed = 0
+
+    def _failure(self, thread_id: str, event: Event, *, exc_info: bool) -> None:
+        """Log the first failure of a series in full, and count the ones after it (told once the bus recovers)."""
+        self._failed += 1
+        if self._failed == 1:
+            _log.error(
+                "the event bus %s failed to publish event #%d of thread %s; live followers may miss it (it is in the "
+                "store: they re-read it by seq); further failures are counted until a publish succeeds",
+                type(self.bus).__name__,
+                event.seq,
+                thread_id,
+                exc_info=exc_info,
+            )
+
+    def _report_dropped(self) -> None:
+        dropped, self._dropped = self._dropped, {}
+        threads = ", ".join(f"{count} of thread {thread_id}" for thread_id, count in dropped.items())
+        _log.warning(
+            "the event bus %s missed %d events (%s): more than its max_backlog of %d waited for it; they are in the "
+            "store, and each run's end was still handed to it: followers re-read what they missed by seq "
+            "(Runtime.events(thread_id, after=seq))",
+            type(self.bus).__name__,
+            sum(dropped.values()),
+            threads,
+            self.bus.max_backlog,
+        )

@@ -235,6 +235,13 @@ async def _execute_tool(
     except Exception as exc:
         if not handle_errors:
             raise
+        if isinstance(exc, UsageError):  # the tool's code misused Podium (ctx.step, ctx.artifact ...): a bug to fix
+            _log.warning(
+                "tool %r misused Podium (%s); the model was told the tool failed, but the tool's code needs a fix",
+                call.name,
+                exc,
+                exc_info=exc,
+            )
         return error(f"Error: tool '{call.name}' failed with {type(exc).__name__}: {exc}")
     try:  # a result that cannot be stored as it is (a tuple key, a cycle, bytes, an object) is the tool's fault:
         # the model hears of it, and no store keeps a value another store would give back changed
@@ -251,6 +258,11 @@ async def _execute_tool(
         text = bounded(well_formed(result_to_text(value)))
         return ToolMessage(content=edited + text, tool_call_id=call.id, name=call.name)
     except (UsageError, TypeError, ValueError, RecursionError) as exc:  # (RecursionError: nested too deep for JSON)
+        _log.warning(
+            "tool %r returned a result that cannot be stored (%s); the model was told, but the tool's code needs a fix",
+            call.name,
+            exc,
+        )
         return error(f"Error: tool '{call.name}' returned a result that cannot be serialised ({exc}).")
 
 

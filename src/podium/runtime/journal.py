@@ -8,8 +8,8 @@ round's events share one transaction. The store writes them only while the run h
 its thread, and a run whose lease another process took over all the same writes nothing more. The live callbacks get
 every event at once; the bus gets recorded ones once stored, and streamed-only ones (token deltas, tool starts) in
 their place among them. Neither can fail or stall the run: the bus is handed events through an
-:class:`~podium.runtime.bus.Outlet`, which never makes the run wait (a bus of your own whose ``publish`` waits is
-finished from a task of the runtime's, bounded in time); a callback runs on the event loop, so slow work in one
+:class:`~podium.runtime.bus.Outlet`, which never makes the run wait (a bus of your own is called from a task of the
+runtime's, never inside the run, bounded in time); a callback runs on the event loop, so slow work in one
 belongs in the awaitable it returns (run as a task of its own).
 """
 

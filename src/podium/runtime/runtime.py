@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
@@ -111,6 +112,8 @@ class Runtime:
         self._on_thread: dict[str, tuple[str, asyncio.Task[Any]]] = {}
         """The run executing here on each thread, and its task."""
         self._cancelling: set[str] = set()
+        self._streams: weakref.WeakValueDictionary[asyncio.Task[Any], RunStream] = weakref.WeakValueDictionary()
+        """The streams still held whose runs execute in these tasks (:meth:`_let_go`)."""
         self._unstored: dict[str, list[Event]] = {}
         """Events of runs whose store failed, recorded but not stored (see :func:`restore_unstored`)."""
 
@@ -363,13 +366,18 @@ class Runtime:
         """Run like :meth:`run` and yield its events as they happen, ending with :class:`RunEnded`.
 
         The run starts when the stream is first read. Closing the stream before the run ends (``await
-        stream.aclose()``, leaving ``async with runtime.stream(...) as stream``, or a ``break`` out of ``async for``
-        that drops it) cancels the run, which ends ``cancelled`` as with :meth:`cancel`: ``aclose`` returns once
-        its end is recorded and the thread is free, and after a ``break`` the runtime's next call on the thread
-        waits for that end instead of finding the thread busy.
+        stream.aclose()``, or leaving ``async with runtime.stream(...) as stream``) cancels the run, which ends
+        ``cancelled`` as with :meth:`cancel`, and returns once its end is recorded and the thread is free. Letting
+        go of it unfinished does the same: a ``break`` out of ``async for`` over ``runtime.stream(...)`` (which
+        drops it), or, for a stream kept in a variable, a ``break`` followed by a call of this runtime on the same
+        thread from the same task (or the reading task ending); the call waits for the run's end instead of
+        finding the thread busy. A run read from another task keeps going until that stream is read to its end or
+        closed. Closing the stream from another task ends its reader's loop (after the run's ``RunEnded``, or at
+        once if the run still waited for its thread). One task reads a stream at a time.
 
         Raises:
-            UsageError: as :meth:`run` (its arguments are checked here, before anything starts).
+            UsageError: as :meth:`run` (its arguments are checked here, before anything starts); reading the
+                stream from a second task while another waits on it.
         """
         check_input(input)
         check_call(thread_id, run_id, if_busy, busy_timeout)
@@ -385,7 +393,12 @@ class Runtime:
             if_busy=if_busy,
             busy_timeout=busy_timeout,
         )
-        return RunStream(lambda on_event: start(on_event=on_event), self._stop_stream, self._abandon_stream)
+        return RunStream(
+            lambda on_event: start(on_event=on_event),
+            self._stop_stream,
+            self._abandon_stream,
+            self._streams.__setitem__,
+        )
 
     async def messages(self, thread_id: str, namespace: str = "") -> list[Message]:
         """The thread's message history.
@@ -403,8 +416,11 @@ class Runtime:
     async def events(self, thread_id: str, *, after: int = 0) -> list[Event]:
         """The thread's stored events after sequence number ``after``.
 
+        A follower of the bus that missed events (a gap in ``seq``, or a bus that dropped some) reads them here.
+
         Raises:
             ThreadNotFound: no such thread.
+            StoreCorrupt: a stored event cannot be read (an unknown kind, a damaged body).
         """
         await self._require(thread_id)
         return await self.store.read_events(thread_id, after=after)
@@ -436,13 +452,13 @@ class Runtime:
         deadline = time.monotonic() + busy_timeout
         try:
             while (claim := await self.store.claim_thread(thread_id, owner, self.lease_ttl, metadata)).holder:
-                if self._ending(thread_id):  # a run of ours being cancelled: its end comes at its next await
+                if self._ending(thread_id) or self._let_go(thread_id):  # a run of ours ending: wait for its end
                     await asyncio.sleep(self.busy_poll)
                     continue
                 if if_busy == "fail":
-                    raise ThreadBusy(thread_id, claim.holder)
+                    raise ThreadBusy(thread_id, claim.holder, note=self._streamed(thread_id))
                 if time.monotonic() >= deadline:
-                    raise ThreadBusy(thread_id, claim.holder, waited=busy_timeout)
+                    raise ThreadBusy(thread_id, claim.holder, waited=busy_timeout, note=self._streamed(thread_id))
                 await asyncio.sleep(self.busy_poll)
         except StoreError:
             if adopted:  # still ours and still left behind: go on trying to release it
@@ -458,11 +474,36 @@ class Runtime:
         run_id, task = executing
         return run_id in self._cancelling or task.cancelling() > 0
 
+    def _let_go(self, thread_id: str) -> bool:
+        """Whether the run executing here on ``thread_id`` is a stream's whose reader let go of it without closing
+        it (a ``break`` out of ``async for`` over a stream kept in a variable, and a call on its thread from the
+        same task; or a reader task that ended): its run is cancelled as a dropped stream's is, unless its end
+        came already, and the caller waits for that end."""
+        executing = self._on_thread.get(thread_id)
+        if executing is None:
+            return False
+        stream = self._streams.get(executing[1])
+        if stream is None or not stream.let_go_by(asyncio.current_task()):
+            return False
+        if not stream.ended:
+            self._abandon_stream(executing[1])
+        return True
+
+    def _streamed(self, thread_id: str) -> str:
+        """What :class:`ThreadBusy` adds when the run holding ``thread_id`` is one of this runtime's streams."""
+        executing = self._on_thread.get(thread_id)
+        if executing is None or executing[1] not in self._streams:
+            return ""
+        return (
+            "the run is read through a stream of this runtime (Runtime.stream), which holds the thread until it is "
+            "read to its end or closed: use `async with runtime.stream(...) as stream`, or `await stream.aclose()`"
+        )
+
     def _bus_outlet(self) -> Outlet:
         """How runs hand events to :attr:`bus` (made again if the attribute was set to another bus)."""
         outlet = self._outlet
         if outlet.bus is not self.bus:
-            outlet = self._outlet = Outlet(self.bus)
+            outlet = self._outlet = Outlet(self.bus, outlet.context)
         return outlet
 
     def _running_in(self, task: asyncio.Task[Any]) -> str | None:
