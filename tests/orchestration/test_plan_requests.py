@@ -1,6 +1,6 @@
-"""What the offline planner makes of a request as a whole: every part of a request in several parts planned, a
-thing no agent has a tool for said plainly (never planned as another thing done the same way), and one-typo
-spellings of the service's verbs mended alike."""
+"""What the plan service makes of a message as a whole: a stop said with its reason stops the plan; every part of
+a request in several parts planned; a thing no agent has a tool for said plainly (never planned as another thing
+done the same way); one-typo spellings of the service's verbs mended alike."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from examples.plan_service import app, catalogue
 from podium import Runtime
 from podium.orchestration.plan import OfflineAgentModel, OfflinePlanner
 from podium.orchestration.plan.planner import PlanRequest
+from podium.orchestration.plan.reading import ends, ends_for_a_reason
 from podium.settings import Settings
 
 _PLANNER = OfflinePlanner(catalogue(OfflineAgentModel()))
+_VERBS = frozenset(name.split("_")[0] for name in (e.tool.name for e in _PLANNER.catalogue.tools))
 _ONBOARDING = {"create_employee_record", "set_up_payroll", "set_up_email_account"}
 
 
@@ -24,6 +26,73 @@ def _offline() -> Any:
 
 def _tools(task: str) -> list[str]:
     return [step.tool or "" for step in _PLANNER.draft(PlanRequest(task=task)).steps]
+
+
+_STOPS_WITH_A_REASON = [
+    "actually scrap that, he's staying",
+    "no forget it, she changed her mind",
+    "let's drop this, not needed anymore",
+    "cancel the whole thing please, he isn't leaving",
+    "cancel the whole thing please he isn't leaving",
+    "forget it we don't need it",
+    "cancel it i changed my mind",
+    "stop, she got a better offer elsewhere",
+    "she's staying with us, so cancel it",
+    "never mind, she decided to stay after all",
+    "ok scrap that - they found someone else",
+    "hmm forget about it, the position was filled",
+]
+
+
+@pytest.mark.parametrize("said", _STOPS_WITH_A_REASON)
+async def test_a_stop_said_with_its_reason_at_a_step_stops_the_plan(said: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "onboard Lucy Gray next week")
+    stopped = await runtime.resume(plans, first.thread_id, said)
+    assert stopped.status == "completed" and not stopped.interrupts
+    assert stopped.output == "Plan stopped at step 1 of 6: nothing done, 1 rejected, 5 not run.", stopped.output
+
+
+@pytest.mark.parametrize("said", _STOPS_WITH_A_REASON[:4])
+async def test_a_stop_said_with_its_reason_after_a_step_is_done_keeps_what_was_done(said: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "order a laptop and a monitor for Ken Ito")
+    await runtime.resume(plans, first.thread_id, "approve")
+    stopped = await runtime.resume(plans, first.thread_id, said)
+    assert stopped.output == "Plan stopped at step 2 of 2: 1 done, 1 rejected.", stopped.output
+
+
+@pytest.mark.parametrize("said", ["forget it, he's staying", "never mind, not needed any more"])
+async def test_a_stop_said_with_its_reason_at_the_planner_s_question_drops_the_task(said: str) -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "offboard Tom Hill")  # the date is asked
+    stopped = await runtime.resume(plans, first.thread_id, said)
+    assert stopped.output.startswith("Plan rejected: stopped by the human at the planner's question"), stopped.output
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "scrap that, she starts on the 15th",  # a new date: the plan corrected
+        "forget it, order a monitor instead",
+        "scrap that, order a monitor for him",
+        "cancel that, make it a tablet",
+        "scrap that, Tom Hall",
+        "forget it, 3 monitors",
+        "stop the laptop order",  # a step named, not the plan
+        "cancel the laptop, he has one",
+        "leave it with me",
+    ],
+)
+def test_a_stop_followed_by_what_to_do_instead_is_no_stop_with_a_reason(said: str) -> None:
+    assert not ends_for_a_reason(said, _VERBS) and not ends(said, _VERBS)
+
+
+async def test_a_stop_followed_by_a_new_date_corrects_the_plan() -> None:
+    runtime, plans = Runtime(), _offline()
+    first = await runtime.run(plans, "onboard Lucy Gray next week")
+    again = await runtime.resume(plans, first.thread_id, "scrap that, she starts on the 15th")
+    assert "Create the HR record of an employee for Lucy Gray, the 15th" in again.interrupts[0].prompt
 
 
 @pytest.mark.parametrize(
