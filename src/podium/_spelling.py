@@ -19,8 +19,10 @@ class Spelling:
     """A vocabulary, and each of its words' variants with one letter left out (to find words one typo away).
 
     A typed word of ``shortest`` letters or more that the vocabulary lacks becomes the one vocabulary word one typo
-    away; with none, or several, it stays as typed (one typo away from a short word lies another word: "hope" and
-    "home"). ``alike``: candidates it maps to one key are one word ("onboard" and
+    away; with none, it stays as typed. With several, the likeliest slip decides: a letter left out or two
+    neighbours swapped ("ofboard" is "offboard", not "onboard" with a letter changed), then a letter added, then
+    one changed; when the likeliest is still several words, it stays as typed (one typo away from a short word
+    lies another word: "hope" and "home"). ``alike``: candidates it maps to one key are one word ("onboard" and
     "onboarding" when both are known), the shortest kept. ``endings``: a word that starts with a known word (or
     its ``alike`` key) and goes on is mended too; off, it stays ("charger" is made from "charge", no typo of
     "charges"), unless its last letter only doubles the one before ("laptopp").
@@ -81,7 +83,21 @@ class Spelling:
             for candidate in sorted(found, key=lambda w: (len(w), w)):
                 keys.setdefault(self._alike(candidate), candidate)
             found = set(keys.values())
+        if len(found) > 1:
+            likeliest = min(_slip(word, w) for w in found)
+            found = {w for w in found if _slip(word, w) == likeliest}
         return found.pop() if len(found) == 1 else typed
+
+
+def _slip(typed: str, word: str) -> int:
+    """How unlikely the typo that makes ``word`` ``typed`` is: 0 for a letter left out or two neighbours swapped,
+    1 for a letter added, 2 for a letter changed (fast typing drops and swaps letters more than it adds or
+    changes them)."""
+    if len(typed) < len(word):
+        return 0
+    if len(typed) > len(word):
+        return 1
+    return 0 if sorted(typed) == sorted(word) else 2
 
 
 def _made_from(typed: str, word: str) -> bool:

@@ -40,6 +40,7 @@ from podium.orchestration.plan.reading import (
     again_for,
     corrects,
     ends,
+    ends_for_a_reason,
     is_question,
     named,
     next_task,
@@ -106,9 +107,10 @@ _RULES_OUT = re.compile(r"\w[,;]?\s+not\s+(?:a|an|the|for|on)?\s*\w+[\s.!]*$", r
 """A thing said, then the one it replaces, at the end ("a tablet, not a laptop")."""
 
 
-def _stops(answer: str) -> bool:
-    """The human's answer to the planner's question drops the task ("stop", "no", "never mind", "ok stop here")."""
-    return is_stop(answer) or ends(answer) or " ".join(_words(answer)) in ("no", "n", "nope", "no thanks")
+def _stops(answer: str, verbs: frozenset[str]) -> bool:
+    """The human's answer to the planner's question drops the task ("stop", "no", "never mind", "ok stop here",
+    "forget it, he's staying"; ``verbs``: the catalogue's tool verbs, see :func:`ends`)."""
+    return is_stop(answer) or ends(answer, verbs) or " ".join(_words(answer)) in ("no", "n", "nope", "no thanks")
 
 
 def _and(names: list[str]) -> str:
@@ -184,7 +186,7 @@ class PlanAndExecute(Agent):
         (``Planner.plans_questions``), questions ("what's 2+2?") are answered, never planned. A bare verdict
         ("approve all") is told apart by :func:`is_verdict` first. ``typed_verdicts=False`` leaves out how to answer a
         step in words (for the plan page, where steps are answered with buttons)."""
-        if is_stop(text) or ends(text):
+        if is_stop(text) or ends(text, self._verbs):
             return f"Nothing is planned or running, so there is nothing to stop. {self.describe(typed_verdicts)}"
         if asks_help(text):
             return self.describe(typed_verdicts)
@@ -304,7 +306,7 @@ class PlanAndExecute(Agent):
                     answer = await ctx.ask(f"{aside}\n\n{question}", data={"plan_id": plan.id, "kind": kind})
                 await self._human(ctx, record, plan, None, answer)
                 request.questions.append(question)
-                if _stops(answer):
+                if _stops(answer, self._verbs):
                     reason = "stopped by the human at the planner's question; nothing was done"
                     await record.set_plan(ctx, plan, PlanStatus.rejected, reason)
                     break
@@ -326,7 +328,7 @@ class PlanAndExecute(Agent):
         """What to say to an answer to the planner's question that is neither information for the plan nor a stop
         (nor, for a caution check, a confirmation): help, a verdict with nothing to approve yet, small talk, a
         question. ``None``: the answer is taken."""
-        if _stops(answer) or (kind == "confirmation" and _confirms(answer)):
+        if _stops(answer, self._verbs) or (kind == "confirmation" and _confirms(answer)):
             return None
         if emergency(answer):  # no information for the plan: the person is sent to emergency services first
             return EMERGENCY_REPLY
@@ -531,7 +533,9 @@ class PlanAndExecute(Agent):
             answer = await ctx.ask(
                 prompt, expectation=_VERDICT, data={"plan_id": plan.id, "step_id": step.id, "kind": "approval"}
             )
-            verdict = parse_verdict(answer)
+            # a stop with its reason ("no forget it, she changed her mind") ends the plan, not only this step
+            stop = ends_for_a_reason(answer, self._verbs)
+            verdict = Verdict(approved=False, all=True, stop=True) if stop else parse_verdict(answer)
             if verdict is not None and not verdict.approved and _NO_THEN.match(answer) and _amends(answer, action):
                 verdict = None  # "no, he starts next wednesday": the plan corrected, not this step rejected
             if verdict is not None and verdict.step_id not in (None, step.id):  # sent for a step decided meanwhile
@@ -556,7 +560,7 @@ class PlanAndExecute(Agent):
         question, a new task noted for after this plan, or how to answer)."""
         if emergency(answer):
             return None, EMERGENCY_REPLY
-        if ends(answer):  # "ok stop here", "that's enough for now"
+        if ends(answer, self._verbs):  # "ok stop here", "that's enough for now", "scrap that, he's staying"
             return Verdict(approved=False, all=True, stop=True), ""
         if asks_help(answer):
             return None, self.describe()
@@ -704,7 +708,7 @@ class PlanAndExecute(Agent):
             data={"plan_id": plan.id, "step_id": step.id, "kind": "replan"},
         )
         text = answer.strip()
-        if _stops(text):
+        if _stops(text, self._verbs):
             return None
         extra = text.partition(":")[2].strip() if text.lower().startswith("replan") else text
         if extra:

@@ -14,9 +14,11 @@ name or description: "book" for ``book_meeting_room``) counts for less, and such
 shares more with the task. Every step must be one the task asks for: the task names what the tool acts on or is for
 (not only a word describing another, "travel" in "travel expenses"), and the tool does what the task's verb says
 (not another thing done to the same kind of object: "draft" for "review the NDA"); a task naming several people gets
-the steps for each. A task whose words are mostly unknown to the catalogue (under a third of them: gibberish,
-another language) or match no tool gets a question back, never a guessed plan; so does a task of fewer than two
-content words, and one whose words match tools that do something else ("I cannot plan ...: the closest I have ...").
+the steps for each, and one in several parts ("onboard Gina Holt and arrange a team lunch") the steps of each part.
+A thing no tool knows ("order a tablet") is said to be one, with the closest tools, never planned as another thing.
+A task whose words are mostly unknown to the catalogue (under a third of them: gibberish, another language) or match
+no tool gets a question back, never a guessed plan; so does a task of fewer than two content words, and one whose
+words match tools that do something else ("I cannot plan ...: the closest I have ...").
 What it cannot do: understand synonyms the catalogue does not use, homonyms, conditions, or steps that need a tool
 nobody has.
 
@@ -101,7 +103,10 @@ _SITUATION = re.compile(r"\s+(?:when|who|if)\s+")
 _PREPOSITION = re.compile(r"\s+(?:for|of|with|to|on|in|from|about|by|before|after|into|at|within|between|during)\s+")
 _CLAUSES = re.compile(r"[,;:.!?]|\b(?:and|then|also|but|plus)\b", re.IGNORECASE)
 _LEAD = frozenset(
-    words("now ok okay great so just hi hello hey thanks kindly pls want like go ahead let lets oh well next first")
+    words(
+        "now ok okay great so just hi hello hey thanks kindly pls want like go ahead let lets oh well next first "
+        "could would"
+    )
 )
 """Words a clause may start with before its verb ("great, now order ...", "ok let's book ...")."""
 _ASKING = frozenset(words("what whats who whom whose where when why how which"))
@@ -182,7 +187,10 @@ def _read(text: str, tool_verbs: frozenset[str]) -> _Reading:
         lead = next((i for i, stem in enumerate(stems) if stem is not None and stem not in _LEAD), None)
         if lead is not None and _SUBJECTS & set(tokens[:lead]):
             lead = None  # "he starts on Monday" says something about someone: no instruction to "start"
+        recipient = False  # after "for", once the clause named its thing: whom or what it is for, not the thing
+        named = False
         for i, stem in enumerate(stems):
+            recipient = recipient or (named and tokens[i] == "for")
             if stem is None or stem in _LEAD:
                 continue
             if i == lead and stem in tool_verbs:
@@ -192,9 +200,10 @@ def _read(text: str, tool_verbs: frozenset[str]) -> _Reading:
                 break  # "a blog post announcing our launch": what follows is about the post
             rest.add(stem)
             following = stems[i + 1] if i + 1 < len(stems) else None
-            if following is not None and not tokens[i + 1].endswith("ing"):
+            if recipient or (following is not None and not tokens[i + 1].endswith("ing")):
                 continue  # describes the next word ("phone charger", "product launch"), not what is asked
             heads.add(stem)
+            named = True
     return _Reading(frozenset(verbs), frozenset(heads), frozenset(rest))
 
 
@@ -268,7 +277,9 @@ class OfflinePlanner(Planner):
         detail.pop("name", None)
         if named:
             detail["name"] = named[0]
-        text = ". ".join(part.rstrip(". ") for part in self._replaced(parts))
+        replaced = self._replaced(parts)
+        pieces = [piece for said in replaced[0].split(". ") for piece in requests_in(said)]  # the task's requests
+        text = ". ".join(part.rstrip(". ") for part in replaced)
         for part in parts:  # names and dates say for whom and when, not what
             for value in [*facts(part).values(), *people(part)]:
                 text = text.replace(value, " ")
@@ -284,6 +295,7 @@ class OfflinePlanner(Planner):
             summary = "No tool fits the task."
             return PlanDraft(initial_goal=request.task, steps=[], summary=summary, human_clarification_request=question)
         chosen, closest = found
+        chosen = self._with_every_part(chosen, pieces, done)
         goal = request.task
         if chosen and request.clarifications and not self._plans(parts[0], done):
             # the task said again in other words, as the question asked: the latest answer that is a task itself
@@ -338,6 +350,24 @@ class OfflinePlanner(Planner):
             if self._query(_NEGATED.sub(" ", bare)) and (not self._plans(piece, done) or self._unknown_thing(bare)):
                 unable.append(piece)
         return unable if len(unable) < len(pieces) else []
+
+    def _with_every_part(self, chosen: list[CatalogueTool], pieces: list[str], done: set[str]) -> list[CatalogueTool]:
+        """``chosen`` with the steps of each request among ``pieces`` (the task's, see :func:`~podium.human.
+        requests_in`) that none of them is for: matched as one, the words of one part can outscore another's
+        ("onboard Gina Holt and arrange a team lunch" would be lunch alone), so a part left without a step gets its
+        own."""
+        if len(pieces) < 2 or not chosen:
+            return chosen
+        added = list(chosen)
+        for piece in pieces:
+            bare = piece
+            for value in [*facts(piece).values(), *people(piece)]:
+                bare = bare.replace(value, " ")
+            found = self._choose(bare, done) if self._query(_NEGATED.sub(" ", bare)) else None
+            if found and found[0] and not {id(e) for e in found[0]} & {id(e) for e in chosen}:
+                added += [e for e in found[0] if e not in added]
+        ranks = {name: s.rank for name, s in self.catalogue.specialists.items()}
+        return sorted(added, key=lambda e: (ranks[e.agent], e.position))[: self.max_steps]
 
     def _unknown_thing(self, piece: str) -> bool:
         """Whether ``piece`` names things and no tool knows any of them ("book him a farewell cake"): a tool's verb
@@ -418,9 +448,12 @@ class OfflinePlanner(Planner):
         A tool is a step only when the task names what it acts on or what it is for (its name, the thing its
         description starts with, or its "when ..." clause), not only a word describing another ("travel" in
         "travel expenses", "laptop" in a docking station "for a laptop"), and when it does what the task's verb
-        says: a tool doing another thing to the same kind of object ("draft" for "review the NDA") is left out. A
-        task whose every named thing is unknown to the catalogue ("translate the brochure") keeps the tools of its
-        verb. The steps may be none: then the task asks for what no tool does, and the closest tools say so.
+        says: a tool doing another thing to the same kind of object ("draft" for "review the NDA") is left out.
+        What comes after "for", once the thing is named, says whom or what it is for ("order a tablet for the sales
+        team" names a tablet, not a team). A task whose every named thing is unknown to the catalogue ("order a
+        tablet", "translate the brochure") gets no step: no tool doing the same to another thing (a laptop, lunch) is
+        guessed to be it. The steps may be none: then the task asks for what no tool does, and the closest tools say
+        so.
         """
         unnegated = _NEGATED.sub(" ", text)
         query = self._query(unnegated)
@@ -436,7 +469,11 @@ class OfflinePlanner(Planner):
         if not matched:
             return None
         closest = [entry for _, _, entry in sorted(matched, key=lambda i: -i[1])[:3]]
-        if not any(self.catalogue.knows(w) for w in reading.rest):  # only its verb says what to do
+        if reading.rest and not any(self.catalogue.knows(w) for w in reading.rest):
+            # it names only things no tool knows ("order a tablet"): a tool doing the same to another thing (a
+            # laptop, lunch) is not what was asked, and which thing would do is not for words to guess
+            fits = []
+        elif not reading.rest:  # only its verb says what to do
             fits = [(score, e) for _, score, e in matched if self._shapes[id(e)].verb in reading.verbs]
         else:
             fits = [(score, e) for _, score, e in matched if self._fits(self._shapes[id(e)], reading)]
@@ -482,8 +519,17 @@ class OfflinePlanner(Planner):
     def _nothing(self, request: PlanRequest, closest: list[CatalogueTool]) -> str:
         """The plain answer to a task whose words the catalogue knows but no tool does: the closest tools."""
         near = "; ".join(f"{self._action(entry, {}).rstrip('.')} ({entry.agent})" for entry in closest)
+        task = request.task
+        for value in [*facts(task).values(), *people(task)]:
+            task = task.replace(value, " ")
+        unknown = [  # what it names that no tool knows ("tablet" in "order a tablet"), as typed
+            t
+            for t in dict.fromkeys(_tokens(_NEGATED.sub(" ", task)))
+            if (w := _stem_of(t)) and w not in _LEAD and not self.catalogue.knows(w)
+        ]
+        lacking = f"for {_and([repr(t) for t in unknown], 'or')}" if unknown else "that does that"
         return (
-            f"I cannot plan {request.task.strip()!r}: no agent has a tool that does that. The closest I have: "
+            f"I cannot plan {request.task.strip()!r}: no agent has a tool {lacking}. The closest I have: "
             f"{near}. Say what should be done in other words, or 'stop'."
         )
 

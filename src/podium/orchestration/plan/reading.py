@@ -10,10 +10,21 @@ from __future__ import annotations
 
 import re
 
+from podium import human
 from podium.human import declines, straight
-from podium.orchestration.plan.facts import DATE, TIME, WEEKDAYS
+from podium.orchestration.plan.facts import DATE, TIME, WEEKDAYS, people, ruled_out
 
-__all__ = ["again_for", "corrects", "ends", "is_question", "named", "next_task", "relation", "small_talk"]
+__all__ = [
+    "again_for",
+    "corrects",
+    "ends",
+    "ends_for_a_reason",
+    "is_question",
+    "named",
+    "next_task",
+    "relation",
+    "small_talk",
+]
 
 
 def _said(text: str) -> str:
@@ -114,17 +125,69 @@ _END_FILL = re.compile(
 )
 
 
-def ends(text: str) -> bool:
+def ends(text: str, verbs: frozenset[str] = frozenset()) -> bool:
     """Whether ``text`` says to stop the whole plan in words of its own ("ok stop here", "let's stop now", "that's
     enough for now", "I'm done", "hold on, cancel all that", "let's leave it there", "scrap the whole thing"), and
-    nothing else ("stop the laptop order" names a step: not this). A decline as a whole answer ("not now", "never
-    mind", :func:`podium.human.declines`) ends it too."""
+    nothing else ("stop the laptop order" names a step: not this), or only why (:func:`ends_for_a_reason`). A
+    decline as a whole answer ("not now", "never mind", :func:`podium.human.declines`) ends it too."""
     if declines(text):
         return True
     said = _said(text)
     if not _END_CORE.search(said):
         return False
-    return not _END_FILL.sub(" ", _END_CORE.sub(" ", said)).strip()
+    return not _END_FILL.sub(" ", _END_CORE.sub(" ", said)).strip() or ends_for_a_reason(text, verbs)
+
+
+def ends_for_a_reason(text: str, verbs: frozenset[str] = frozenset()) -> bool:
+    """Whether ``text`` stops the whole plan and says why, or fills around it: "actually scrap that, he's staying",
+    "no forget it, she changed her mind", "let's drop this, not needed anymore", "cancel the whole thing please, he
+    isn't leaving", "forget it we don't need it". One clause (:func:`podium.human.clauses`) starts with a stop said
+    in words of its own (as :func:`ends` reads one alone); what follows it, and every other clause, only gives a
+    reason: it corrects nothing (:func:`podium.human.corrects`, :func:`corrects`), names no new date, number or
+    person, and asks for no task (:func:`next_task`, ``verbs`` being the catalogue's tool verbs). "scrap that, she
+    starts on the 15th" and "forget it, order a monitor instead" change the plan: not this."""
+    stopped, reasons = False, []
+    for clause in human.clauses(text):
+        typed = re.findall(r"[A-Za-z0-9']+", straight(clause))
+        said = " ".join(typed).lower()
+        if not said or not _END_FILL.sub(" ", said).strip():
+            continue  # "sorry", "ok", "actually": fill alone
+        found = _END_CORE.search(said)
+        if found is None or _END_FILL.sub(" ", said[: found.start()]).strip():
+            reasons.append(" ".join(typed))
+            continue
+        after = said[found.end() :].split()
+        kept = next((at for at, word in enumerate(after) if _END_FILL.sub(" ", word).strip()), len(after))
+        kept -= 1 if 0 < kept < len(after) and after[kept - 1] in _SUBJECTS else 0  # "i changed my mind"
+        tail = " ".join(typed[len(typed) - len(after) + kept :])
+        if tail and not (after[kept] in _SUBJECTS or human.cancels(tail) or human.negated(tail)):
+            reasons.append(" ".join(typed))  # "stop the laptop order", "leave it with me": not a stop and why
+            continue
+        stopped = True
+        if tail:  # "forget it she changed her mind": the stop, then why, with no comma between
+            reasons.append(tail)
+    return stopped and bool(reasons) and all(_gives_reason(reason, verbs) for reason in reasons)
+
+
+_SUBJECTS = frozenset(
+    re.findall(r"\S+", "i i'm i've we we're we've he he's she she's they they're it's you someone nobody there's")
+)
+"""Words a sentence starts with: after "scrap that", "he's staying" says why (after "stop the", "laptop" says what)."""
+
+
+def _gives_reason(clause: str, verbs: frozenset[str]) -> bool:
+    """Whether ``clause`` only says why something is dropped ("he's staying", "she changed her mind", "not needed
+    any more"), with nothing the plan could take from it: a correction, a date, a number, a new task, a person
+    alone ("Tom Hall") or one ruled out."""
+    if human.corrects(clause) or corrects(clause) or re.search(r"\d", clause) or ruled_out(clause):
+        return False
+    if next_task(clause, verbs) is not None or DATE.search(clause) or TIME.search(clause):
+        return False
+    named = people(clause)
+    rest = clause
+    for person in named:
+        rest = rest.replace(person, " ")
+    return not named or len(rest.split()) > 1 or human.cancels(rest)  # "Tom Hall": a person for the plan
 
 
 _CORRECTS = re.compile(
