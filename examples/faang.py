@@ -7,8 +7,9 @@ the cassette does not hold is answered by the rule-based stand-in below (the app
 headcount of the FAANG companies or of any of them ("Apple and Meta", "all but Amazon", "leave Meta out"), added up,
 averaged, compared ("how many more than Apple?", "how many times bigger?") or ranked ("which has the most
 employees?"), greetings and thanks, and for anything else (another company, a median, a share, a change over time)
-a plain sentence saying what it cannot do offline, never another operation's result. Company names and its few
-words are read through a typo ("googel", "emplyees").
+a plain sentence saying what it cannot do offline, never another operation's result. "Those two", "them" and
+"which one is larger?" are the companies of the answers before. Company names (and their tickers) and its few
+words are read through a typo ("googel", "aple", "metta", "emplyees").
 With ``PODIUM_MODEL`` set it talks to a real model.
 
 The app uses the ``shared`` context policy, in which the model requests are those of the seed's trace (the
@@ -100,9 +101,10 @@ def build(model: Model, context: ContextPolicy | None = None) -> Supervisor:
 
 # --- the stand-in model: answers offline what the cassette cannot ---------------------------------------------
 
-COMPANIES = {"Meta": ("meta", "facebook"), "Apple": ("apple",), "Amazon": ("amazon",), "Netflix": ("netflix",),
-             "Alphabet": ("alphabet", "google")}  # fmt: skip
-"""The FAANG companies in the seed's order, each with the words naming it."""
+COMPANIES = {"Meta": ("meta", "facebook"), "Apple": ("apple", "aapl"), "Amazon": ("amazon", "amzn"),
+             "Netflix": ("netflix", "nflx"), "Alphabet": ("alphabet", "google", "googl", "goog")}  # fmt: skip
+"""The FAANG companies in the seed's order, each with the words naming it (its stock ticker last)."""
+_TICKERS = {"aapl", "amzn", "nflx", "googl", "goog"}
 _NAMES = "|".join(w for words in COMPANIES.values() for w in words)
 CAPABILITIES = (
     "Offline I know the 2024 headcount of the FAANG companies (Meta, Apple, Amazon, Netflix and Alphabet), and add "
@@ -111,7 +113,7 @@ CAPABILITIES = (
     'Apple?". Set PODIUM_MODEL to ask a real model anything else.'
 )
 _HEADCOUNT = re.compile(
-    r"\b(head\s?-?\s?counts?|employees?|employ\w*|staff\w*|workforce|workers|people|persons|jobs|size)\b|"
+    r"\b(head\s?-?\s?counts?|employees?|employ\w*|staff\w*|workforce|workers|people|ppl|persons|folks|jobs|size)\b|"
     r"\bwork(?:s|ing)?\s+(?:at|for)\b|\bhow many\s+(?:are\s+|work\s+)?at\b"
 )
 _EXCEPT = re.compile(
@@ -240,28 +242,52 @@ def _statistic(text: str) -> str:
     return next((name for name, asks in _STATISTICS if asks.search(words)), "sum")
 
 
+_NAME_WORDS = [w for words in COMPANIES.values() for w in words if w not in _TICKERS]
+"""The companies' names, which a typo is read as (a ticker is typed as it is)."""
 _KNOWN_WORDS = [
-    *(w for words in COMPANIES.values() for w in words if len(w) > 4),
+    *(w for w in _NAME_WORDS if len(w) > 4),
     *("employees", "employee", "headcount", "headcounts", "workforce", "combined", "average"),
 ]
-"""Words a typo is read as when it is one letter off ("googel", "emplyees"; "meta" is too short to guess)."""
-_REAL_WORDS = {"apply", "ample", "maple", "goggle", "employer", "employed"}
-"""English words one letter off a known word, which are no typo of it."""
+"""Words a typo is read as when it is one letter off ("googel", "emplyees")."""
+_REAL_WORDS = {"apply", "ample", "maple", "goggle", "employer", "employed", "meat", "metal", "metals"}
+"""English words a slip away from a known word, which are no typo of it."""
 
 
 def _spelled(text: str) -> str:
     """``text`` with each word of five letters or more that is one edit (a letter added, dropped, changed, or two
-    neighbours swapped) from one of :data:`_KNOWN_WORDS` written as that word."""
+    neighbours swapped) from one of :data:`_KNOWN_WORDS` written as that word, and each word of four letters or
+    more that is a company's name with a slip that changes no letter (:func:`_slipped_name`: "aple", "metta")
+    written as that name."""
 
     def fix(match: re.Match[str]) -> str:
         word = match[0]
         lower = word.lower()
-        if len(lower) < 5 or lower in _KNOWN_WORDS or lower in _REAL_WORDS:
+        if len(lower) < 4 or lower in _KNOWN_WORDS or lower in _REAL_WORDS or lower in _TICKERS:
             return word
-        close = next((known for known in _KNOWN_WORDS if one_typo(lower, known)), None)
-        return word if close is None else close
+        close = next((known for known in _KNOWN_WORDS if one_typo(lower, known)), None) if len(lower) > 4 else None
+        return close or _slipped_name(lower) or word
 
     return re.sub(r"[^\W\d_]+", fix, text)
+
+
+def _slipped_name(lower: str) -> str | None:
+    """The one company name ``lower`` is, typed with a doubled letter made single or the other way round, and with
+    at most one more slip past its first letter that changes no letter: one left out or added, or two neighbours
+    swapped ("aple", "apel", "appl", "metta", "mtea"). A changed letter is no slip in a name this short: "mega",
+    "able" and "axle" are words of their own; :data:`_REAL_WORDS` keeps "meat" and "metal" apart."""
+
+    def squeezed(word: str) -> str:
+        return re.sub(r"(.)\1+", r"\1", word)
+
+    typed = squeezed(lower)
+    found = {
+        name
+        for name in _NAME_WORDS
+        if name[0] == lower[0]
+        and lower != name
+        and (typed == squeezed(name) or one_typo(typed, squeezed(name), changes=False))
+    }
+    return found.pop() if len(found) == 1 else None
 
 
 def _unknown_company(text: str) -> str | None:

@@ -254,3 +254,43 @@ async def test_a_superlative_after_a_total_still_ranks_all_the_companies_of_that
         "Of the FAANG companies, Amazon has the most employees in 2024: 1,551,000.",
         "The combined headcount of the FAANG companies in 2024 is 1,977,586.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer"),
+    [
+        ("aple headcount", "In 2024 Apple has 164,000 employees."),
+        ("how many ppl at apel", "In 2024 Apple has 164,000 employees."),
+        ("how many work at appl?", "In 2024 Apple has 164,000 employees."),
+        ("metta headcount", "In 2024 Meta has 67,317 employees."),
+        ("how many employees does mtea have", "In 2024 Meta has 67,317 employees."),
+        ("gogle staff?", "In 2024 Alphabet has 181,269 employees."),
+        ("how many at amazn", "In 2024 Amazon has 1,551,000 employees."),
+        ("netflx workforce", "In 2024 Netflix has 14,000 employees."),
+        ("nflx headcount", "In 2024 Netflix has 14,000 employees."),
+        ("compare netflix with aple", "In 2024 Netflix has 150,000 fewer employees than Apple (14,000 against 164,000)."),
+        ("aapl vs amzn headcount", "In 2024 Apple has 1,387,000 fewer employees than Amazon (164,000 against 1,551,000)."),
+    ],
+)  # fmt: skip
+async def test_a_short_company_name_with_a_slip_or_its_ticker_is_that_company(asked: str, answer: str) -> None:
+    assert await talk([asked], "faang") == [answer]
+
+
+async def test_it_with_a_misspelt_short_name_compares_the_company_before() -> None:
+    assert await talk(["netflx headcount?", "compare it with aple"], "faang") == [
+        "In 2024 Netflix has 14,000 employees.",
+        "In 2024 Netflix has 150,000 fewer employees than Apple (14,000 against 164,000).",
+    ]
+
+
+@pytest.mark.parametrize("word", ["metal", "mega", "able", "axle", "ample"])
+async def test_an_english_word_a_letter_off_a_short_name_is_no_company(word: str) -> None:
+    assert await talk([f"how many employees at {word} inc"], "faang") == [
+        f"Offline I only know the FAANG companies' headcounts, not {word}'s. {faang.CAPABILITIES}"
+    ]
+
+
+async def test_meat_is_not_meta() -> None:
+    assert await talk(["how many people work at meat packers"], "faang") == [
+        f"Offline I only know the FAANG companies' headcounts, not meat's. {faang.CAPABILITIES}"
+    ]
