@@ -179,6 +179,17 @@ def test_a_pattern_question_takes_a_code_typed_with_gaps() -> None:
         ("ok ciao", "goodbye"),
         ("right, i'm heading off now, thanks", "thanks"),
         ("I'm heading out to the pharmacy", None),
+        ("ta", "thanks"),
+        ("ok cool, ta", "thanks"),
+        ("Ta very much!", "thanks"),
+        ("cheers ta", "thanks"),
+        ("lovely, ta mate", "thanks"),
+        ("ta ta for now", "goodbye"),
+        ("ta-da", None),
+        ("tata motors headcount", None),
+        ("book the TA session", None),
+        ("what is ta in french", None),
+        ("stay at the hotel", None),
     ],
 )
 def test_pleasantries_are_told_apart_from_requests(text: str, kind: str | None) -> None:
