@@ -444,7 +444,7 @@ def fit_expectation(expectation: Expectation | None, text: str) -> str | None:
     if changed is not None:
         return changed
     if expectation.type == "choice":
-        return _choice(list(expectation.options), text)
+        return _choice(list(expectation.options), expectation.in_option_words(text))  # "the teeth one": Dental
     if expectation.pattern is None:
         return text.strip()
     try:
