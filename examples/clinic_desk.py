@@ -41,8 +41,16 @@ TITLE = "Clinic Desk"
 
 PATIENT = Expectation(type="pattern", pattern=r"\b[Pp][- ]?\d{6}\b", description="a patient number: P- and six digits")
 DEPARTMENT = Expectation(
-    type="choice", options=["General practice", "Physiotherapy", "Dental"], description="the department"
+    type="choice",
+    options=["General practice", "Physiotherapy", "Dental"],
+    description="the department",
+    synonyms={
+        "General practice": ["family doctor"],
+        "Physiotherapy": ["physical therapy", "physical therapist"],
+        "Dental": ["dentist", "teeth", "tooth", "toothache", "gums"],
+    },
 )
+"""The departments, and the words people name them by ("the teeth one", "my toothache": Dental)."""
 PRESCRIPTION = Expectation(
     type="pattern", pattern=r"\b[Rr][Xx][- ]?\d{7}\b", description="a prescription number: RX and seven digits"
 )

@@ -7,8 +7,9 @@ the cassette does not hold is answered by the rule-based stand-in below (the app
 headcount of the FAANG companies or of any of them ("Apple and Meta", "all but Amazon", "leave Meta out"), added up,
 averaged, compared ("how many more than Apple?", "how many times bigger?") or ranked ("which has the most
 employees?"), greetings and thanks, and for anything else (another company, a median, a share, a change over time)
-a plain sentence saying what it cannot do offline, never another operation's result. Company names and its few
-words are read through a typo ("googel", "emplyees").
+a plain sentence saying what it cannot do offline, never another operation's result. "Those two", "them" and
+"which one is larger?" are the companies of the answers before. Company names (and their tickers) and its few
+words are read through a typo ("googel", "aple", "metta", "emplyees").
 With ``PODIUM_MODEL`` set it talks to a real model.
 
 The app uses the ``shared`` context policy, in which the model requests are those of the seed's trace (the
@@ -100,9 +101,10 @@ def build(model: Model, context: ContextPolicy | None = None) -> Supervisor:
 
 # --- the stand-in model: answers offline what the cassette cannot ---------------------------------------------
 
-COMPANIES = {"Meta": ("meta", "facebook"), "Apple": ("apple",), "Amazon": ("amazon",), "Netflix": ("netflix",),
-             "Alphabet": ("alphabet", "google")}  # fmt: skip
-"""The FAANG companies in the seed's order, each with the words naming it."""
+COMPANIES = {"Meta": ("meta", "facebook"), "Apple": ("apple", "aapl"), "Amazon": ("amazon", "amzn"),
+             "Netflix": ("netflix", "nflx"), "Alphabet": ("alphabet", "google", "googl", "goog")}  # fmt: skip
+"""The FAANG companies in the seed's order, each with the words naming it (its stock ticker last)."""
+_TICKERS = {"aapl", "amzn", "nflx", "googl", "goog"}
 _NAMES = "|".join(w for words in COMPANIES.values() for w in words)
 CAPABILITIES = (
     "Offline I know the 2024 headcount of the FAANG companies (Meta, Apple, Amazon, Netflix and Alphabet), and add "
@@ -111,7 +113,7 @@ CAPABILITIES = (
     'Apple?". Set PODIUM_MODEL to ask a real model anything else.'
 )
 _HEADCOUNT = re.compile(
-    r"\b(head\s?-?\s?counts?|employees?|employ\w*|staff\w*|workforce|workers|people|persons|jobs|size)\b|"
+    r"\b(head\s?-?\s?counts?|employees?|employ\w*|staff\w*|workforce|workers|people|ppl|persons|folks|jobs|size)\b|"
     r"\bwork(?:s|ing)?\s+(?:at|for)\b|\bhow many\s+(?:are\s+|work\s+)?at\b"
 )
 _EXCEPT = re.compile(
@@ -195,6 +197,16 @@ _STATISTICS = (
         ),
     ),
 )
+_REFERS = re.compile(
+    r"\b(?:th[eo]se|the|both|all)\s+(?:two|2)\b|\bboth\b|\bthem\b|\bth[eo]se\b|\beach other\b|"
+    r"\bwhich of (?:the|th[eo]se|them)\b|\bthe (?:former|latter|pair)\b|\bthe (?:one|other)\b"
+)
+"""Words that point to the companies of the answers before ("add those two", "which one is larger?")."""
+_TWO = re.compile(r"\b(?:two|2|both|pair|each other|former|latter|between)\b")
+"""A reference to exactly two of them ("those two", "both", "the difference between them")."""
+_COMBINE = re.compile(r"\b(?:add\w*|sum\w*|total\w*|combin\w*|together|plus|altogether|put)\b")
+"""Asking for figures added up ("add them up", "the sum of those two", "put them together")."""
+_SUPERLATIVE = re.compile(r"\b(?:most|largest|biggest|highest|maximum|max|fewest|least|smallest|lowest|minimum)\b")
 _UNREAD = re.compile(r"\b(?:than|times|twice|thrice|half|double|triple|per|divided|multiplied|over)\b")
 """A comparison or an operation no statistic above reads: said to be beyond this stand-in, never answered with a
 sum."""
@@ -230,28 +242,52 @@ def _statistic(text: str) -> str:
     return next((name for name, asks in _STATISTICS if asks.search(words)), "sum")
 
 
+_NAME_WORDS = [w for words in COMPANIES.values() for w in words if w not in _TICKERS]
+"""The companies' names, which a typo is read as (a ticker is typed as it is)."""
 _KNOWN_WORDS = [
-    *(w for words in COMPANIES.values() for w in words if len(w) > 4),
+    *(w for w in _NAME_WORDS if len(w) > 4),
     *("employees", "employee", "headcount", "headcounts", "workforce", "combined", "average"),
 ]
-"""Words a typo is read as when it is one letter off ("googel", "emplyees"; "meta" is too short to guess)."""
-_REAL_WORDS = {"apply", "ample", "maple", "goggle", "employer", "employed"}
-"""English words one letter off a known word, which are no typo of it."""
+"""Words a typo is read as when it is one letter off ("googel", "emplyees")."""
+_REAL_WORDS = {"apply", "ample", "maple", "goggle", "employer", "employed", "meat", "metal", "metals"}
+"""English words a slip away from a known word, which are no typo of it."""
 
 
 def _spelled(text: str) -> str:
     """``text`` with each word of five letters or more that is one edit (a letter added, dropped, changed, or two
-    neighbours swapped) from one of :data:`_KNOWN_WORDS` written as that word."""
+    neighbours swapped) from one of :data:`_KNOWN_WORDS` written as that word, and each word of four letters or
+    more that is a company's name with a slip that changes no letter (:func:`_slipped_name`: "aple", "metta")
+    written as that name."""
 
     def fix(match: re.Match[str]) -> str:
         word = match[0]
         lower = word.lower()
-        if len(lower) < 5 or lower in _KNOWN_WORDS or lower in _REAL_WORDS:
+        if len(lower) < 4 or lower in _KNOWN_WORDS or lower in _REAL_WORDS or lower in _TICKERS:
             return word
-        close = next((known for known in _KNOWN_WORDS if one_typo(lower, known)), None)
-        return word if close is None else close
+        close = next((known for known in _KNOWN_WORDS if one_typo(lower, known)), None) if len(lower) > 4 else None
+        return close or _slipped_name(lower) or word
 
     return re.sub(r"[^\W\d_]+", fix, text)
+
+
+def _slipped_name(lower: str) -> str | None:
+    """The one company name ``lower`` is, typed with a doubled letter made single or the other way round, and with
+    at most one more slip past its first letter that changes no letter: one left out or added, or two neighbours
+    swapped ("aple", "apel", "appl", "metta", "mtea"). A changed letter is no slip in a name this short: "mega",
+    "able" and "axle" are words of their own; :data:`_REAL_WORDS` keeps "meat" and "metal" apart."""
+
+    def squeezed(word: str) -> str:
+        return re.sub(r"(.)\1+", r"\1", word)
+
+    typed = squeezed(lower)
+    found = {
+        name
+        for name in _NAME_WORDS
+        if name[0] == lower[0]
+        and lower != name
+        and (typed == squeezed(name) or one_typo(typed, squeezed(name), changes=False))
+    }
+    return found.pop() if len(found) == 1 else None
 
 
 def _unknown_company(text: str) -> str | None:
@@ -275,19 +311,26 @@ def _unknown_company(text: str) -> str | None:
     return None
 
 
-def _request(text: str, previous: list[str] | None) -> list[str] | str | None:
+def _request(text: str, previous: list[str] | None, referent: list[str] | None = None) -> list[str] | str | None:
     """What a user message asks: the companies whose 2024 headcount it wants (their sum, difference, average, or
     which is largest or smallest: :func:`_statistic`), a sentence saying why that cannot be answered offline, or
     ``None`` when it is not about headcounts (``previous``: the companies the last headcount question was about, for
-    follow-ups such as "and without Amazon?" or "how many more than Apple is that?")."""
+    follow-ups such as "and without Amazon?" or "how many more than Apple is that?"; ``referent``: the companies
+    "those two" or "them" point to, :func:`_referent`)."""
     words = _OUT.sub(r"without \1", _spelled(straight(text).lower()))
     cut = _EXCEPT.search(words)
     named = _companies(words[: cut.start()] if cut else words)
     excluded = _companies(words[cut.end() :]) if cut else []
     faang = re.search(r"\bfaang\b|\ball (?:five|5|of them|but)\b", words) is not None
-    follows = named or excluded or _statistic(words) != "sum"  # "and without Amazon?", "and the fewest?"
-    compares = len(named) > 1 and _statistic(words) != "sum"  # "is Apple bigger than Meta?": headcounts are all it has
-    if not (_HEADCOUNT.search(words) or faang or compares) and (previous is None or not follows):
+    statistic = _statistic(words)
+    refers = not (named or faang) and _REFERS.search(words) is not None  # "add those two", "between them"
+    if not (named or faang) and statistic in ("most", "fewest") and _SUPERLATIVE.search(words) is None:
+        refers = True  # "which one is larger?" (not "the largest"): of two, those given before
+    follows = named or excluded or statistic != "sum"  # "and without Amazon?", "and the fewest?"
+    compares = len(named) > 1 and statistic != "sum"  # "is Apple bigger than Meta?": headcounts are all it has
+    operates = statistic != "sum" or _COMBINE.search(words) is not None
+    about = _HEADCOUNT.search(words) or faang or compares or (refers and operates)
+    if not about and (previous is None or not follows):
         return None
     year = re.search(r"\b(?:19|20)\d\d\b", words)
     if year is not None and year[0] != "2024":
@@ -298,7 +341,11 @@ def _request(text: str, previous: list[str] | None) -> list[str] | str | None:
     beyond = next((what for what, asks in _OUT_OF_REACH if asks.search(words)), None)
     if beyond is not None:
         return f"Offline I cannot work out {beyond}. {CAPABILITIES}"
-    statistic = _statistic(words)
+    if refers and operates:  # "add them up", "the difference between them": the figures given before
+        return _referred(referent or [], words, statistic, excluded)
+    pairwise = statistic in ("difference", "ratio") or _TWO.search(words) is not None
+    if referent is not None and len(referent) == 2 and not named and pairwise:  # "and the difference?"
+        return referent
     if statistic in ("difference", "ratio"):  # "how many more than Apple is that?" compares the last question's one
         pair = named if len(named) != 1 or not previous or len(previous) != 1 else [*previous, *named]
         if len(pair) != 2 or pair[0] == pair[1]:
@@ -324,12 +371,42 @@ def _user_texts(messages: list[Message]) -> list[str]:
 
 def _asked(messages: list[Message]) -> list[str] | str | None:
     """What the conversation's last user message asks (see :func:`_request`), read after the ones before it."""
-    previous: list[str] | None = None
+    answered: list[list[str]] = []
     asked: list[str] | str | None = None
     for text in _user_texts(messages):
-        asked = _request(text, previous)
-        previous = asked if isinstance(asked, list) else previous
+        asked = _request(text, answered[-1] if answered else None, _referent(answered))
+        if isinstance(asked, list):
+            answered.append(asked)
     return asked
+
+
+def _referent(answered: list[list[str]]) -> list[str]:
+    """The companies "them" or "those two" point to, from the companies of each headcount answered so far: the last
+    answer's, when it was about several; else the last two asked one at a time ("apple?", "and google?")."""
+    if not answered:
+        return []
+    last = answered[-1]
+    if len(last) == 1 and len(answered) > 1 and len(answered[-2]) == 1 and answered[-2] != last:
+        return [*answered[-2], *last]
+    return last
+
+
+def _referred(referent: list[str], words: str, statistic: str, excluded: list[str]) -> list[str] | str:
+    """The companies a question about the figures given before means ("add those two", "which one is larger?",
+    "the difference between them"), or what is missing to tell, said plainly (never another set of companies)."""
+    chosen = [c for c in referent if c not in excluded]
+    pairwise = _TWO.search(words) is not None or statistic in ("difference", "ratio")
+    fewest = 2 if pairwise or statistic in ("most", "fewest") else 1  # "which of them is bigger?" of three: the most
+    if len(chosen) == 2 or (fewest <= len(chosen) and not pairwise):
+        return chosen
+    if not referent:
+        given = "I have not given any headcount yet in this conversation"
+    elif len(referent) == 1:
+        given = f"So far I have only given {referent[0]}'s headcount"
+    else:
+        given = f"I gave the headcounts of {_listing(referent)}"
+    which = "which two companies do you mean" if fewest == 2 else "which companies do you mean"
+    return f'{given}: {which}? Name them ("Apple and Meta"). {CAPABILITIES}'
 
 
 def _turn(messages: list[Message]) -> list[Message]:

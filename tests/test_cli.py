@@ -51,7 +51,13 @@ def test_chat_jsonl_interrupt_then_answer_in_a_new_process(tmp_path: Path) -> No
     assert tools[0]["name"] == "get_weather" and tools[0]["content"] == "Lisbon: 24 °C, sunny."
     [interrupt] = [e["interrupt"] for e in events if e["kind"] == "interrupt"]
     assert interrupt["prompt"] == "Save this note to your trip notebook: 'pack sunglasses for Lisbon'?"
-    assert interrupt["expectation"] == {"type": "choice", "options": ["yes", "no"], "pattern": None, "description": ""}
+    assert interrupt["expectation"] == {
+        "type": "choice",
+        "options": ["yes", "no"],
+        "pattern": None,
+        "description": "",
+        "synonyms": {},
+    }
     assert interrupt["path"][0] == "trip_helper" and len(interrupt["path"]) == 2
     assert [e["status"] for e in events if e["kind"] == "run_ended"] == ["completed", "interrupted"]
 

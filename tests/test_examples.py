@@ -370,3 +370,10 @@ async def test_faang_stand_in_compares_and_averages_with_the_math_tools_in_eithe
             (c.name, json.loads(c.arguments)) for m in messages for c in m.tool_calls if c.name in ("add", "multiply")
         ]
         assert made == calls
+
+
+@pytest.mark.parametrize("app_name", ["clinic-desk", "smart-investigator", "trip", "tasks-demo", "faang"])
+async def test_british_ta_alone_or_with_small_talk_is_thanked_like_thanks(app_name: str) -> None:
+    thanked = await talk(["thanks"], app_name)
+    for said in ["ta", "ok cool, ta", "ta very much", "cheers ta", "Ta mate!"]:
+        assert await talk([said], app_name) == thanked, said

@@ -196,3 +196,101 @@ async def test_a_preposition_after_than_names_no_company(asked: str) -> None:
 @pytest.mark.parametrize("asked", ["what's the mean headcount of the five", "average headcount of the five companies"])
 async def test_a_number_word_after_of_names_no_company(asked: str) -> None:
     assert await talk([asked], "faang") == ["The average headcount of the FAANG companies in 2024 is 395,517.2."]
+
+
+APPLE_THEN_GOOGLE = ["headcount of apple", "and google?"]
+AMAZON_THEN_META = ["how many ppl work at amazon", "and meta"]
+
+
+@pytest.mark.parametrize(
+    ("before", "asked", "answer"),
+    [
+        (APPLE_THEN_GOOGLE, "which of the two is larger?", "Alphabet has more employees than Apple in 2024: 181,269 against 164,000."),
+        (APPLE_THEN_GOOGLE, "which of those two is bigger?", "Alphabet has more employees than Apple in 2024: 181,269 against 164,000."),
+        (APPLE_THEN_GOOGLE, "which one is larger?", "Alphabet has more employees than Apple in 2024: 181,269 against 164,000."),
+        (APPLE_THEN_GOOGLE, "ok which is bigger then", "Alphabet has more employees than Apple in 2024: 181,269 against 164,000."),
+        (APPLE_THEN_GOOGLE, "which of them has fewer staff?", "Apple has fewer employees than Alphabet in 2024: 164,000 against 181,269."),
+        (AMAZON_THEN_META, "add those two together", "The combined headcount of Amazon and Meta in 2024 is 1,618,317."),
+        (AMAZON_THEN_META, "add them up", "The combined headcount of Amazon and Meta in 2024 is 1,618,317."),
+        (AMAZON_THEN_META, "what's the sum of those two", "The combined headcount of Amazon and Meta in 2024 is 1,618,317."),
+        (AMAZON_THEN_META, "both combined?", "The combined headcount of Amazon and Meta in 2024 is 1,618,317."),
+        (AMAZON_THEN_META, "put them together please", "The combined headcount of Amazon and Meta in 2024 is 1,618,317."),
+        (AMAZON_THEN_META, "what's the difference between them", "In 2024 Amazon has 1,483,683 more employees than Meta (1,551,000 against 67,317)."),
+        (AMAZON_THEN_META, "and the average of the two?", "The average headcount of Amazon and Meta in 2024 is 809,158.5."),
+        (["headcount of apple and google"], "add them up", "The combined headcount of Apple and Alphabet in 2024 is 345,269."),
+        (["headcount of apple and google"], "which one is bigger?", "Alphabet has more employees than Apple in 2024: 181,269 against 164,000."),
+        (["how many at meta", "and apple", "and netflix"], "add those two", "The combined headcount of Apple and Netflix in 2024 is 178,000."),
+    ],
+)  # fmt: skip
+async def test_those_two_and_them_are_the_companies_of_the_answers_before(
+    before: list[str], asked: str, answer: str
+) -> None:
+    said = await talk([*before, asked], "faang")
+    assert said[-1] == answer
+
+
+@pytest.mark.parametrize(
+    ("before", "asked", "given", "which"),
+    [
+        ([], "add those two together", "I have not given any headcount yet in this conversation", "which two"),
+        ([], "which one is larger?", "I have not given any headcount yet in this conversation", "which two"),
+        ([], "what's the difference between them?", "I have not given any headcount yet in this conversation", "which two"),
+        ([], "add them up", "I have not given any headcount yet in this conversation", "which"),
+        (["headcount of apple"], "which of the two is bigger", "So far I have only given Apple's headcount", "which two"),
+        (["headcount of apple"], "sum of those two?", "So far I have only given Apple's headcount", "which two"),
+        (["total faang headcount"], "add those two", "I gave the headcounts of Meta, Apple, Amazon, Netflix and Alphabet", "which two"),
+    ],
+)  # fmt: skip
+async def test_those_two_without_two_figures_before_says_what_is_missing(
+    before: list[str], asked: str, given: str, which: str
+) -> None:
+    said = await talk([*before, asked], "faang")
+    assert said[-1] == f'{given}: {which} companies do you mean? Name them ("Apple and Meta"). {faang.CAPABILITIES}'
+
+
+async def test_a_superlative_after_a_total_still_ranks_all_the_companies_of_that_total() -> None:
+    said = await talk(["total faang headcount", "which one is largest?", "add them up"], "faang")
+    assert said[1:] == [
+        "Of the FAANG companies, Amazon has the most employees in 2024: 1,551,000.",
+        "The combined headcount of the FAANG companies in 2024 is 1,977,586.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer"),
+    [
+        ("aple headcount", "In 2024 Apple has 164,000 employees."),
+        ("how many ppl at apel", "In 2024 Apple has 164,000 employees."),
+        ("how many work at appl?", "In 2024 Apple has 164,000 employees."),
+        ("metta headcount", "In 2024 Meta has 67,317 employees."),
+        ("how many employees does mtea have", "In 2024 Meta has 67,317 employees."),
+        ("gogle staff?", "In 2024 Alphabet has 181,269 employees."),
+        ("how many at amazn", "In 2024 Amazon has 1,551,000 employees."),
+        ("netflx workforce", "In 2024 Netflix has 14,000 employees."),
+        ("nflx headcount", "In 2024 Netflix has 14,000 employees."),
+        ("compare netflix with aple", "In 2024 Netflix has 150,000 fewer employees than Apple (14,000 against 164,000)."),
+        ("aapl vs amzn headcount", "In 2024 Apple has 1,387,000 fewer employees than Amazon (164,000 against 1,551,000)."),
+    ],
+)  # fmt: skip
+async def test_a_short_company_name_with_a_slip_or_its_ticker_is_that_company(asked: str, answer: str) -> None:
+    assert await talk([asked], "faang") == [answer]
+
+
+async def test_it_with_a_misspelt_short_name_compares_the_company_before() -> None:
+    assert await talk(["netflx headcount?", "compare it with aple"], "faang") == [
+        "In 2024 Netflix has 14,000 employees.",
+        "In 2024 Netflix has 150,000 fewer employees than Apple (14,000 against 164,000).",
+    ]
+
+
+@pytest.mark.parametrize("word", ["metal", "mega", "able", "axle", "ample"])
+async def test_an_english_word_a_letter_off_a_short_name_is_no_company(word: str) -> None:
+    assert await talk([f"how many employees at {word} inc"], "faang") == [
+        f"Offline I only know the FAANG companies' headcounts, not {word}'s. {faang.CAPABILITIES}"
+    ]
+
+
+async def test_meat_is_not_meta() -> None:
+    assert await talk(["how many people work at meat packers"], "faang") == [
+        f"Offline I only know the FAANG companies' headcounts, not meat's. {faang.CAPABILITIES}"
+    ]

@@ -179,6 +179,17 @@ def test_a_pattern_question_takes_a_code_typed_with_gaps() -> None:
         ("ok ciao", "goodbye"),
         ("right, i'm heading off now, thanks", "thanks"),
         ("I'm heading out to the pharmacy", None),
+        ("ta", "thanks"),
+        ("ok cool, ta", "thanks"),
+        ("Ta very much!", "thanks"),
+        ("cheers ta", "thanks"),
+        ("lovely, ta mate", "thanks"),
+        ("ta ta for now", "goodbye"),
+        ("ta-da", None),
+        ("tata motors headcount", None),
+        ("book the TA session", None),
+        ("what is ta in french", None),
+        ("stay at the hotel", None),
     ],
 )
 def test_pleasantries_are_told_apart_from_requests(text: str, kind: str | None) -> None:
@@ -257,3 +268,38 @@ def test_one_typo_tells_a_slip_from_a_changed_letter(typed: str, word: str, typo
 
     assert one_typo(typed, word) == typo and one_typo(word, typed) == typo
     assert one_typo(typed, word, changes=False) == slip
+
+
+SIZES = Expectation(
+    type="choice",
+    options=["Small", "Large"],
+    synonyms={"Small": ["tiny", "little one"], "Large": ["big", "huge"], "Medium": ["middle"]},
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "option"),
+    [
+        ("the tiny one", "Small"),
+        ("BIG please", "Large"),
+        ("the little one", "Small"),
+        ("huge", "Large"),
+        ("bigs", "Large"),
+        ("tiny, no wait, huge", "Large"),
+        ("not the big one", "Small"),  # in a choice of two, the other
+        ("big or tiny", None),
+        ("the middle one", None),  # a synonym of no option of the choice
+        ("bigger", None),  # a word of its own, not a synonym with an ending
+    ],
+)
+def test_a_choice_takes_an_option_said_in_its_synonyms(text: str, option: str | None) -> None:
+    from podium.orchestration.master import fit_expectation
+
+    assert SIZES.fit(text) == option
+    assert fit_expectation(SIZES, text) == option
+
+
+def test_synonyms_travel_in_the_json_form() -> None:
+    again = Expectation.from_dict(SIZES.to_dict())
+    assert again == SIZES and again.fit("the tiny one") == "Small"
+    assert "synonyms" not in Expectation(type="choice", options=["a", "b"]).to_dict()

@@ -62,12 +62,17 @@ class Expectation:
     """A regular expression the answer must contain, for ``pattern``."""
     description: str = ""
     """How the expectation reads to a person ("letters and digits")."""
+    synonyms: dict[str, list[str]] = field(default_factory=dict)
+    """Other words that name an option of a ``choice``, by option (``{"Dental": ["teeth", "tooth", "dentist"]}``):
+    an answer in them ("the teeth one") chooses that option (:meth:`in_option_words`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
         data: dict[str, Any] = {"type": self.type}
         if self.options:
             data["options"] = list(self.options)
+        if self.synonyms:
+            data["synonyms"] = {option: list(words) for option, words in self.synonyms.items()}
         if self.pattern is not None:
             data["pattern"] = self.pattern
         if self.description:
@@ -100,6 +105,7 @@ class Expectation:
             if found is not None:
                 return found
         if self.type == "choice" and self.options:
+            said = self.in_option_words(said)
             bare = said.rstrip(".!").strip().lower()
             for option in self.options:
                 if option.strip().lower() == bare:
@@ -128,6 +134,23 @@ class Expectation:
                 return text  # a pattern that does not compile checks nothing
         return text
 
+    def in_option_words(self, text: str) -> str:
+        """``text`` with each of the :attr:`synonyms` it says (whole words, case aside, a plural or a possessive
+        too) written as the option it names: "the teeth one" is "the Dental one", so an option is read in the words
+        people use for what it is about. The text as it is without synonyms."""
+        named = {
+            word.strip().lower(): option
+            for option, words in self.synonyms.items()
+            if option in self.options
+            for word in words
+            if word.strip()
+        }
+        if not named:
+            return text
+        alternatives = "|".join(re.escape(w) for w in sorted(named, key=len, reverse=True))
+        pattern = rf"(?<!\w)(?:{alternatives})(?:e?s|'s)?(?!\w)"
+        return re.sub(pattern, lambda m: named.get(_synonym_of(m[0].lower(), named), m[0]), text, flags=re.IGNORECASE)
+
     def hint(self) -> str:
         """How to answer, for a question asked again ("yes or no", or the description)."""
         if self.description:
@@ -153,7 +176,16 @@ class Expectation:
             options=list(data.get("options", ())),
             pattern=data.get("pattern"),
             description=data.get("description", ""),
+            synonyms={str(k): [str(w) for w in v] for k, v in (data.get("synonyms") or {}).items()},
         )
+
+
+def _synonym_of(said: str, named: dict[str, str]) -> str:
+    """The synonym ``said`` is (itself, or with its plural or possessive ending taken off)."""
+    for ending in ("", "'s", "es", "s"):
+        if said.endswith(ending) and said[: len(said) - len(ending)] in named:
+            return said[: len(said) - len(ending)]
+    return said
 
 
 def _named(options: list[str], said: str, *, other: bool = True) -> str | None:

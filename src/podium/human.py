@@ -267,9 +267,16 @@ def joined_codes(text: str) -> str:
     return _CODE_GAPS.sub("", text)
 
 
+_TA = (
+    r"(?:(?:ok(?:ay)?|cool|great|nice|lovely|brilliant|perfect|awesome|sweet|good|right|alright|oh|ah|mate)[\s,.!]+)*"
+    r"ta(?:[\s,.!]+(?:very\s+much|muchly|so\s+much|a\s+lot|mate|love|again|then|for\s+(?:that|this|everything|"
+    r"(?:the|your|all\s+the|all\s+your)\s+help)))*$"
+)
+"""British "ta" for thanks, alone or with a few words of small talk ("ok cool, ta", "ta very much"): only then,
+since "ta" in a longer message may be a word or a code of its own."""
 _PLEASANTRIES = (
     ("greeting", Lazy(r"(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day))\b")),
-    ("thanks", Lazy(r".*\b(?:thanks|thank you|thx|cheers)\b")),
+    ("thanks", Lazy(rf".*\b(?:thanks|thank you|thx|cheers)\b|{_TA}")),
     ("goodbye", Lazy(r"(?:bye|goodbye|see you)\b")),
     (
         "capabilities",
@@ -292,7 +299,7 @@ def pleasantry(text: str) -> str | None:
 
 
 _GOODBYE = Lazy(
-    r"\b(?:bye|goodbye|bye-bye|ciao|cya|take\s+care|(?:i'?m\s+)?heading\s+(?:off|out)(?:\s+now)?(?=\W*(?:thanks?\W*)?$)|"
+    r"\b(?:bye|goodbye|bye-bye|ciao|cya|ta[\s-]ta|take\s+care|(?:i'?m\s+)?heading\s+(?:off|out)(?:\s+now)?(?=\W*(?:thanks?\W*)?$)|"
     r"see\s+(?:you|ya)(?:\s+later)?|(?:gotta|got\s+to|have\s+to|need\s+to|must)\s+"
     r"(?:go|run|dash|fly|head\s+off)(?!\s+(?:to|and|for|get|pick|buy|see|fetch|check|make|book|do|out|back|home|"
     r"into|in|at|through|over|with)\b)|(?:talk|speak|chat)\s+(?:to\s+you\s+)?(?:later|soon)|ttyl|"

@@ -124,6 +124,37 @@ async def test_a_choice_is_answered_by_abbreviation_place_or_a_changed_mind(line
 
 
 @pytest.mark.parametrize(
+    ("lines", "booked"),
+    [
+        (["book P-454545 in", "the teeth one"], "Dental"),
+        (["book P-454545 in", "the tooth one pls"], "Dental"),
+        (["book P-454545 in", "dentist one"], "Dental"),
+        (["book an appointment", "P-343434", "it's for my toothache"], "Dental"),
+        (["book an appointment", "P-343434", "the physical therapist please"], "Physiotherapy"),
+        (["book an appointment", "P-343434", "the tooth one, no wait, physio"], "Physiotherapy"),
+        (["i need my teeth looked at, P-445566"], "Dental"),
+    ],
+)
+async def test_a_department_named_by_what_it_is_about_is_that_department(lines: list[str], booked: str) -> None:
+    app = load_app("clinic-desk")
+    agent = app.build(app.model(Settings.load(env={})))
+    runtime = Runtime(MemoryStore())
+    thread = None
+    for line in lines:
+        result = await runtime.send(agent, line, thread_id=thread)
+        thread = result.thread_id
+    assert result.status == "completed", result.output
+    letters = [e.content for e in await runtime.store.read_events(result.thread_id) if isinstance(e, Artifact)]
+    assert letters and f"in {booked}:" in str(letters[-1])
+
+
+@pytest.mark.parametrize("said", ["teeth or physio?", "not the teeth one"])
+async def test_a_synonym_of_two_options_or_a_refused_one_chooses_nothing(said: str) -> None:
+    answered = await talk(["book P-454545 in", said], "clinic-desk")
+    assert answered[1] is not None and "does not fit" in answered[1]
+
+
+@pytest.mark.parametrize(
     "question",
     [
         "and what time do you close on saturday",

@@ -107,7 +107,7 @@ def test_podium_chat_runs_the_demo_offline(tmp_path: Path) -> None:
         "I can do arithmetic ('What is 12 times 7?') or plan a day ('Plan a day in Lisbon').",
     ]
     [interrupt] = [e["interrupt"] for e in events if e["kind"] == "interrupt"]
-    expected = {"type": "choice", "options": ["museums", "beaches"], "pattern": None, "description": ""}
+    expected = {"type": "choice", "options": ["museums", "beaches"], "pattern": None, "description": "", "synonyms": {}}
     assert interrupt["expectation"] == expected
     progress = [e["text"] for e in events if e["kind"] == "side"]
     assert progress[:2] == [

@@ -95,6 +95,18 @@ def test_small_talk_is_told_from_requests() -> None:
     assert small_talk("ok") == "ack"
 
 
+@pytest.mark.parametrize(
+    "text", ["ta", "ok cool, ta", "ta very much", "cheers ta", "thanks for your help", "ta for all the help"]
+)
+def test_ta_and_thanks_for_the_help_thank(text: str) -> None:
+    assert small_talk(text) == "thanks"
+
+
+@pytest.mark.parametrize("text", ["book the ta session", "ta 1234", "what does ta mean"])
+def test_ta_in_a_request_is_no_thanks(text: str) -> None:
+    assert small_talk(text) is None
+
+
 @pytest.mark.parametrize("embeddings", MODES)
 @pytest.mark.parametrize("text", ["yes please", "that sounds fine", "I'll take whatever is free", "sure, go on"])
 def test_only_a_word_of_cancelling_abandons(text: str, embeddings: bool) -> None:

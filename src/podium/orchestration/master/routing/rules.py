@@ -92,7 +92,7 @@ _REPEAT = re.compile(
     re.IGNORECASE,
 )
 
-_THANKS_WORDS = "thanks thank thx ty cheers appreciate appreciated grateful"
+_THANKS_WORDS = "thanks thank thx ty ta cheers appreciate appreciated grateful"
 _BYE_WORDS = "bye goodbye cya ciao farewell"
 _GREET_WORDS = "hi hello hey hiya yo greetings morning afternoon evening howdy"
 _CHAT_WORDS = """you so very much lot lots a ok okay k kk alright right great perfect awesome cool nice good fine super
@@ -105,7 +105,7 @@ _SOCIAL = re.compile(
     r"(?:i\s+)?hope\s+(?:you'?re|you\s+are|u\s+r|ur|you'?ve\s+been|all'?s|all\s+is|everything'?s)\s+"
     r"(?:well|good|fine|ok|okay|great|doing\s+(?:well|good|fine|ok)|having\s+a\s+(?:good|nice|great)\s+day)|"
     r"(?:i\s+)?hope\s+(?:your|ur)\s+(?:day|week|weekend|morning|afternoon|evening)(?:'s|\s+is|\s+has\s+been)?\s+"
-    r"(?:going\s+)?(?:ok|okay|well|good|great|fine|nice)|thanks?\s+(?:you\s+)?for\s+(?:being\s+(?:there|here)|"
+    r"(?:going\s+)?(?:ok|okay|well|good|great|fine|nice)|(?:thanks?|ta)\s+(?:you\s+)?for\s+(?:being\s+(?:there|here)|"
     r"(?:all\s+)?(?:your|the)\s+help|helping(?:\s+me)?|everything|your\s+time)|"
     r"what'?s\s+up|nice\s+to\s+(?:meet|see|hear\s+from)\s+(?:you|u)|"
     r"have\s+a\s+(?:good|nice|great|lovely)\s+(?:one|day|evening|weekend))\b",
@@ -144,7 +144,10 @@ def small_talk(text: str) -> str | None:
     if len(said) > 8 or any(w not in _SMALL_TALK for w in said):
         return None
     kinds = set(said)
-    if not kinds & (_THANKS | _BYE | _GREET) and _SOCIAL.search(plain):  # "how are you?" alone greets too
+    social = _SOCIAL.search(plain)
+    if not kinds & (_THANKS | _BYE | _GREET) and social:  # "how are you?" alone greets too
+        if re.match(r"(?:thanks?|ta)\b", social[0], re.IGNORECASE):  # "thanks for your help" alone thanks
+            return "thanks"
         return "goodbye" if re.search(r"\bhave\s+a\b", plain, re.IGNORECASE) else "greeting"
     if kinds & _BYE or {"see", "later"} <= kinds or {"take", "care"} <= kinds:
         return "goodbye"
@@ -441,7 +444,7 @@ def fit_expectation(expectation: Expectation | None, text: str) -> str | None:
     if changed is not None:
         return changed
     if expectation.type == "choice":
-        return _choice(list(expectation.options), text)
+        return _choice(list(expectation.options), expectation.in_option_words(text))  # "the teeth one": Dental
     if expectation.pattern is None:
         return text.strip()
     try:
