@@ -145,19 +145,28 @@ async def test_a_server_that_stops_hands_its_runs_to_the_other(
 def test_workers_build_the_server_the_command_line_described(
     postgres_schema: Schema, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import logging
+
+    root, podium = logging.getLogger(), logging.getLogger("podium")  # (each worker logs JSON lines: put back after)
+    monkeypatch.setattr(root, "handlers", root.handlers[:])
+    monkeypatch.setattr(root, "level", root.level)
+    monkeypatch.setattr(podium, "handlers", podium.handlers[:])
+    monkeypatch.setattr(podium, "level", podium.level)
+    monkeypatch.setattr(podium, "propagate", podium.propagate)
     from podium.server._shared import SharedExecutor
     from podium.server._workers import ENV, create, describe
     from podium.server.auth import AuthConfig
 
     url, _ = postgres_schema
     auth = AuthConfig(jwt_secret="s" * 32, default_scopes=frozenset({"read"}))
-    monkeypatch.setenv(ENV, describe(["trip"], url, auth, lease_ttl=7.0, max_runs=3))
+    monkeypatch.setenv(ENV, describe(["trip"], url, auth, lease_ttl=7.0, max_runs=3, log_level="warning"))
     monkeypatch.chdir(Path(__file__).parents[2])
     app = create()
     state = app.state.podium
     assert list(state.apps) == ["trip"] and state.auth == auth
     assert isinstance(state.executor, SharedExecutor)
     assert (state.executor.ttl, state.executor.max_runs, state.runtime.lease_ttl) == (7.0, 3, 7.0)
+    assert podium.level == logging.WARNING and not podium.propagate  # the worker's logs: JSON lines at its level
     assert os.environ[ENV]
     assert example_apps("trip")
 
