@@ -445,7 +445,7 @@ def serve(
 
         target = store if store is not None else str(Settings.load().store)
         os.environ[ENV] = describe(
-            list(apps or []), target, config, lease_ttl=lease_ttl, max_runs=max_runs, grace=grace
+            list(apps or []), target, config, lease_ttl=lease_ttl, max_runs=max_runs, grace=grace, log_level=log_level
         )
         options["timeout_worker_healthcheck"] = 60  # a worker importing the apps on a busy host is slow to answer
         listening.close()  # (uvicorn's supervisor binds the address itself, for its workers to share)

@@ -82,3 +82,30 @@ def test_a_conversation_id_has_one_length_limit_wherever_it_comes_from(url: str)
     in_metadata = httpx.post(f"{url}/v1/chat/completions", json={**chat, "metadata": {"conversation_id": "c" * 201}})
     assert in_header.status_code == in_metadata.status_code == 422
     assert "longer than 200 characters" in in_metadata.json()["detail"][0]["msg"]
+
+
+@pytest.mark.parametrize("route", ["/a2a/trip", "/threads", "/v1/chat/completions", "/mcp"])
+def test_a_chunked_body_over_the_limit_is_a_quiet_413_on_every_route(url: str, route: str) -> None:
+    """Refused as it arrives (it has no Content-Length): answered 413, and nothing is logged as a server error."""
+    import logging
+
+    errors: list[logging.LogRecord] = []
+    catch = logging.Handler(logging.ERROR)
+    catch.emit = errors.append  # type: ignore[method-assign]
+    loggers = [logging.getLogger(name) for name in ("", "uvicorn", "uvicorn.error")]
+    for logger in loggers:
+        logger.addHandler(catch)
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(40):
+            yield b" " * 65_536  # 2.5 MB, over the 1 MB limit
+
+    try:
+        for _ in range(3):
+            headers = {**JSON, "Accept": "application/json, text/event-stream"}
+            answer = httpx.post(f"{url}{route}", content=chunks(), headers=headers)
+            assert answer.status_code == 413 and "larger than" in answer.json()["detail"]
+    finally:
+        for logger in loggers:
+            logger.removeHandler(catch)
+    assert [r.getMessage() for r in errors] == []

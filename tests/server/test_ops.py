@@ -8,6 +8,7 @@ import logging.config
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -101,25 +102,63 @@ def test_openapi_lists_the_routes(server: str) -> None:
     assert {"/health", "/info", "/metrics", "/assistants/search"} <= set(paths)
 
 
-def test_logs_are_json_lines(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def root_logging() -> Iterator[None]:
+    """The logging set-up as the test found it afterwards (``configure_logging`` takes the root logger over)."""
+    root, podium = logging.getLogger(), logging.getLogger("podium")
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    podium.handlers.clear()
+    podium.propagate = True
+    podium.setLevel(logging.NOTSET)
+
+
+def test_logs_are_json_lines(capsys: pytest.CaptureFixture[str], root_logging: None) -> None:
     log = configure_logging("debug")
+    log.info("serving %s", "trip", extra={"port": 8000})
     try:
-        log.info("serving %s", "trip", extra={"port": 8000})
-        try:
-            raise ValueError("boom")
-        except ValueError:
-            log.exception("failed")
-        lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
-        assert lines[0]["message"] == "serving trip" and lines[0]["port"] == 8000 and lines[0]["level"] == "info"
-        assert lines[0]["logger"] == "podium.server" and "ValueError: boom" in lines[1]["exception"]
-        with pytest.raises(PodiumError, match="unknown log level"):
-            configure_logging("loud")
-        logging.config.dictConfig(uvicorn_log_config("warning"))
-        assert logging.getLogger("uvicorn.access").level == logging.WARNING
-    finally:
-        logging.getLogger("podium").handlers.clear()
-        logging.getLogger("podium").propagate = True
-        logging.getLogger("podium").setLevel(logging.NOTSET)
+        raise ValueError("boom")
+    except ValueError:
+        log.exception("failed")
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    assert lines[0]["message"] == "serving trip" and lines[0]["port"] == 8000 and lines[0]["level"] == "info"
+    assert lines[0]["logger"] == "podium.server" and "ValueError: boom" in lines[1]["exception"]
+    with pytest.raises(PodiumError, match="unknown log level"):
+        configure_logging("loud")
+    logging.config.dictConfig(uvicorn_log_config("warning"))
+    assert logging.getLogger("uvicorn.access").level == logging.WARNING
+
+
+@pytest.mark.parametrize("installed", ["before", "after"])
+def test_other_libraries_log_json_lines_too_whatever_installed_a_handler(
+    capsys: pytest.CaptureFixture[str], root_logging: None, installed: str
+) -> None:
+    """A rich-text handler another library puts on the root logger (mcp's FastMCP does, with ``basicConfig``), before
+    the server configures its logs or after, never writes among the JSON lines; other libraries' warnings are JSON."""
+    from rich.logging import RichHandler
+
+    logging.getLogger().handlers.clear()  # (as in a fresh process: no handler of pytest's)
+
+    def install() -> None:
+        logging.basicConfig(level="INFO", format="%(message)s", handlers=[RichHandler()])
+
+    if installed == "before":
+        install()
+    configure_logging("info")
+    if installed == "after":
+        install()
+    logging.config.dictConfig(uvicorn_log_config("info"))  # what uvicorn applies, in every worker too
+    logging.getLogger("psycopg.pool").warning("discarding broken connection: %s", "<psycopg.AsyncConnection [BAD]>")
+    logging.getLogger("some.library").info("chatter")  # below warning: not logged
+    logging.getLogger("podium.server").info("serving")
+    lines = capsys.readouterr().err.splitlines()
+    records = [json.loads(line) for line in lines]  # every line is JSON
+    assert [(r["logger"], r["level"], r["message"]) for r in records] == [
+        ("psycopg.pool", "warning", "discarding broken connection: <psycopg.AsyncConnection [BAD]>"),
+        ("podium.server", "info", "serving"),
+    ]
 
 
 async def test_a_serving_process_puts_its_start_up_out_of_the_collectors_reach(tmp_path: Path) -> None:

@@ -112,7 +112,8 @@ async def test_a_run_streams_and_is_cancelled_from_the_other_server(
             assert queued["status"] == "pending"
             listed = (await client.get(f"{first}/threads/{thread_id}/runs")).json()
             assert [r["run_id"] for r in listed[:2]] == [queued["run_id"], third]
-            assert (await client.delete(f"{other}/threads/{thread_id}")).status_code in (200, 204)
+            deleted = await client.delete(f"{other}/threads/{thread_id}")
+            assert deleted.status_code in (200, 204), deleted.text
             for run_id in (third, queued["run_id"]):
                 assert not await servers[0][1].executor.queued(run_id)
 
@@ -144,19 +145,28 @@ async def test_a_server_that_stops_hands_its_runs_to_the_other(
 def test_workers_build_the_server_the_command_line_described(
     postgres_schema: Schema, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import logging
+
+    root, podium = logging.getLogger(), logging.getLogger("podium")  # (each worker logs JSON lines: put back after)
+    monkeypatch.setattr(root, "handlers", root.handlers[:])
+    monkeypatch.setattr(root, "level", root.level)
+    monkeypatch.setattr(podium, "handlers", podium.handlers[:])
+    monkeypatch.setattr(podium, "level", podium.level)
+    monkeypatch.setattr(podium, "propagate", podium.propagate)
     from podium.server._shared import SharedExecutor
     from podium.server._workers import ENV, create, describe
     from podium.server.auth import AuthConfig
 
     url, _ = postgres_schema
     auth = AuthConfig(jwt_secret="s" * 32, default_scopes=frozenset({"read"}))
-    monkeypatch.setenv(ENV, describe(["trip"], url, auth, lease_ttl=7.0, max_runs=3))
+    monkeypatch.setenv(ENV, describe(["trip"], url, auth, lease_ttl=7.0, max_runs=3, log_level="warning"))
     monkeypatch.chdir(Path(__file__).parents[2])
     app = create()
     state = app.state.podium
     assert list(state.apps) == ["trip"] and state.auth == auth
     assert isinstance(state.executor, SharedExecutor)
     assert (state.executor.ttl, state.executor.max_runs, state.runtime.lease_ttl) == (7.0, 3, 7.0)
+    assert podium.level == logging.WARNING and not podium.propagate  # the worker's logs: JSON lines at its level
     assert os.environ[ENV]
     assert example_apps("trip")
 

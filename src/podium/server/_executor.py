@@ -9,6 +9,12 @@ A run that the store fails after it started (a full disk, a database refusing wr
 retries) is not dropped: it goes on from its journal once the store takes writes again (after 1 s, then twice as
 long each time, up to 30 s), and its clients wait for its end as before.
 
+A cancel of a run executing here is kept on its job (:attr:`Job.stop`) until it is applied: the executing attempt
+is cancelled the runtime's way, and a run stopped by its store meanwhile is not executed again but ended
+``cancelled`` once the store takes the write. The cancel's answer is the run's real end (``cancelled``, or
+``already_ended`` when it ended before the cancel reached it), or after :data:`CANCEL_WAIT` seconds a 503 saying the
+cancel is kept: never ``cancelled`` for a run that goes on.
+
 At shutdown (:meth:`Executor.halt`, begun as soon as the stop signal arrives) new runs are refused, executing runs
 get their grace, and the rest are stopped for the next start (or another process) to finish; then every stream and
 wait of the server ends (:attr:`Executor.halted`), so that the web server can close its connections at once.
@@ -27,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import HTTPException
 
-from podium.errors import PROCESS_STOPPING, LeaseLost, PodiumError, StoreCorrupt, StoreError
+from podium.errors import PROCESS_STOPPING, LeaseLost, PodiumError, RunNotFound, StoreCorrupt, StoreError, ThreadBusy
 from podium.events import Event, RunEnded
 from podium.runtime.bus import Subscription
 from podium.server._records import get_queue, put_queue, run_extra, set_run_extra
@@ -48,6 +54,12 @@ STORE_RETRY_FIRST = 1.0
 """Seconds before a run stopped by a failing store goes on (its journal replays what it did), doubled each time
 the store fails it again, up to :data:`STORE_RETRY_MOST`."""
 STORE_RETRY_MOST = 30.0
+CANCEL_WAIT = 10.0
+"""Seconds a cancel waits for its run to end before it answers 503 (its store refuses the end's write, or the
+process executing it is gone): the cancel is kept and applied once the run's end can be stored."""
+STOP_WAIT = 1.0
+"""Seconds the shutdown waits for a run it stopped (and for each store call after that): a store that does not
+answer must not hold the process past its grace; the run is left ``running`` for the next start to finish."""
 
 
 def _stream_tokens(event: Event) -> None:
@@ -89,11 +101,23 @@ class Job:
     after: int = 0
     """The thread's last sequence number when the job was submitted: later ends of the run are this job's."""
     done: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    stop: Literal["cancel", "rollback"] | None = field(default=None, repr=False)
+    """A cancel asked of the executing run (``rollback``: dropping what it stored too), kept until it is applied."""
+    attempting: bool = field(default=False, repr=False)
+    """Whether the run executes in the runtime now (not waiting for its store to take writes again)."""
+    fault: str | None = field(default=None, repr=False)
+    """The store's last failure under the run (what a cancel not applied yet waits for)."""
+    wake: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    """Set by a cancel: ends the run's pause between attempts."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The stored form (queued jobs)."""
+        """The stored form (queued jobs): what the run is, not what this process knows of its execution."""
         # not asdict: it would deep-copy ``done`` too, and an event a client waits on holds that client's future
-        return {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self) if f.name != "done"}
+        return {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self) if f.name not in _LOCAL}
+
+
+_LOCAL = frozenset({"done", "stop", "attempting", "fault", "wake"})
+"""The fields of a :class:`Job` that only this process knows (never stored)."""
 
 
 class Executor:
@@ -126,6 +150,8 @@ class Executor:
         in another process."""
         self.busy_timeout = 0.0
         """Seconds a run waits for its thread's lease held by a process that died (0: fail at once)."""
+        self._stopping: set[str] = set()
+        """Runs whose executing attempt is being cancelled (:meth:`_stop_job`)."""
 
     def lock(self, thread_id: str) -> asyncio.Lock:
         """The lock that orders submissions and cancellations on one thread."""
@@ -175,7 +201,11 @@ class Executor:
                 if strategy == "reject" or job.resume:
                     raise HTTPException(409, f"thread {thread_id!r} is busy with another run (multitask_strategy)")
                 if strategy in ("interrupt", "rollback"):
-                    await self._stop_all(thread_id, rollback=strategy == "rollback")
+                    stopping = await self._stop_all(thread_id, rollback=strategy == "rollback")
+                    if stopping is not None:  # the new run starts once it ended (queued behind it if that is late)
+                        with contextlib.suppress(TimeoutError):
+                            async with asyncio.timeout(CANCEL_WAIT):
+                                await self.until_halted(stopping.done.wait())
             if not job.resume and not self.busy(thread_id):
                 await self._end_waiting_run(thread_id, strategy)
             job.after = await store.last_seq(thread_id)
@@ -190,7 +220,17 @@ class Executor:
             return False
 
     async def cancel(self, thread_id: str, run_id: str, *, rollback: bool) -> str:
-        """Cancel a run (queued, executing or waiting for an answer); ``cancelled`` or ``already_ended``."""
+        """Cancel a run (queued, executing or waiting for an answer): ``cancelled``, or ``already_ended`` when it
+        had ended (or ended before the cancel reached it).
+
+        A run executing here is asked to stop (:meth:`_stop_job`) and the answer waits for its end.
+
+        Raises:
+            HTTPException: 503 when the run has not ended within :data:`CANCEL_WAIT` seconds (its store refuses the
+                end's write): the cancel is kept, the run executes nothing more and ends ``cancelled`` once the
+                store takes writes again; a cancel sent again answers its end.
+            StoreError: the store could not record the cancel of a run not executing here (nothing changed).
+        """
         async with self.lock(thread_id):
             queue = self.queues.get(thread_id, [])
             queued = next((j for j in queue if j.run_id == run_id), None)
@@ -199,12 +239,23 @@ class Executor:
                 await self._save_queue(thread_id)
                 await self._refused(queued, "cancelled", "cancelled while queued")
                 return "cancelled"
-            return await self._cancel(run_id, rollback=rollback)
+            job = self._executing(run_id)
+            if job is None:
+                return await self._cancel(run_id, rollback=rollback)
+            self._stop_job(job, rollback=rollback)
+        return await self._cancelled(thread_id, run_id, job, rollback=rollback)
 
     async def end_thread(self, thread_id: str) -> None:
-        """Cancel every run of the thread: queued, executing, or waiting for an answer (before a delete)."""
+        """Cancel every run of the thread: queued, executing, or waiting for an answer (before a delete).
+
+        Raises:
+            HTTPException: 503, as :meth:`cancel`, when its executing run has not ended in time.
+        """
         async with self.lock(thread_id):
-            await self._stop_all(thread_id, rollback=False)
+            job = await self._stop_all(thread_id, rollback=False)
+        if job is not None:
+            await self._cancelled(thread_id, job.run_id, job, rollback=False)
+        async with self.lock(thread_id):
             last = await self.store.last_run(thread_id)
             if last is not None and last.status in ("interrupted", "running"):
                 await self._cancel(last.id, rollback=False)
@@ -289,13 +340,120 @@ class Executor:
             await set_run_extra(store, done.thread_id, run_id, {"deleted": True})
         return done.status
 
-    async def _stop_all(self, thread_id: str, *, rollback: bool) -> None:
+    async def _stop_all(self, thread_id: str, *, rollback: bool) -> Job | None:
+        """End the thread's queued runs and ask its executing one to stop (:meth:`_stop_job`); that one's job."""
         for job in self.queues.pop(thread_id, []):
             await self._refused(job, "cancelled", "cancelled by a newer run (multitask_strategy)")
         await self._save_queue(thread_id)
         active = self.active.get(thread_id)
-        if active is not None:
+        if active is None:
+            return None
+        if active.run_id not in self.tasks:  # out of the queue, not started yet
             await self._cancel(active.run_id, rollback=rollback)
+            return None
+        self._stop_job(active, rollback=rollback)
+        return active
+
+    # stopping an executing run --------------------------------------------------------------------------------------
+    def _executing(self, run_id: str) -> Job | None:
+        """The job of the run if it executes here (in the runtime, or waiting for its store between attempts)."""
+        if run_id in self.tasks:
+            for job in self.active.values():
+                if job.run_id == run_id:
+                    return job
+        return None
+
+    def _stop_job(self, job: Job, *, rollback: bool) -> None:
+        """Ask the run executing here to stop, and keep the request until it is applied: its attempt executing now
+        is cancelled the runtime's way (its end recorded ``cancelled``); a run its store stopped is not executed
+        again but ended (:meth:`_end_stopped`), so no tool runs after the cancel whatever the store does."""
+        if job.stop != "rollback":
+            job.stop = "rollback" if rollback else "cancel"
+        job.wake.set()
+        if job.attempting and job.run_id not in self._stopping:
+            self._stopping.add(job.run_id)
+            self.later(self._stop_attempt(job))
+
+    async def _stop_attempt(self, job: Job) -> None:
+        """Cancel the job's executing attempt through the runtime, tried again while the store cannot say (its
+        next write fails anyway, and then :meth:`_execute` ends the run instead of executing it again)."""
+        pause = 0.1
+        try:
+            while job.attempting:
+                try:
+                    await self.runtime.cancel(job.run_id)
+                    return
+                except RunNotFound:  # claimed, but the runtime has not recorded it yet: stop it before it does
+                    task = self.tasks.get(job.run_id)
+                    if task is not None and not task.done():
+                        # (a cancellation can be lost in a store call finishing at that moment: tried again)
+                        task.cancel()
+                        await asyncio.wait([task], timeout=pause)
+                    if task is None or task.done():
+                        await self._refused(job, "cancelled", "cancelled before it started")
+                        return
+                except (StoreError, ThreadBusy) as exc:
+                    _log.warning("run %s: stopping it failed (%s); trying again in %g s", job.run_id, exc, pause)
+                    await asyncio.sleep(pause)
+                pause = min(2 * pause, STORE_RETRY_MOST)
+        finally:
+            self._stopping.discard(job.run_id)
+
+    async def _end_stopped(self, job: Job) -> bool:
+        """End as asked the run of a job whose cancel came while it was not executing; ``False`` while the store
+        refuses that (tried again later, never executing the run meanwhile).
+
+        Raises:
+            PodiumError: the store is damaged, another process took the thread over, or this server stops.
+        """
+        try:
+            if await self.store.get_run(job.run_id) is None:  # stopped before it was recorded
+                await self._refused(job, "cancelled", "cancelled before it started")
+            else:
+                await self._cancel(job.run_id, rollback=job.stop == "rollback")
+        except (LeaseLost, StoreCorrupt):
+            raise
+        except (StoreError, ThreadBusy) as exc:
+            if self.closing:
+                raise
+            job.fault = str(exc)
+            _log.warning("run %s: its cancel is not stored yet: %s", job.run_id, exc)
+            return False
+        return True
+
+    async def _cancelled(self, thread_id: str, run_id: str, job: Job | None, *, rollback: bool) -> str:
+        """What a cancel asked of a run executing here answers, once the run ended (:meth:`cancel`).
+
+        Raises:
+            HTTPException: 503, the run did not end within :data:`CANCEL_WAIT` seconds (the cancel is kept).
+        """
+        try:
+            async with asyncio.timeout(CANCEL_WAIT):
+                await self.wait(thread_id, run_id)
+        except TimeoutError:
+            raise self._not_stopped(run_id, job) from None
+        record = await self.store.get_run(run_id)
+        if record is None or record.status == "cancelled":  # (dropped by a rollback, or never recorded)
+            return "cancelled"
+        if record.status not in ("running", "interrupted"):
+            return "already_ended"  # it ended on its own before the cancel reached it
+        if self.closing:
+            raise self._not_stopped(run_id, job)
+        async with self.lock(thread_id):  # it stopped to wait for an answer (or was left running): end it now
+            status = await self._cancel(run_id, rollback=rollback)
+        return "cancelled" if status == "already_ended" else status
+
+    def _not_stopped(self, run_id: str, job: Job | None) -> HTTPException:
+        fault = job.fault if job is not None else None
+        why = f"its store refuses the write of its end: {fault}" if fault else "its end is not stored yet"
+        if self.closing:
+            why = f"{STOPPING}: the run is finished by the next start (or another process)"
+        return HTTPException(
+            503,
+            f"run {run_id!r} has not stopped yet ({why}). Its cancel is kept: the run executes nothing more and "
+            "ends cancelled as soon as its end can be stored; cancel it again (or read the run) to learn its end",
+            {"Retry-After": "5"},
+        )
 
     async def _save_queue(self, thread_id: str) -> None:
         await put_queue(self.store, thread_id, [j.to_dict() for j in self.queues.get(thread_id, [])])
@@ -318,9 +476,19 @@ class Executor:
     async def _execute(self, job: Job) -> None:
         try:
             pause = STORE_RETRY_FIRST
-            while not await self._run_once(job):  # the store failed under a run that had started: it goes on later
-                _log.warning("run %s goes on in %g s, once the store takes its writes", job.run_id, pause)
-                await asyncio.sleep(pause)
+            # the store failed under a run that had started: it goes on later, unless it was cancelled meanwhile
+            while True:
+                stopping = job.stop is not None
+                if await (self._end_stopped(job) if stopping else self._run_once(job)):
+                    if stopping or job.stop != "rollback":
+                        break
+                    continue  # a rollback asked while it executed: what it stored goes too
+                what = "its cancel is tried again" if job.stop else "it goes on"
+                _log.warning("run %s: %s in %g s, once the store takes its writes", job.run_id, what, pause)
+                if not job.wake.is_set():  # (a cancel that came during the attempt is applied at once)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(job.wake.wait(), pause)
+                job.wake.clear()
                 pause = min(2 * pause, STORE_RETRY_MOST)
         except (PodiumError, HTTPException) as exc:
             detail = exc.detail if isinstance(exc, HTTPException) else str(exc)
@@ -357,6 +525,7 @@ class Executor:
         busy: dict[str, Any] = {"if_busy": "wait", "busy_timeout": self.busy_timeout} if self.busy_timeout else {}
         if job.resume and not busy:  # a run left by a process that stopped: its lease expires within its ttl
             busy = {"if_busy": "wait", "busy_timeout": 2 * self.runtime.lease_ttl}
+        job.attempting = True
         try:
             if job.resume:
                 await self.runtime.resume(
@@ -370,11 +539,15 @@ class Executor:
         except (LeaseLost, StoreCorrupt):  # another process has the run, or retrying cannot help
             raise
         except StoreError as exc:
+            job.attempting = False
             if self.closing or not await self._started(job):
                 raise
+            job.fault = str(exc)
             _log.warning("run %s stopped: %s", job.run_id, exc)
             job.resume, job.answer, job.text = True, None, None  # what it did, and its answer, are in its journal
             return False
+        finally:
+            job.attempting = False
         return True
 
     async def _started(self, job: Job) -> bool:
@@ -402,8 +575,9 @@ class Executor:
         async def logged() -> None:
             try:
                 await work
-            except PodiumError as exc:
-                _log.warning("background work of the server failed: %s", exc)
+            except (PodiumError, HTTPException) as exc:
+                detail = exc.detail if isinstance(exc, HTTPException) else exc
+                _log.warning("background work of the server failed: %s", detail)
 
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(logged())
         self._background.add(task)
@@ -472,31 +646,51 @@ class Executor:
         await asyncio.shield(self._halting)
 
     async def _halt(self, grace: float) -> None:
+        stopped: list[Job] = []
         try:
-            await self._stop_runs(grace)
+            stopped = await self._stop_runs(grace)
         finally:
             self.halted.set()
             for subscription in list(self._watched):
                 subscription.close()
+        if stopped:  # left for the next start to finish (a store that does not answer gets STOP_WAIT seconds)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(STOP_WAIT):
+                    await asyncio.gather(*(self._left_running(job) for job in stopped))
+
+    async def _left_running(self, job: Job) -> None:
+        with contextlib.suppress(PodiumError):
+            await self.store.update_run(job.run_id, "running")
 
     async def shutdown(self, grace: float) -> None:
         """:meth:`halt`, then stop the executor's background work (before the store closes)."""
         await self.halt(grace)
         await self._stop_background()
 
-    async def _stop_runs(self, grace: float) -> None:
-        """Let executing runs finish for ``grace`` seconds, then cancel them, their status left ``running``."""
+    async def _stop_runs(self, grace: float) -> list[Job]:
+        """Let executing runs finish for ``grace`` seconds, then cancel them (no end recorded: the run is not over);
+        the jobs stopped.
+
+        A stopped run's task gets :data:`STOP_WAIT` seconds more to end: one held by a store that does not answer
+        (its write under way, its retries) is left behind, so that the shutdown keeps its timing whatever the store
+        does; the next start (or another process) finishes the run from what was stored.
+        """
         tasks = list(self.tasks.values())
         if tasks:
             await asyncio.wait(tasks, timeout=grace)
+        stopped: list[Job] = []
         for job in list(self.active.values()):
             task = self.tasks.get(job.run_id)
             if task is not None and not task.done():
                 self.stopped.add(job.run_id)
-                task.cancel(PROCESS_STOPPING)  # no end recorded: the run is not over
-                await asyncio.wait([task])
-                with contextlib.suppress(PodiumError):
-                    await self.store.update_run(job.run_id, "running")  # left for the next start to finish
+                task.cancel(PROCESS_STOPPING)
+                stopped.append(job)
+        left = [t for t in (self.tasks.get(job.run_id) for job in stopped) if t is not None]
+        if left:
+            await asyncio.wait(left, timeout=STOP_WAIT)
+        for job in stopped:
+            job.done.set()  # done here, whether or not its task ended: who waits for it answers now
+        return stopped
 
     async def _stop_background(self) -> None:
         """Cancel and await every background task (none may outlive the store)."""

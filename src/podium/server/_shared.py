@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import HTTPException
 
-from podium.errors import PodiumError, RunNotFound
+from podium.errors import PodiumError, StoreError
 from podium.events import RunEnded
-from podium.server._executor import Executor, Job, Strategy
+from podium.server._executor import STOP_WAIT, Executor, Job, Strategy
 from podium.server._records import run_extra, set_run_extra
 from podium.store._pgqueue import Listener, QueueBusy, QueuedRun, left_run
 from podium.store.base import new_owner
@@ -63,7 +63,6 @@ class SharedExecutor(Executor):
         """Runs known to have left the queue, with when (kept a minute: waits and reads after a run need no query)."""
         self._listener = Listener(queue, self._notified, self._reconnected)
         self._loops: list[asyncio.Task[None]] = []
-        self._stopping: set[str] = set()
 
     # what the routes ask ------------------------------------------------------------------------------------------
     def job(self, run_id: str) -> Job | None:
@@ -151,16 +150,35 @@ class SharedExecutor(Executor):
             return waited
 
     async def cancel(self, thread_id: str, run_id: str, *, rollback: bool) -> str:
-        """Cancel a run queued, executing in any process, or waiting for an answer: ``cancelled``, ``already_ended``."""
+        """Cancel a run queued, executing in any process, or waiting for an answer: ``cancelled``, or
+        ``already_ended`` when it had ended (or ended before the cancel reached it).
+
+        The stop of an executing run is recorded on its queue row (its process, or the one that takes it over,
+        applies it before executing anything more) and, when it executes here, on its job too (so it holds even
+        when the queue cannot record it). The answer waits for the run's end.
+
+        Raises:
+            HTTPException: 503 when the run has not ended within ``CANCEL_WAIT`` seconds: the cancel is kept and
+                applied once the run's end can be stored (see :meth:`Executor.cancel`).
+            StoreError: the store could not record the cancel (nothing changed).
+        """
         removed = await self.queue.remove_pending(run_id, self.owner)
         if removed is not None:
             job = self.jobs.get(run_id) or _job(removed)
             self._gone(run_id)
             await self._refused(job, "cancelled", "cancelled while queued")
             return "cancelled"
-        if await self.queue.request_stop(run_id, "rollback" if rollback else "cancel"):
-            await self.wait(thread_id, run_id)
-            return "cancelled"
+        here = self._executing(run_id)
+        if here is not None:
+            self._stop_job(here, rollback=rollback)
+        try:
+            asked = await self.queue.request_stop(run_id, "rollback" if rollback else "cancel")
+        except StoreError:
+            if here is None:
+                raise
+            asked = True  # kept by this process, which executes it
+        if asked or here is not None:
+            return await self._cancelled(thread_id, run_id, here, rollback=rollback)
         async with self.lock(thread_id):
             return await self._cancel(run_id, rollback=rollback)
 
@@ -202,11 +220,12 @@ class SharedExecutor(Executor):
         if row.claims > 1 or row.stop:
             record = await self.store.get_run(row.run_id)
             if row.stop:  # asked to stop while its process was gone
+                if record is not None and record.status in ("running", "interrupted"):
+                    job.stop = "rollback" if row.stop == "rollback" else "cancel"
+                    self._start(job)  # ended, not executed (tried again while the store refuses the end)
+                    return
                 if record is None:
                     await self._refused(job, "cancelled", "cancelled while its process was gone")
-                elif record.status in ("running", "interrupted"):
-                    with contextlib.suppress(PodiumError):
-                        await self.runtime.cancel(row.run_id)
                 await self._finished(job)
                 return
             if record is not None:
@@ -232,12 +251,11 @@ class SharedExecutor(Executor):
         left = await self.queue.finish(job.run_id, self.owner)
         if not left:  # a rollback asked of it (its records go first), or the claim is lost
             row = await self.queue.get(job.run_id)
-            if row is not None and row.owner == self.owner and row.stop == "rollback":
+            if row is not None and row.owner == self.owner and "rollback" in (row.stop, job.stop):
                 if await self.store.get_run(job.run_id) is not None:
                     await self.store.delete_run(job.run_id)
                     await set_run_extra(self.store, job.thread_id, job.run_id, {"deleted": True})
                 left = await self.queue.finish(job.run_id, self.owner, rollback=True)
-        self._stopping.discard(job.run_id)
         if left:
             self._gone(job.run_id)
         else:  # another process holds it now and says when it leaves
@@ -254,7 +272,7 @@ class SharedExecutor(Executor):
                 continue
             for row in held:
                 if row.stop and row.run_id in self.tasks:
-                    self._stop(row.run_id)
+                    self._stop(row.run_id, rollback=row.stop == "rollback")
             lost = set(self.tasks) - {r.run_id for r in held}
             for run_id in lost:
                 _log.warning("run %s: its claim expired; the store fences this process's writes", run_id)
@@ -284,24 +302,12 @@ class SharedExecutor(Executor):
         if waiter is not None:
             waiter.set()
 
-    def _stop(self, run_id: str) -> None:
-        if run_id in self.tasks and run_id not in self._stopping:
-            self._stopping.add(run_id)
-            self.later(self._stop_run(run_id))
-
-    async def _stop_run(self, run_id: str) -> None:
-        """Stop a run executing here, as another process (or this one) asked through the queue."""
-        try:
-            await self.runtime.cancel(run_id)
-        except RunNotFound:  # claimed, but the runtime has not recorded it yet: stop it before it does
-            task, job = self.tasks.get(run_id), self.jobs.get(run_id)
-            if task is not None:
-                task.cancel()
-                await asyncio.wait([task])
-            if job is not None:
-                await self._refused(job, "cancelled", "cancelled before it started")
-        except PodiumError as exc:
-            _log.warning("could not stop run %s: %s", run_id, exc)
+    def _stop(self, run_id: str, rollback: bool = False) -> None:
+        """Stop a run executing here, as another process (or this one) asked through the queue (kept on its job
+        until applied; a rollback is applied when the run leaves the queue, as its row says)."""
+        job = self._executing(run_id)
+        if job is not None:
+            self._stop_job(job, rollback=rollback)
 
     # notifications ------------------------------------------------------------------------------------------------
     def _notified(self, kind: str, payload: str) -> None:
@@ -334,8 +340,9 @@ class SharedExecutor(Executor):
     async def shutdown(self, grace: float) -> None:
         """:meth:`halt`, then hand the runs stopped here to the other processes at once and stop listening."""
         await self.halt(grace)
-        with contextlib.suppress(PodiumError):
-            await self.queue.release(self.owner, None)
+        with contextlib.suppress(PodiumError, TimeoutError):  # (a database that does not answer: claims expire)
+            async with asyncio.timeout(STOP_WAIT):
+                await self.queue.release(self.owner, None)
         # nothing of this executor may outlive the store it uses: stop and await every task it started
         await self._listener.stop()
         for loop in self._loops:

@@ -24,14 +24,21 @@ ENV = "PODIUM_SERVE_WORKER"
 
 
 def describe(
-    apps: list[str], store: str, auth: AuthConfig, *, lease_ttl: float, max_runs: int, grace: float = 5.0
+    apps: list[str],
+    store: str,
+    auth: AuthConfig,
+    *,
+    lease_ttl: float,
+    max_runs: int,
+    grace: float = 5.0,
+    log_level: str = "info",
 ) -> str:
     """The description :func:`create` reads: the apps as named on the command line (none: every example), the store
-    URL and the settled authentication."""
+    URL, the settled authentication and the log level."""
     names = {f.name for f in fields(auth) if not f.name.startswith("_")}
     settled = {k: sorted(v) if isinstance(v, frozenset) else v for k, v in asdict(auth).items() if k in names}
     spec = {"apps": apps, "store": store, "auth": settled, "lease_ttl": lease_ttl, "max_runs": max_runs}
-    return json.dumps({**spec, "grace": grace})
+    return json.dumps({**spec, "grace": grace, "log_level": log_level})
 
 
 def create() -> FastAPI:
@@ -39,9 +46,11 @@ def create() -> FastAPI:
     from podium.app import example_names, load_app
     from podium.server.app import create_app
     from podium.server.auth import AuthConfig
+    from podium.server.ops import configure_logging
     from podium.settings import open_store
 
     spec: dict[str, Any] = json.loads(os.environ[ENV])
+    configure_logging(spec.get("log_level", "info"))  # JSON lines in this process too, before the apps load
     auth = dict(spec["auth"])
     auth["default_scopes"] = frozenset(auth["default_scopes"])
     served = {app.name: app for app in (load_app(name) for name in spec["apps"] or example_names())}

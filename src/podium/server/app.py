@@ -22,6 +22,7 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from podium.errors import PodiumError, RunNotFound, StoreError, ThreadBusy, ThreadNotFound, ThreadWaiting
 from podium.server import assistants, openai_compat, ops, pages, plan, runs, threads
@@ -50,6 +51,12 @@ def _status(error: PodiumError) -> int:
     if isinstance(error, StoreError):
         return 503
     return 400
+
+
+async def _client_left(request: Request, exc: Exception) -> Response:
+    """A route reading a body the client stopped sending (it left, or :class:`RequestGuard` refused the body as too
+    large and answered 413 already): nothing to answer, nothing to log."""
+    return Response(status_code=400)
 
 
 async def _podium_error(request: Request, exc: Exception) -> JSONResponse:
@@ -207,6 +214,7 @@ def create_app(
     )
     app.state.podium = state
     app.add_exception_handler(PodiumError, _podium_error)
+    app.add_exception_handler(ClientDisconnect, _client_left)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_middleware(RequestGuard, max_body=max_body, metrics=state.metrics)

@@ -34,12 +34,12 @@ from fastapi.routing import APIRoute
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from podium.errors import SubscriberLagged
+from podium.errors import StoreError, SubscriberLagged
 from podium.events import Event, MessageAdded, RunEnded
 from podium.messages import AIMessage, HumanMessage, Message, Usage
 from podium.models.openai_format import from_openai
 from podium.runtime.bus import Subscription
-from podium.server._executor import STOPPING, Job
+from podium.server._executor import STOP_WAIT, STOPPING, Job
 from podium.server._records import create_thread, existing_thread, owned_thread, run_extra
 from podium.server._reply import Reply
 from podium.server._schema import errors
@@ -332,10 +332,18 @@ async def _events(state: ServerState, job: Job, subscription: Subscription) -> A
                 return
         await done
         ended = False
-        for event in await state.store.read_events(job.thread_id, after=seen, run_id=job.run_id):
+        halted = state.executor.halted.is_set()
+        try:  # once the server stops, a store that does not answer must not hold the answer past the shutdown's cut
+            async with asyncio.timeout(STOP_WAIT if halted else None):
+                missed = await state.store.read_events(job.thread_id, after=seen, run_id=job.run_id)
+        except (TimeoutError, StoreError):
+            if not halted:
+                raise
+            missed = []
+        for event in missed:
             ended = ended or isinstance(event, RunEnded)
             yield event
-        if not ended and not state.executor.halted.is_set():  # refused (never started): in its API record only
+        if not ended and not halted:  # refused (never started): in its API record only
             extra = await run_extra(state.store, job.thread_id, job.run_id) or {}
             status = extra.get("podium_status", "failed")
             yield RunEnded(status=status, reason=extra.get("reason", ""), run_id=job.run_id)

@@ -115,7 +115,12 @@ class _JsonFormatter(logging.Formatter):
 
 
 def configure_logging(level: str = "info") -> logging.Logger:
-    """Send Podium's logs to stderr as JSON lines at ``level``; the ``podium.server`` logger.
+    """Send Podium's logs to stderr as JSON lines at ``level``, and every other library's warnings and errors too;
+    the ``podium.server`` logger.
+
+    The root logger's handlers are replaced by the JSON one: a handler another library installed there (``mcp``'s
+    FastMCP sets up rich text with ``logging.basicConfig``) would write multi-line text among the JSON lines, and
+    one installed later by ``basicConfig`` is not (it does nothing once the root logger has a handler).
 
     Raises:
         PodiumError: an unknown level.
@@ -129,11 +134,15 @@ def configure_logging(level: str = "info") -> logging.Logger:
     logger.handlers[:] = [handler]
     logger.setLevel(number)
     logger.propagate = False
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(max(number, logging.WARNING))
     return logging.getLogger("podium.server")
 
 
 def uvicorn_log_config(level: str = "info") -> dict[str, Any]:
-    """A ``logging.config`` dictionary that makes uvicorn's own and access logs JSON lines too."""
+    """A ``logging.config`` dictionary that makes uvicorn's own and access logs JSON lines too, and other libraries'
+    warnings (the root logger), in every worker process as well."""
     formatter = {"()": f"{__name__}._JsonFormatter"}
     handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
     loggers = {
@@ -141,10 +150,12 @@ def uvicorn_log_config(level: str = "info") -> dict[str, Any]:
         for name in ("uvicorn", "uvicorn.access")
     }
     loggers["uvicorn.error"] = {"level": level.upper()}
+    others = max(logging.getLevelName(level.upper()), logging.WARNING)  # (the level is checked before this)
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"json": formatter},
         "handlers": {"json": handler},
         "loggers": loggers,
+        "root": {"handlers": ["json"], "level": logging.getLevelName(others)},  # other libraries (see above)
     }

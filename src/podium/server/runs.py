@@ -7,6 +7,7 @@ send ``Location``, where a client reconnects with ``Last-Event-ID`` after a cut.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -16,10 +17,10 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, R
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from podium.errors import UsageError
+from podium.errors import StoreError, UsageError
 from podium.runtime.bus import Subscription
 from podium.server._convert import NOTHING_WAITS, input_text, resume_answer
-from podium.server._executor import STOPPING, Job, Strategy
+from podium.server._executor import STOP_WAIT, STOPPING, Job, Strategy
 from podium.server._records import create_thread, existing_thread, owned_thread, run_extra, run_out, update_thread
 from podium.server._schema import BODY, Cancelled, ThreadRun, errors
 from podium.server._state import ServerState
@@ -160,17 +161,26 @@ async def _result(state: ServerState, thread_id: str, run_id: str) -> dict[str, 
     Raises:
         HTTPException: 503 when the server stops before the run ended; ``Location`` says where to join it again.
     """
-    await state.executor.wait(thread_id, run_id)
-    values = (await thread_values(state, thread_id)).to_dict(with_interrupts=True)
-    run = await _run_json(state, thread_id, run_id)
     executor = state.executor
-    if run_id in executor.stopped or (executor.halted.is_set() and run["status"] in ("pending", "running")):
-        where = f"{_where(thread_id, run_id)}/join"
-        raise HTTPException(
-            503,
-            f"{STOPPING}: run {run_id!r} goes on at its next start (or in another process); join it at {where}",
-            {"Location": where, "Retry-After": "5"},
-        )
+    await executor.wait(thread_id, run_id)
+    where = f"{_where(thread_id, run_id)}/join"
+    stopping = HTTPException(
+        503,
+        f"{STOPPING}: run {run_id!r} goes on at its next start (or in another process); join it at {where}",
+        {"Location": where, "Retry-After": "5"},
+    )
+    if run_id in executor.stopped:
+        raise stopping
+    try:  # once the server stops, a store that does not answer must not hold the answer past the shutdown's cut
+        async with asyncio.timeout(STOP_WAIT if executor.halted.is_set() else None):
+            values = (await thread_values(state, thread_id)).to_dict(with_interrupts=True)
+            run = await _run_json(state, thread_id, run_id)
+    except (TimeoutError, StoreError):
+        if not executor.halted.is_set():
+            raise
+        raise stopping from None
+    if executor.halted.is_set() and run["status"] in ("pending", "running"):
+        raise stopping
     if run["status"] == "error":
         values["__error__"] = {"error": run["podium_status"], "message": run["reason"]}
     return values
@@ -332,7 +342,12 @@ async def cancel(
     wait: bool = False,
     action: Literal["interrupt", "rollback"] = "interrupt",
 ) -> Response:
-    """Cancel a run: it ends ``cancelled`` with a recorded end event; ``rollback`` also drops what it stored."""
+    """Cancel a run: it ends ``cancelled`` with a recorded end event; ``rollback`` also drops what it stored.
+
+    Answered once the run ended (``cancelled``, or ``already_ended``); 503 when its end cannot be stored within 10 s
+    (its store refuses writes): the cancel is kept, the run executes nothing more and ends once the store takes
+    writes again.
+    """
     state = _state(request)
     await owned_thread(state.store, thread_id, principal.user)
     await _run_json(state, thread_id, run_id)
