@@ -9,6 +9,7 @@ import logging
 import re
 
 import pytest
+from tests.runtime._doubles import taken
 
 from podium import (
     AIMessage,
@@ -52,13 +53,6 @@ class _Bus(EventBus):
         raise NotImplementedError
 
 
-async def _taken(bus: _Bus, count: int) -> None:
-    for _ in range(300):
-        if len([t for t in bus.taken if t[1]]) >= count:
-            return
-        await asyncio.sleep(0.01)
-
-
 async def _slow_send() -> None:
     await asyncio.sleep(0.3)
 
@@ -98,7 +92,7 @@ async def test_a_timeout_the_bus_sets_inside_publish_bounds_the_bus_not_the_run(
     assert (result.status, result.output) == ("completed", "done")
     stored = await store.read_events("t")
     assert [e.status for e in stored if isinstance(e, RunEnded)] == ["completed"]
-    await _taken(bus, len(stored))
+    await taken(bus, len(stored))
     assert [t for t in bus.taken if t[1]] == [("t", e.seq, e.kind) for e in stored]
     assert bus.timeouts >= len(stored)
 
@@ -131,7 +125,7 @@ async def test_context_variables_a_bus_sets_stay_in_the_bus(store: Store, caplog
         assert seen == ["caller"]  # and the tool sees the run's, not the bus's
     finally:
         _span.reset(caller)
-    await _taken(bus, len(await store.read_events("t")))
+    await taken(bus, len(await store.read_events("t")))
     await asyncio.sleep(0.05)
     assert bus.outer and set(bus.outer) <= {"app", "left behind"}  # the bus runs in the runtime's context
     assert "different Context" not in caplog.text and not [r for r in caplog.records if r.levelno >= logging.ERROR]
@@ -178,7 +172,7 @@ async def test_a_plain_def_publish_gets_every_event_in_order_without_errors(
     bus = Plain()
     assert (await Runtime(store, bus=bus).run(_agent(), "go", thread_id="t")).status == "completed"
     stored = await store.read_events("t")
-    await _taken(bus, len(stored))
+    await taken(bus, len(stored))
     assert [t for t in bus.taken if t[1]] == [("t", e.seq, e.kind) for e in stored]
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
@@ -205,7 +199,7 @@ async def test_a_failing_bus_logs_its_first_failure_in_full_and_counts_the_rest(
     assert len(errors) == 1 and errors[0].exc_info is not None and "the broker is gone" in caplog.text
     bus.down = False
     assert (await runtime.run(_agent(), "again", thread_id="t")).status == "completed"
-    await _taken(bus, 1)
+    await taken(bus, 1)
     recovered = [r.getMessage() for r in caplog.records if "takes events again" in r.getMessage()]
     assert len(recovered) == 1
     found = re.search(r"after (\d+) more", recovered[0])

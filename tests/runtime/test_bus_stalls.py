@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from tests.runtime._doubles import taken
 
 from podium import (
     AIMessage,
@@ -56,13 +57,6 @@ class _Waiting(EventBus):
         raise NotImplementedError
 
 
-async def _handed_over(bus: _Waiting, stored: int) -> None:
-    for _ in range(300):
-        if len([t for t in bus.taken if t[1]]) >= stored:
-            return
-        await asyncio.sleep(0.02)
-
-
 @pytest.mark.parametrize("pause", [None, 3600.0])
 async def test_a_bus_that_never_answers_neither_holds_up_a_run_nor_its_cancellation(
     store: Store, pause: float | None
@@ -96,7 +90,7 @@ async def test_a_slow_bus_gets_every_event_in_order_and_one_past_its_timeout_is_
     for thread_id in ("a", "b"):
         result = await runtime.run(_agent(), "go", thread_id=thread_id)
         assert result.status == "completed"
-    await _handed_over(slow, 2 * len(await store.read_events("a")))  # behind the run, in order
+    await taken(slow, 2 * len(await store.read_events("a")), step=0.02)  # behind the run, in order
     stored = [("a", e.seq, e.kind) for e in await store.read_events("a")]
     stored += [("b", e.seq, e.kind) for e in await store.read_events("b")]
     assert [t for t in slow.taken if t[1]] == stored
@@ -108,7 +102,7 @@ async def test_a_slow_bus_gets_every_event_in_order_and_one_past_its_timeout_is_
     assert runtime._outlet._task is None  # type: ignore[attr-defined]  # nothing left under way
     stalled.pause, stalled.max_backlog = 0.0, 1000
     assert (await runtime.run(_agent(), "go", thread_id="d")).status == "completed"
-    await _handed_over(stalled, len(await store.read_events("d")))
+    await taken(stalled, len(await store.read_events("d")), step=0.02)
     assert [t for t in stalled.taken if t[1]] == [("d", e.seq, e.kind) for e in await store.read_events("d")]
 
 

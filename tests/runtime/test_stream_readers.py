@@ -5,39 +5,18 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from tests.runtime._doubles import slow_agent
 
 from podium import (
-    AIMessage,
     Event,
-    Message,
-    ModelRequest,
-    ReactAgent,
     RunEnded,
     Runtime,
     Store,
     ThreadBusy,
-    ToolMessage,
     ToolStarted,
     UsageError,
 )
 from podium.runtime._stream import RunStream
-from podium.testing import FunctionModel, tool_call
-
-
-def _agent(wait: float = 30) -> ReactAgent:
-    async def slow(n: int) -> str:
-        """Take a while."""
-        await asyncio.sleep(wait)
-        return "ok"
-
-    def model(messages: list[Message], request: ModelRequest) -> AIMessage:
-        if isinstance(messages[-1], ToolMessage):
-            return AIMessage(content="done")
-        if messages[-1].content == "quick":
-            return AIMessage(content="quick reply")
-        return AIMessage(tool_calls=[tool_call("slow", {"n": 1}, id="s")])
-
-    return ReactAgent("a", FunctionModel(model), [slow])
 
 
 async def _read(stream: RunStream, got: list[Event]) -> str:
@@ -55,9 +34,9 @@ async def test_a_stream_closed_from_another_task_ends_its_readers_loop(store: St
     runtime = Runtime(store)
     first = None
     if waiting_for_thread:  # another run holds the thread: the stream's run waits for it
-        first = asyncio.create_task(runtime.run(_agent(0.3), "go", thread_id="t"))
+        first = asyncio.create_task(runtime.run(slow_agent(0.3), "go", thread_id="t"))
         await asyncio.sleep(0.05)
-    stream = runtime.stream(_agent(), "go", thread_id="t", if_busy="wait")
+    stream = runtime.stream(slow_agent(), "go", thread_id="t", if_busy="wait")
     got: list[Event] = []
     reader = asyncio.create_task(_read(stream, got))
     await asyncio.sleep(0.1)
@@ -69,14 +48,14 @@ async def test_a_stream_closed_from_another_task_ends_its_readers_loop(store: St
     else:
         assert isinstance(got[-1], RunEnded) and got[-1].status == "cancelled"
         assert await _statuses(store, "t") == ["cancelled"]
-    assert (await runtime.send(_agent(), "quick", thread_id="t")).status == "completed"
+    assert (await runtime.send(slow_agent(), "quick", thread_id="t")).status == "completed"
 
 
 async def test_a_stream_closed_from_another_task_inside_a_task_group_ends_the_group_cleanly(store: Store) -> None:
     runtime = Runtime(store)
-    first = asyncio.create_task(runtime.run(_agent(0.3), "go", thread_id="t"))
+    first = asyncio.create_task(runtime.run(slow_agent(0.3), "go", thread_id="t"))
     await asyncio.sleep(0.05)
-    stream = runtime.stream(_agent(), "go", thread_id="t", if_busy="wait")
+    stream = runtime.stream(slow_agent(), "go", thread_id="t", if_busy="wait")
     got: list[Event] = []
 
     async def stop() -> None:
@@ -91,7 +70,7 @@ async def test_a_stream_closed_from_another_task_inside_a_task_group_ends_the_gr
 
 async def test_a_second_task_reading_a_stream_is_refused_and_the_first_reads_to_the_end(store: Store) -> None:
     runtime = Runtime(store)
-    stream = runtime.stream(_agent(0.1), "go", thread_id="t")
+    stream = runtime.stream(slow_agent(0.1), "go", thread_id="t")
     got: list[Event] = []
     first = asyncio.create_task(_read(stream, got))
     await asyncio.sleep(0.02)
@@ -107,7 +86,7 @@ async def test_a_break_out_of_a_stream_kept_in_a_variable_frees_the_thread_for_t
     store: Store, then: str
 ) -> None:
     runtime = Runtime(store)
-    stream = runtime.stream(_agent(), "go", thread_id="t")
+    stream = runtime.stream(slow_agent(), "go", thread_id="t")
 
     async def read_until_the_tool() -> None:
         async for event in stream:
@@ -120,7 +99,7 @@ async def test_a_break_out_of_a_stream_kept_in_a_variable_frees_the_thread_for_t
         await read_until_the_tool()
     call = runtime.send if then != "run" else runtime.run
     async with asyncio.timeout(5):  # (in this task: the one that read the stream)
-        reply = await call(_agent(), "quick", thread_id="t")  # if_busy="fail": never ThreadBusy
+        reply = await call(slow_agent(), "quick", thread_id="t")  # if_busy="fail": never ThreadBusy
     assert (reply.status, reply.output) == ("completed", "quick reply")
     assert await _statuses(store, "t") == ["cancelled", "completed"]
     rest = [e async for e in stream]  # what is left of it: the run's end
@@ -129,17 +108,17 @@ async def test_a_break_out_of_a_stream_kept_in_a_variable_frees_the_thread_for_t
 
 async def test_a_break_after_the_runs_end_leaves_it_completed(store: Store) -> None:
     runtime = Runtime(store)
-    stream = runtime.stream(_agent(0), "go", thread_id="t")
+    stream = runtime.stream(slow_agent(0), "go", thread_id="t")
     async for event in stream:
         if isinstance(event, RunEnded):
             break
-    assert (await runtime.send(_agent(), "quick", thread_id="t")).status == "completed"
+    assert (await runtime.send(slow_agent(), "quick", thread_id="t")).status == "completed"
     assert await _statuses(store, "t") == ["completed", "completed"]
 
 
 async def test_a_stream_read_by_another_task_keeps_its_run_and_thread_busy_says_how_to_close_it(store: Store) -> None:
     runtime = Runtime(store)
-    stream = runtime.stream(_agent(), "go", thread_id="t")
+    stream = runtime.stream(slow_agent(), "go", thread_id="t")
     got: list[Event] = []
     reader = asyncio.create_task(_read(stream, got))
     for _ in range(300):
@@ -147,7 +126,7 @@ async def test_a_stream_read_by_another_task_keeps_its_run_and_thread_busy_says_
             break
         await asyncio.sleep(0.01)
     with pytest.raises(ThreadBusy, match=r"a stream of this runtime .*aclose\(\)"):
-        await runtime.send(_agent(), "quick", thread_id="t")
+        await runtime.send(slow_agent(), "quick", thread_id="t")
     assert await _statuses(store, "t") == ["running"]
     await stream.aclose()
     assert await asyncio.wait_for(reader, 3) == "ended"
